@@ -1,0 +1,42 @@
+package redlock
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error returned by this package wraps one of them (or
+// the caller's ctx.Err()), so callers branch with errors.Is.
+var (
+	// ErrNotAcquired: another holder has the key on too many nodes, and the
+	// retry policy is used up (or TryAcquire's single attempt lost).
+	ErrNotAcquired = errors.New("redlock: lock not acquired")
+	// ErrQuorumUnreachable: too many nodes failed (errors, timeouts) for a
+	// majority to answer. The per-node causes are joined in the error as
+	// *NodeError values.
+	ErrQuorumUnreachable = errors.New("redlock: quorum of nodes unreachable")
+	// ErrLockLost: the lock is no longer ours (expired, released, or taken
+	// over), so it cannot be extended or released.
+	ErrLockLost = errors.New("redlock: lock lost")
+	// ErrInvalidArgument: a bad argument or option; nothing was sent to a node.
+	ErrInvalidArgument = errors.New("redlock: invalid argument")
+)
+
+// NodeError is the failure of one node during one operation. Several are
+// joined with errors.Join inside an ErrQuorumUnreachable error; extract them
+// with errors.As.
+type NodeError struct {
+	Node string // the node's Name()
+	Op   string // "acquire", "extend", "release", "inspect", "fence"
+	Err  error
+}
+
+func (e *NodeError) Error() string {
+	return fmt.Sprintf("redlock: node %s: %s: %v", e.Node, e.Op, e.Err)
+}
+
+func (e *NodeError) Unwrap() error { return e.Err }
+
+func invalidArg(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}

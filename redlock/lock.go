@@ -1,0 +1,240 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Lock is one acquisition of a key. Key, Token and Fence never change;
+// ValidUntil moves forward with each Extend. A Lock is safe to use from
+// several goroutines: Extend and Release are serialized.
+type Lock struct {
+	client *Client
+	key    string // as the caller named it
+	name   string // on the nodes, prefix included
+	token  string
+	fence  uint64
+
+	op sync.Mutex // serializes Extend and Release
+
+	mu         sync.RWMutex
+	ttl        time.Duration
+	validUntil time.Time // monotonic
+	released   bool
+}
+
+func newLock(c *Client, key, name, token string, fence uint64, ttl time.Duration, start time.Time) *Lock {
+	return &Lock{
+		client: c, key: key, name: name, token: token, fence: fence,
+		ttl: ttl, validUntil: start.Add(ttl - c.cfg.drift(ttl)),
+	}
+}
+
+// Key is the lock's name as given to Acquire (without the client's prefix).
+func (l *Lock) Key() string { return l.key }
+
+// Token is the random value that proves this acquisition on the nodes.
+// Treat it as a secret: whoever has it can release the lock.
+func (l *Lock) Token() string { return l.token }
+
+// Fence is a number greater than the fence of every earlier acquisition of
+// the same key (as long as no node loses its data). Send it with every write
+// to the resource the lock protects, and have the resource refuse writes
+// whose fence is lower than one it has already seen: that turns a holder
+// that outlived its lock (a long GC pause, say) into a refused write instead
+// of a lost update.
+func (l *Lock) Fence() uint64 { return l.fence }
+
+// TTL is the time to live of the last successful acquire or extend.
+func (l *Lock) TTL() time.Duration {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.ttl
+}
+
+// ValidUntil is the instant, on this process's monotonic clock, after which
+// the lock may be held by someone else. Work that must be exclusive has to
+// finish before it.
+func (l *Lock) ValidUntil() time.Time {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.validUntil
+}
+
+// Remaining is the validity left: ValidUntil minus now, or zero once past
+// or after Release.
+func (l *Lock) Remaining() time.Duration {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.released {
+		return 0
+	}
+	return max(time.Until(l.validUntil), 0)
+}
+
+func (l *Lock) expire(now time.Time) {
+	l.mu.Lock()
+	if now.Before(l.validUntil) {
+		l.validUntil = now
+	}
+	l.mu.Unlock()
+}
+
+type nodeOutcome struct {
+	node int
+	res  ExtendResult // Release: Extended means "deleted"
+	err  error
+}
+
+// fanOut runs op on every node at once and reads replies until decided
+// reports true or all nodes answered. Replies that arrive later are dropped:
+// the channel is buffered so the node goroutines never block.
+func (l *Lock) fanOut(ctx context.Context, op string, call func(context.Context, Node) (ExtendResult, error), decided func(yes, no, failed int) bool) (yes, no int, failures []error) {
+	c := l.client
+	replies := make(chan nodeOutcome, len(c.nodes))
+	for i, node := range c.nodes {
+		go func() {
+			res, err := call(ctx, node)
+			replies <- nodeOutcome{node: i, res: res, err: err}
+		}()
+	}
+	for range c.nodes {
+		r := <-replies
+		switch {
+		case r.err != nil:
+			failures = append(failures, c.nodeError(ctx, l.key, c.nodes[r.node], op, r.err))
+		case r.res == Extended:
+			yes++
+		default:
+			no++
+		}
+		if decided(yes, no, len(failures)) {
+			break
+		}
+	}
+	return yes, no, failures
+}
+
+// Extend makes the lock valid for ttl more, counted from the start of this
+// call. It needs a majority of nodes that still hold our token, answering
+// before the current validity ends. A node that lost the key (restarted
+// empty) gets it back, but does not count toward that majority: an expired
+// lock is never silently re-acquired.
+//
+// Errors: ErrLockLost when the lock expired by our clock, was released, or
+// a majority says it is not ours (the lock is then over: ValidUntil is in
+// the past); ErrQuorumUnreachable when too many nodes failed (the lock stays
+// valid until its current ValidUntil, and Extend may be tried again);
+// ErrInvalidArgument for a bad ttl.
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	c := l.client
+	if ctx == nil {
+		return invalidArg("nil context")
+	}
+	if err := c.checkTTL(ttl); err != nil {
+		return err
+	}
+	l.op.Lock()
+	defer l.op.Unlock()
+	start := time.Now()
+	l.mu.RLock()
+	released, validUntil := l.released, l.validUntil
+	l.mu.RUnlock()
+	if released {
+		return fmt.Errorf("%w: extend %q: already released", ErrLockLost, l.key)
+	}
+	if !start.Before(validUntil) {
+		return l.lost(ctx, fmt.Errorf("%w: extend %q: validity ended %s ago", ErrLockLost, l.key, start.Sub(validUntil)))
+	}
+	// Answers count only if they arrive while the lock is still valid.
+	deadline := start.Add(c.cfg.timeoutFor(ttl))
+	if validUntil.Before(deadline) {
+		deadline = validUntil
+	}
+	nctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	q, n := c.quorum, len(c.nodes)
+	yes, no, failures := l.fanOut(nctx, "extend", func(ctx context.Context, node Node) (ExtendResult, error) {
+		return node.Extend(ctx, l.name, l.token, ttl, l.fence)
+	}, func(yes, no, failed int) bool { return yes >= q || no+failed > n-q })
+
+	now := time.Now()
+	switch {
+	case yes >= q && now.Before(validUntil):
+		l.mu.Lock()
+		l.ttl, l.validUntil = ttl, start.Add(ttl-c.cfg.drift(ttl))
+		l.mu.Unlock()
+		c.observe(Event{Kind: EventExtended, Key: l.key, Latency: now.Sub(start)})
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("redlock: extend %q: %w", l.key, context.Cause(ctx))
+	case no > n-q:
+		return l.lost(ctx, fmt.Errorf("%w: extend %q: held by us on too few nodes (%d of %d not ours)", ErrLockLost, l.key, no, n))
+	case yes >= q || !now.Before(validUntil):
+		return l.lost(ctx, fmt.Errorf("%w: extend %q: majority confirmed after the validity ended", ErrLockLost, l.key))
+	}
+	return fmt.Errorf("%w: extend %q: %d of %d nodes failed: %w", ErrQuorumUnreachable, l.key, len(failures), n, errors.Join(failures...))
+}
+
+func (l *Lock) lost(ctx context.Context, err error) error {
+	l.expire(time.Now())
+	l.client.observe(Event{Kind: EventLost, Key: l.key, Err: err})
+	if lg := l.client.logger; lg.Enabled(ctx, slog.LevelInfo) {
+		lg.InfoContext(ctx, "redlock: lock lost", "key", l.key, "token", shortToken(l.token), "err", err)
+	}
+	return err
+}
+
+// Release deletes the lock on every node that holds our token, and never
+// another holder's key. It returns nil when a majority deleted it while it
+// was still valid; ErrLockLost when it was already released, expired by our
+// clock (the keys are deleted anyway), or not ours on a majority;
+// ErrQuorumUnreachable when too many nodes failed (Release may be tried
+// again; the keys expire with their TTL in any case).
+func (l *Lock) Release(ctx context.Context) error {
+	c := l.client
+	if ctx == nil {
+		return invalidArg("nil context")
+	}
+	l.op.Lock()
+	defer l.op.Unlock()
+	l.mu.RLock()
+	released, validUntil, ttl := l.released, l.validUntil, l.ttl
+	l.mu.RUnlock()
+	if released {
+		return fmt.Errorf("%w: release %q: already released", ErrLockLost, l.key)
+	}
+	start := time.Now()
+	nctx, cancel := context.WithTimeout(ctx, c.cfg.timeoutFor(ttl))
+	defer cancel()
+	q, n := c.quorum, len(c.nodes)
+	yes, no, failures := l.fanOut(nctx, "release", func(ctx context.Context, node Node) (ExtendResult, error) {
+		ok, err := node.Release(ctx, l.name, l.token)
+		if ok {
+			return Extended, err
+		}
+		return NotHeld, err
+	}, func(yes, no, failed int) bool { return yes >= q || no+failed > n-q })
+
+	if yes < q && len(failures) > 0 && no <= n-q {
+		if ctx.Err() != nil {
+			return fmt.Errorf("redlock: release %q: %w", l.key, context.Cause(ctx))
+		}
+		return fmt.Errorf("%w: release %q: %d of %d nodes failed: %w", ErrQuorumUnreachable, l.key, len(failures), n, errors.Join(failures...))
+	}
+	l.mu.Lock()
+	l.released = true
+	l.mu.Unlock()
+	switch {
+	case !start.Before(validUntil):
+		return l.lost(ctx, fmt.Errorf("%w: release %q: validity had ended %s before release", ErrLockLost, l.key, start.Sub(validUntil)))
+	case yes < q:
+		return l.lost(ctx, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, yes, n))
+	}
+	c.observe(Event{Kind: EventReleased, Key: l.key, Latency: time.Since(start)})
+	return nil
+}

@@ -1,0 +1,95 @@
+package redlock
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/quorumlock/quorumlock/retry"
+)
+
+// Defaults of a Client.
+const (
+	DefaultKeyPrefix   = "lock:"
+	DefaultDriftFactor = 0.01
+	// DriftFloor is added to the drift of every lock: the resolution of the
+	// nodes' expiry clocks (Redis expires with millisecond precision).
+	DriftFloor = 2 * time.Millisecond
+	// MinNodeTimeout and MaxNodeTimeout bound the default per-node timeout,
+	// a tenth of the lock's TTL.
+	MinNodeTimeout = 10 * time.Millisecond
+	MaxNodeTimeout = time.Second
+)
+
+// DefaultRetry is the retry policy of Acquire unless WithRetry says
+// otherwise: 10 retries, 200 ms apart plus up to 100 ms of random jitter (the
+// defaults of node-redlock, so migrating services keep their behaviour).
+func DefaultRetry() retry.Policy { return retry.Constant(10, 200*time.Millisecond, 100*time.Millisecond) }
+
+// Option configures a Client. Options are validated once, by New.
+type Option func(*config)
+
+type config struct {
+	prefix      string
+	driftFactor float64
+	nodeTimeout time.Duration // 0: derived from the TTL
+	retry       retry.Policy
+	logger      *slog.Logger
+	observer    Observer
+}
+
+func defaultConfig() config {
+	return config{prefix: DefaultKeyPrefix, driftFactor: DefaultDriftFactor, retry: DefaultRetry()}
+}
+
+// WithKeyPrefix sets the prefix of every key on the nodes. Default "lock:".
+func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
+
+// WithDriftFactor sets the share of the TTL reserved for clock drift between
+// the client and the nodes; the drift of a lock is ttl*factor + 2 ms. Default
+// 0.01. Must be in [0, 0.5).
+func WithDriftFactor(f float64) Option { return func(c *config) { c.driftFactor = f } }
+
+// WithNodeTimeout bounds each request to one node. Default: a tenth of the
+// lock's TTL, at least 10 ms and at most 1 s. It must leave room in the TTL:
+// ttl > drift + node timeout, or the operation fails with ErrInvalidArgument.
+func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
+
+// WithRetry sets the retry policy of Acquire. Default DefaultRetry().
+// TryAcquire never retries.
+func WithRetry(p retry.Policy) Option { return func(c *config) { c.retry = p } }
+
+// WithLogger logs what the client does at debug level and node failures at
+// warn level. Tokens are logged by a short prefix only. Default: silent.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithObserver receives an Event for every attempt, acquisition, extension,
+// release, loss and node error. Default: none.
+func WithObserver(o Observer) Option { return func(c *config) { c.observer = o } }
+
+func (c *config) validate() error {
+	switch {
+	case c.driftFactor < 0 || c.driftFactor >= 0.5 || c.driftFactor != c.driftFactor:
+		return invalidArg("drift factor %v outside [0, 0.5)", c.driftFactor)
+	case c.nodeTimeout < 0:
+		return invalidArg("node timeout %s is negative", c.nodeTimeout)
+	case c.retry == nil:
+		return invalidArg("nil retry policy")
+	}
+	if err := c.retry.Validate(); err != nil {
+		return invalidArg("%w", err)
+	}
+	return nil
+}
+
+// drift is the time reserved for clock drift for a lock of this ttl.
+func (c *config) drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*c.driftFactor) + DriftFloor
+}
+
+// timeoutFor is the per-node request timeout for a lock of this ttl.
+func (c *config) timeoutFor(ttl time.Duration) time.Duration {
+	if c.nodeTimeout > 0 {
+		return c.nodeTimeout
+	}
+	return min(max(ttl/10, MinNodeTimeout), MaxNodeTimeout)
+}

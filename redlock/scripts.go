@@ -1,0 +1,70 @@
+package redlock
+
+import "github.com/redis/go-redis/v9"
+
+// The Lua scripts run atomically on each Redis node. Each is idempotent for
+// the same token, because go-redis may resend a command whose reply was lost.
+// KEYS[1] is the lock key, KEYS[2] its fence counter.
+
+// acquireScript: set the key if free and count the acquisition; if the key is
+// free the reply is {1, fence}; if held by our token {1, fence} again (a
+// resent command); otherwise {0, holder's pttl}.
+var acquireScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
+end
+if cur then
+  return {0, redis.call('PTTL', KEYS[1])}
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return {1, redis.call('INCR', KEYS[2])}
+`)
+
+// extendScript: 1 extended, 2 re-asserted a missing key (fence counter raised
+// to ARGV[3] so that a node that lost its data cannot hand out older fences),
+// 0 another token holds it.
+var extendScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+if cur then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[3]) then
+  redis.call('SET', KEYS[2], ARGV[3])
+end
+return 2
+`)
+
+// releaseScript: delete only our token's key.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
+// raiseFenceScript: lift the counter to ARGV[2]; report whether we hold the
+// key, atomically with the raise.
+var raiseFenceScript = redis.NewScript(`
+if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[2]) then
+  redis.call('SET', KEYS[2], ARGV[2])
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return 1
+end
+return 0
+`)
+
+// inspectScript: {token or false, pttl, fence}.
+var inspectScript = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+local ttl = 0
+if cur then ttl = redis.call('PTTL', KEYS[1]) end
+return {cur, ttl, tonumber(redis.call('GET', KEYS[2]) or '0')}
+`)

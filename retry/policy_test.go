@@ -1,0 +1,106 @@
+package retry
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+func drain(t *testing.T, b backoff.BackOff) []time.Duration {
+	t.Helper()
+	var out []time.Duration
+	for i := 0; i < 1000; i++ {
+		d := b.NextBackOff()
+		if d == backoff.Stop {
+			return out
+		}
+		out = append(out, d)
+	}
+	t.Fatal("backoff never stopped")
+	return nil
+}
+
+func TestConstantCountAndJitterBounds(t *testing.T) {
+	p := Constant(10, 200*time.Millisecond, 100*time.Millisecond)
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ds := drain(t, p.NewBackOff())
+	if len(ds) != 10 {
+		t.Fatalf("retries = %d, want 10", len(ds))
+	}
+	distinct := map[time.Duration]bool{}
+	for _, d := range ds {
+		if d < 200*time.Millisecond || d >= 300*time.Millisecond {
+			t.Fatalf("delay %s outside [200ms, 300ms)", d)
+		}
+		distinct[d] = true
+	}
+	if len(distinct) < 2 {
+		t.Fatalf("jitter produced the same delay 10 times: %v", ds)
+	}
+}
+
+func TestConstantWithoutJitterIsExact(t *testing.T) {
+	ds := drain(t, Constant(3, 5*time.Millisecond, 0).NewBackOff())
+	if len(ds) != 3 || ds[0] != 5*time.Millisecond || ds[2] != 5*time.Millisecond {
+		t.Fatalf("got %v", ds)
+	}
+}
+
+func TestEachBackOffHasItsOwnState(t *testing.T) {
+	p := Constant(2, time.Millisecond, 0)
+	a, b := p.NewBackOff(), p.NewBackOff()
+	drain(t, a)
+	if got := len(drain(t, b)); got != 2 {
+		t.Fatalf("second backoff had %d retries left, want 2 (state shared?)", got)
+	}
+}
+
+func TestNever(t *testing.T) {
+	if ds := drain(t, Never().NewBackOff()); len(ds) != 0 {
+		t.Fatalf("Never retried: %v", ds)
+	}
+	if err := Never().Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestExponentialGrowsAndCaps(t *testing.T) {
+	p := Exponential(10*time.Millisecond, 80*time.Millisecond, 8)
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ds := drain(t, p.NewBackOff())
+	if len(ds) != 8 {
+		t.Fatalf("retries = %d, want 8", len(ds))
+	}
+	if ds[0] < 5*time.Millisecond || ds[0] > 15*time.Millisecond {
+		t.Fatalf("first delay %s not within 50%% of 10ms", ds[0])
+	}
+	for _, d := range ds {
+		if d > 120*time.Millisecond { // max 80ms + 50% randomization
+			t.Fatalf("delay %s exceeds the cap", d)
+		}
+	}
+	if ds[len(ds)-1] < 40*time.Millisecond {
+		t.Fatalf("last delay %s did not grow toward the cap", ds[len(ds)-1])
+	}
+}
+
+func TestInvalidPolicies(t *testing.T) {
+	for _, p := range []Policy{
+		Constant(-1, time.Millisecond, 0),
+		Constant(1, -time.Millisecond, 0),
+		Constant(1, time.Millisecond, -1),
+		Exponential(0, time.Second, 3),
+		Exponential(time.Second, time.Millisecond, 3),
+		Exponential(time.Millisecond, time.Second, -2),
+	} {
+		if err := p.Validate(); !errors.Is(err, ErrInvalidPolicy) {
+			t.Errorf("%s: Validate() = %v, want ErrInvalidPolicy", p, err)
+		}
+	}
+}
