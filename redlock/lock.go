@@ -173,11 +173,26 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	case ctx.Err() != nil:
 		return fmt.Errorf("redlock: extend %q: %w", l.key, context.Cause(ctx))
 	case no > n-q:
+		l.dropKeys(ctx, ttl)
 		return l.lost(ctx, fmt.Errorf("%w: extend %q: held by us on too few nodes (%d of %d not ours)", ErrLockLost, l.key, no, n))
 	case yes >= q || !now.Before(validUntil):
+		l.dropKeys(ctx, ttl)
 		return l.lost(ctx, fmt.Errorf("%w: extend %q: majority confirmed after the validity ended", ErrLockLost, l.key))
 	}
 	return fmt.Errorf("%w: extend %q: %d of %d nodes failed: %w", ErrQuorumUnreachable, l.key, len(failures), n, errors.Join(failures...))
+}
+
+// dropKeys deletes our token everywhere after a failed extension: Extend may
+// have re-asserted the key on nodes that had lost it, and a lock that is not
+// ours must not keep blocking others until those keys expire. The caller's
+// cancellation does not cut it short.
+func (l *Lock) dropKeys(ctx context.Context, ttl time.Duration) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.client.cfg.timeoutFor(ttl))
+	defer cancel()
+	l.fanOut(rctx, "release", func(ctx context.Context, node Node) (ExtendResult, error) {
+		_, err := node.Release(ctx, l.name, l.token)
+		return NotHeld, err
+	}, func(int, int, int) bool { return false })
 }
 
 func (l *Lock) lost(ctx context.Context, err error) error {
@@ -218,7 +233,7 @@ func (l *Lock) Release(ctx context.Context) error {
 			return Extended, err
 		}
 		return NotHeld, err
-	}, func(yes, no, failed int) bool { return yes >= q || no+failed > n-q })
+	}, func(int, int, int) bool { return false }) // wait for every node: once Release returns, no reachable node still blocks the key
 
 	if yes < q && len(failures) > 0 && no <= n-q {
 		if ctx.Err() != nil {

@@ -1,0 +1,41 @@
+// Package redistest starts real, independent redis-server nodes for tests,
+// benchmarks and chaos runs of the Redlock implementation.
+//
+// Every node is a separate server (no replication, no cluster mode) on its
+// own free loopback port, started with persistence disabled, so a restarted
+// node always comes back empty — exactly the failure Redlock has to survive.
+//
+// In tests:
+//
+//	func TestSomething(t *testing.T) {
+//		c := redistest.StartT(t, 5) // skipped if redis-server is missing
+//		clients := c.Clients()
+//		c.Nodes()[0].Kill()
+//		...
+//	}
+//
+// Programs (benchmarks, chaos runs) use Start and must call Cluster.Close:
+//
+//	c, err := redistest.Start(ctx, 5, redistest.Options{})
+//	if err != nil { ... }
+//	defer c.Close()
+//
+// Node methods (Kill, Restart, RestartAfter, Pause, Resume, ...) are safe for
+// concurrent use, so chaos goroutines can inject faults while workers run.
+// Clients returned by Node.Client and Cluster.Clients are long-lived: they
+// reconnect after a restart and are closed by Cluster.Close. They honour
+// context deadlines (ContextTimeoutEnabled), so per-call timeouts work even
+// against a paused node.
+//
+// Environment variables:
+//
+//   - REDLOCK_TEST_BACKEND: "process" (default) runs redis-server binaries
+//     directly; "docker" runs one redis:7-alpine container per node. Used when
+//     Options.Backend is empty.
+//   - REDIS_SERVER: path to the redis-server binary, used when
+//     Options.RedisServer is empty; otherwise redis-server is looked up in PATH.
+//   - CI: when "true", StartT fails the test instead of skipping it if
+//     redis-server is missing, so CI can never silently skip the suite.
+//
+// Install the binary on Debian/Ubuntu with: apt-get install -y redis-server.
+package redistest

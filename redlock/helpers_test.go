@@ -1,0 +1,117 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/redis/go-redis/v9"
+)
+
+// nodesOf wraps each real redis-server of the cluster in a RedisNode.
+func nodesOf(c *redistest.Cluster) []redlock.Node {
+	var nodes []redlock.Node
+	for _, rc := range c.Clients() {
+		nodes = append(nodes, redlock.NewRedisNode(rc))
+	}
+	return nodes
+}
+
+func newClient(t *testing.T, nodes []redlock.Node, opts ...redlock.Option) *redlock.Client {
+	t.Helper()
+	c, err := redlock.New(nodes, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// start starts n real redis-server nodes and a client on them.
+func start(t *testing.T, n int, opts ...redlock.Option) (*redistest.Cluster, *redlock.Client) {
+	t.Helper()
+	cl := redistest.StartT(t, n)
+	return cl, newClient(t, nodesOf(cl), opts...)
+}
+
+var keySeq atomic.Int64
+
+func uniqueKey(t *testing.T) string {
+	return fmt.Sprintf("%s-%d", t.Name(), keySeq.Add(1))
+}
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// holders reads the raw value of a lock key on every node ("" when absent
+// or the node is down).
+func holders(t *testing.T, c *redistest.Cluster, name string) []string {
+	t.Helper()
+	out := make([]string, 0, len(c.Nodes()))
+	for _, n := range c.Nodes() {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		v, err := n.Client().Get(ctx, name).Result()
+		cancel()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			v = ""
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func countEqual(vals []string, want string) int {
+	n := 0
+	for _, v := range vals {
+		if v == want {
+			n++
+		}
+	}
+	return n
+}
+
+// setOn makes "someone else" hold name on the given nodes, bypassing the
+// client, the way a competing holder would.
+func setOn(t *testing.T, c *redistest.Cluster, name, token string, ttl time.Duration, nodes ...int) {
+	t.Helper()
+	for _, i := range nodes {
+		if err := c.Nodes()[i].Client().Set(context.Background(), name, token, ttl).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// slowNode answers like the node it wraps, but only after delay, whatever
+// the context says: a node behind a stalled network or a paused process
+// whose reply still arrives.
+type slowNode struct {
+	redlock.Node
+	delay time.Duration
+}
+
+func (s slowNode) Acquire(ctx context.Context, key, token string, ttl time.Duration) (redlock.AcquireReply, error) {
+	r, err := s.Node.Acquire(context.WithoutCancel(ctx), key, token, ttl)
+	time.Sleep(s.delay)
+	return r, err
+}
+
+// hangingNode performs the real acquire, then does not answer until the
+// context ends: the write landed but the reply is lost.
+type hangingNode struct{ redlock.Node }
+
+func (h hangingNode) Acquire(ctx context.Context, key, token string, ttl time.Duration) (redlock.AcquireReply, error) {
+	if _, err := h.Node.Acquire(context.WithoutCancel(ctx), key, token, ttl); err != nil {
+		return redlock.AcquireReply{}, err
+	}
+	<-ctx.Done()
+	return redlock.AcquireReply{}, ctx.Err()
+}
+
+func startCluster(t *testing.T, n int) *redistest.Cluster { return redistest.StartT(t, n) }
