@@ -118,8 +118,21 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration) (lo
 		failed    []int // indexes of the nodes that errored
 		pending   = n
 	)
+	// The timer guards against a node whose client ignores context deadlines
+	// (go-redis without ContextTimeoutEnabled): its silence counts as a
+	// failure once the node timeout has passed.
+	stalled := time.NewTimer(timeout + stallGrace)
+	defer stalled.Stop()
 	for len(acquired) < c.quorum && len(contended)+len(failures) <= n-c.quorum {
-		r := <-replies
+		var r acquireReply
+		select {
+		case r = <-replies:
+		case <-stalled.C:
+			failures = append(failures, fmt.Errorf("%d node(s) gave no answer within the node timeout %s", pending, timeout))
+			err = fmt.Errorf("%w: %d of %d nodes failed or did not answer: %w", ErrQuorumUnreachable, len(failed)+pending, n, errors.Join(failures...))
+			c.undo(key, name, token, timeout, replies, pending, acquired, failed)
+			return nil, 0, err
+		}
 		pending--
 		switch {
 		case r.err != nil:
@@ -193,14 +206,35 @@ func (c *Client) undo(key, name, token string, timeout time.Duration, replies <-
 		go release(i)
 	}
 	started := len(targets)
+	stalled := time.NewTimer(timeout + stallGrace)
+	defer stalled.Stop()
+drain:
 	for ; pending > 0; pending-- {
-		r := <-replies
-		if r.err != nil || r.Acquired {
-			go release(r.node)
-			started++
+		select {
+		case r := <-replies:
+			if r.err != nil || r.Acquired {
+				go release(r.node)
+				started++
+			}
+		case <-stalled.C:
+			// Nodes that ignore their deadline: release each one when it
+			// finally answers, in the background, rather than block here.
+			go func(pending int) {
+				for ; pending > 0; pending-- {
+					r := <-replies
+					rctx, rcancel := context.WithTimeout(context.Background(), timeout)
+					_, _ = c.nodes[r.node].Release(rctx, name, token)
+					rcancel()
+				}
+			}(pending)
+			break drain
 		}
 	}
 	for ; started > 0; started-- {
 		<-done
 	}
 }
+
+// stallGrace is how long past its timeout a node's answer is awaited before
+// the node counts as silent.
+const stallGrace = 50 * time.Millisecond

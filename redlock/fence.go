@@ -50,8 +50,17 @@ func (c *Client) settleFence(ctx context.Context, key, name, token string, timeo
 		}()
 	}
 	var errs []error
+	stalled := time.NewTimer(timeout + stallGrace)
+	defer stalled.Stop()
 	for k := 0; k < len(behind) && atFence < c.quorum; k++ {
-		r := <-replies
+		var r raised
+		select {
+		case r = <-replies:
+		case <-stalled.C:
+			errs = append(errs, fmt.Errorf("%d node(s) gave no answer within %s", len(behind)-k, timeout))
+			k = len(behind)
+			continue
+		}
 		switch {
 		case r.err != nil:
 			errs = append(errs, c.nodeError(ctx, key, c.nodes[r.node], "fence", r.err))

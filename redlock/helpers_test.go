@@ -115,3 +115,17 @@ func (h hangingNode) Acquire(ctx context.Context, key, token string, ttl time.Du
 }
 
 func startCluster(t *testing.T, n int) *redistest.Cluster { return redistest.StartT(t, n) }
+
+// settled waits until every node holds token: Acquire returns at a majority,
+// and the slower nodes' writes (or go-redis's resends of them) may still be
+// on their way. Tests that restart a node must not race with them.
+func settled(t *testing.T, c *redistest.Cluster, name, token string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for countEqual(holders(t, c, name), token) != len(c.Nodes()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("nodes never all held the lock: %v", holders(t, c, name))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -102,8 +102,16 @@ func (l *Lock) fanOut(ctx context.Context, op string, call func(context.Context,
 			replies <- nodeOutcome{node: i, res: res, err: err}
 		}()
 	}
-	for range c.nodes {
-		r := <-replies
+	for pending := len(c.nodes); pending > 0; pending-- {
+		var r nodeOutcome
+		select {
+		case r = <-replies:
+		case <-ctx.Done():
+			// Whatever has not answered by the deadline counts as failed,
+			// even if its client ignores the context.
+			failures = append(failures, fmt.Errorf("%d node(s) gave no answer: %w", pending, context.Cause(ctx)))
+			return yes, no, failures
+		}
 		switch {
 		case r.err != nil:
 			failures = append(failures, c.nodeError(ctx, l.key, c.nodes[r.node], op, r.err))

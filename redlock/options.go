@@ -23,7 +23,9 @@ const (
 // DefaultRetry is the retry policy of Acquire unless WithRetry says
 // otherwise: 10 retries, 200 ms apart plus up to 100 ms of random jitter (the
 // defaults of node-redlock, so migrating services keep their behaviour).
-func DefaultRetry() retry.Policy { return retry.Constant(10, 200*time.Millisecond, 100*time.Millisecond) }
+func DefaultRetry() retry.Policy {
+	return retry.Constant(10, 200*time.Millisecond, 100*time.Millisecond)
+}
 
 // Option configures a Client. Options are validated once, by New.
 type Option func(*config)

@@ -92,21 +92,50 @@ func TestRuleReturnsOnceDecided(t *testing.T) {
 }
 
 // Rule 3: an acquisition whose answers came too late for any validity to be
-// left is refused, and leaves nothing behind.
+// left is refused, and leaves nothing behind. The nodes answer after the
+// validity (ttl - drift) but inside the client's patience for late answers.
 func TestRuleNoValidityNoLock(t *testing.T) {
 	cl := startCluster(t, 3)
 	var nodes []redlock.Node
 	for _, n := range nodesOf(cl) {
-		nodes = append(nodes, slowNode{Node: n, delay: 400 * time.Millisecond})
+		nodes = append(nodes, slowNode{Node: n, delay: 410 * time.Millisecond})
 	}
-	c := newClient(t, nodes, redlock.WithRetry(retry.Never()))
+	c := newClient(t, nodes, redlock.WithRetry(retry.Never()), redlock.WithNodeTimeout(390*time.Millisecond))
 	key := uniqueKey(t)
-	_, err := c.TryAcquire(ctxFor(t), key, 300*time.Millisecond)
+	_, err := c.TryAcquire(ctxFor(t), key, 400*time.Millisecond)
 	if !errors.Is(err, redlock.ErrNotAcquired) || !strings.Contains(err.Error(), "validity") {
 		t.Fatalf("err = %v, want ErrNotAcquired for used-up validity", err)
 	}
 	if h := holders(t, cl, c.KeyName(key)); countEqual(h, "") != 3 {
 		t.Fatalf("refused acquisition left keys: %v", h)
+	}
+}
+
+// A node that answers after the node timeout (its client ignores the
+// context) counts as failed: the caller is not held up by it.
+func TestRuleSilentNodesCountAsFailed(t *testing.T) {
+	cl := startCluster(t, 3)
+	var nodes []redlock.Node
+	for _, n := range nodesOf(cl) {
+		nodes = append(nodes, slowNode{Node: n, delay: 2 * time.Second})
+	}
+	c := newClient(t, nodes, redlock.WithRetry(retry.Never()), redlock.WithNodeTimeout(100*time.Millisecond))
+	key := uniqueKey(t)
+	began := time.Now()
+	_, err := c.TryAcquire(ctxFor(t), key, 5*time.Second)
+	if !errors.Is(err, redlock.ErrQuorumUnreachable) {
+		t.Fatalf("err = %v, want ErrQuorumUnreachable", err)
+	}
+	if took := time.Since(began); took > time.Second {
+		t.Fatalf("waited %s for nodes that ignore their 100ms timeout", took)
+	}
+	// The late answers are released in the background once they arrive.
+	deadline := time.Now().Add(5 * time.Second)
+	for countEqual(holders(t, cl, c.KeyName(key)), "") != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("late acquisitions were never released: %v", holders(t, cl, c.KeyName(key)))
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -226,6 +255,7 @@ func TestRuleExtendReassertsRestartedNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	settled(t, cl, c.KeyName(l.Key()), l.Token())
 	if err := cl.Nodes()[0].Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -254,6 +284,7 @@ func TestRuleExtendLostOnMajorityRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	settled(t, cl, c.KeyName(l.Key()), l.Token())
 	for _, i := range []int{0, 1} {
 		if err := cl.Nodes()[i].Restart(ctx); err != nil {
 			t.Fatal(err)

@@ -25,7 +25,14 @@
 // Clients returned by Node.Client and Cluster.Clients are long-lived: they
 // reconnect after a restart and are closed by Cluster.Close. They honour
 // context deadlines (ContextTimeoutEnabled), so per-call timeouts work even
-// against a paused node.
+// against a paused node. They dial once per attempt (DialerRetries=1) so a
+// killed node fails in milliseconds; MaxRetries keeps the go-redis default.
+//
+// go-redis opens a per-client circuit breaker after PoolSize failed dials and
+// then re-probes only once a second. Restart therefore waits until the node's
+// client (if one was handed out) answers PING again, so "Restart returned"
+// means both the server and Node.Client work. go-redis logs every failed dial;
+// call DiscardRedisLogs in a chaos program or TestMain to silence it.
 //
 // Environment variables:
 //
