@@ -1,0 +1,24 @@
+# quorumlock — the two commands of the README are `make demo` and `make test`.
+GO          ?= go
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Packages of the root module (bench/ and chaos/ are modules of their own).
+PKGS        := ./...
+
+.PHONY: demo test lint fmt bench chaos
+
+## demo: acquire and release on embedded memory nodes (or REDLOCK_NODES=host:port,...)
+demo:
+	$(GO) run ./cmd/redlock demo
+
+## test: every test of the root module, with the race detector, against real redis-server nodes
+test:
+	$(GO) test -race -count=1 $(PKGS)
+
+## lint: go vet, gofmt and staticcheck (pinned)
+lint:
+	$(GO) vet $(PKGS)
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) run $(STATICCHECK) $(PKGS)
+
+fmt:
+	gofmt -w .
