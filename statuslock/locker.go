@@ -1,0 +1,180 @@
+package statuslock
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// Locker takes the status locks of services on a redlock client. It is safe
+// for concurrent use; create one per process and share it.
+type Locker struct {
+	client *redlock.Client
+	cfg    config
+}
+
+// New returns a Locker on client. The client's nodes, key prefix, drift and
+// node timeouts apply; its retry policy does not (see WithRetry).
+func New(client *redlock.Client, opts ...Option) (*Locker, error) {
+	if client == nil {
+		return nil, invalidArg("nil redlock client")
+	}
+	cfg, err := apply(defaultConfig(), opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Locker{client: client, cfg: cfg}, nil
+}
+
+// Client is the redlock client the Locker locks with.
+func (l *Locker) Client() *redlock.Client { return l.client }
+
+// Key is the lock key of a service with the Locker's prefix (the redlock
+// client prepends its own prefix on the nodes).
+func (l *Locker) Key(serviceID string) string { return l.cfg.prefix + serviceID }
+
+// call validates the arguments shared by every call and resolves its
+// options.
+func (l *Locker) call(ctx context.Context, serviceID string, opts []Option) (config, error) {
+	switch {
+	case l == nil:
+		return config{}, invalidArg("nil Locker")
+	case ctx == nil:
+		return config{}, invalidArg("nil context")
+	case serviceID == "":
+		return config{}, invalidArg("empty service id")
+	}
+	return apply(l.cfg, opts)
+}
+
+// retrying calls attempt until it succeeds, fails for good, or the policy
+// gives up. attempt reports busy (contention or unreachable nodes: try
+// again) or a final outcome.
+func retrying(ctx context.Context, cfg config, attempt func() (retryable bool, err error)) error {
+	b := cfg.retry.NewBackOff()
+	for {
+		retryable, err := attempt()
+		if err == nil || !retryable {
+			return err
+		}
+		if ctx.Err() != nil {
+			return withCause(ctx, err)
+		}
+		delay := b.NextBackOff()
+		if delay == backoff.Stop {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return withCause(ctx, err)
+		}
+	}
+}
+
+// withCause makes sure err wraps the context's cancellation.
+func withCause(ctx context.Context, err error) error {
+	cause := context.Cause(ctx)
+	if errors.Is(err, cause) || errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return errors.Join(err, cause)
+}
+
+// busy reports errors after which another attempt may succeed.
+func busy(err error) bool {
+	return errors.Is(err, redlock.ErrNotAcquired) || errors.Is(err, redlock.ErrQuorumUnreachable)
+}
+
+// Lock is a held status lock of one service, from Acquire or TryAcquire.
+// It is safe for concurrent use.
+type Lock struct {
+	serviceID string
+	lock      *redlock.Lock
+	logger    *slog.Logger
+}
+
+// Acquire takes the status lock of serviceID, retrying per the retry policy
+// while it is busy. The caller must Release it (and Extend it if the work
+// can outlast the TTL). Errors wrap ErrNotAcquired, ErrQuorumUnreachable,
+// ErrInvalidArgument or ctx.Err().
+func (l *Locker) Acquire(ctx context.Context, serviceID string, opts ...Option) (*Lock, error) {
+	return l.acquire(ctx, serviceID, opts, false)
+}
+
+// TryAcquire makes a single attempt at the status lock of serviceID: an
+// error wrapping ErrNotAcquired when another holder has it.
+func (l *Locker) TryAcquire(ctx context.Context, serviceID string, opts ...Option) (*Lock, error) {
+	return l.acquire(ctx, serviceID, opts, true)
+}
+
+func (l *Locker) acquire(ctx context.Context, serviceID string, opts []Option, once bool) (*Lock, error) {
+	cfg, err := l.call(ctx, serviceID, opts)
+	if err != nil {
+		return nil, err
+	}
+	key := cfg.prefix + serviceID
+	var lock *redlock.Lock
+	attempt := func() (bool, error) {
+		var err error
+		lock, err = l.client.TryAcquire(ctx, key, cfg.ttl)
+		return !once && busy(err), err
+	}
+	if err := retrying(ctx, cfg, attempt); err != nil {
+		cfg.logger.WarnContext(ctx, "statuslock: failed to acquire lock", "service", serviceID, "err", err)
+		return nil, wrapLockErr("acquire", serviceID, err)
+	}
+	cfg.logger.DebugContext(ctx, "statuslock: acquired lock", "service", serviceID, "fence", lock.Fence(), "ttl", cfg.ttl)
+	return &Lock{serviceID: serviceID, lock: lock, logger: cfg.logger}, nil
+}
+
+// ServiceID is the service whose status the lock guards.
+func (h *Lock) ServiceID() string { return h.serviceID }
+
+// Fence is the lock's fencing token: larger than that of every earlier
+// holder of this service's lock. Pass it to Store.Set with every write.
+func (h *Lock) Fence() uint64 { return h.lock.Fence() }
+
+// ValidUntil is the instant (on this process's monotonic clock) after which
+// another process may hold the lock.
+func (h *Lock) ValidUntil() time.Time { return h.lock.ValidUntil() }
+
+// Remaining is the validity left, zero once expired or released.
+func (h *Lock) Remaining() time.Duration { return h.lock.Remaining() }
+
+// Extend makes the lock valid for ttl more, counted from now. Errors wrap
+// ErrLockLost (the lock is over), ErrQuorumUnreachable (still valid until
+// ValidUntil; Extend may be tried again), or ErrInvalidArgument.
+func (h *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	if ctx == nil {
+		return invalidArg("nil context")
+	}
+	if ttl <= 0 {
+		return invalidArg("ttl %s is not positive", ttl)
+	}
+	if err := h.lock.Extend(ctx, ttl); err != nil {
+		return wrapLockErr("extend", h.serviceID, err)
+	}
+	h.logger.DebugContext(ctx, "statuslock: extended lock", "service", h.serviceID, "ttl", ttl)
+	return nil
+}
+
+// Release frees the lock on every node. Errors wrap ErrLockLost (it had
+// expired or was already released) or ErrQuorumUnreachable; in either case
+// the lock's keys expire with its TTL, so a failed release needs no repair.
+func (h *Lock) Release(ctx context.Context) error {
+	if ctx == nil {
+		return invalidArg("nil context")
+	}
+	if err := h.lock.Release(ctx); err != nil {
+		return wrapLockErr("release", h.serviceID, err)
+	}
+	h.logger.DebugContext(ctx, "statuslock: lock released", "service", h.serviceID)
+	return nil
+}
