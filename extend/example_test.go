@@ -1,0 +1,45 @@
+package extend_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/extend"
+)
+
+// A lease renewed by a Renewer that gives up after two renewals: the
+// watchdog declares it lost before its validity ends.
+func Example() {
+	l := newLease(300 * time.Millisecond)
+	var mu sync.Mutex
+	renewals := 0
+	w, _ := extend.New(extend.RenewFunc(func(_ context.Context, ls []extend.Lease) []error {
+		mu.Lock()
+		defer mu.Unlock()
+		errs := make([]error, len(ls))
+		for i, x := range ls {
+			if renewals == 2 {
+				errs[i] = errors.New("no quorum")
+				continue
+			}
+			renewals++
+			x.(*lease).renew(time.Now())
+		}
+		return errs
+	}), extend.WithTick(10*time.Millisecond))
+
+	lost := make(chan error, 1)
+	stop := w.Keep(l, func(err error) { lost <- err })
+	defer stop()
+	err := <-lost
+	fmt.Println(errors.Is(err, extend.ErrLost), time.Now().Before(l.ValidUntil()))
+	mu.Lock()
+	fmt.Println("renewals:", renewals)
+	mu.Unlock()
+	// Output:
+	// true true
+	// renewals: 2
+}

@@ -1,0 +1,335 @@
+package extend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Lease is what the watchdog keeps alive. ValidUntil is read often and must
+// be cheap and safe for concurrent use; the Renewer moves it forward.
+type Lease interface {
+	// ValidUntil is the instant (monotonic clock) after which the lease may
+	// belong to someone else.
+	ValidUntil() time.Time
+	// TTL is the lease's time to live; the defaults of the threshold,
+	// safety margin and retry interval derive from it.
+	TTL() time.Duration
+}
+
+// Renewer renews leases. The watchdog calls Renew with every lease due in
+// one tick, from one goroutine per round; rounds for disjoint sets of leases
+// may overlap when a round outlasts a tick, but a lease is never in two
+// rounds at once.
+type Renewer interface {
+	// Renew renews each lease and returns one error per lease, in order:
+	// nil when the lease was renewed (its ValidUntil moved forward). Any
+	// error is retried after the retry interval while the validity lasts; a
+	// Renewer that knows a lease is gone for good should also move its
+	// ValidUntil to the past, and the watchdog then declares it lost at once
+	// with that error. ctx ends at the latest ValidUntil of the round.
+	Renew(ctx context.Context, leases []Lease) []error
+}
+
+// RenewFunc adapts a function to Renewer.
+type RenewFunc func(ctx context.Context, leases []Lease) []error
+
+// Renew implements Renewer.
+func (f RenewFunc) Renew(ctx context.Context, leases []Lease) []error { return f(ctx, leases) }
+
+var (
+	// ErrLost is the cause given to onLost when a lease could not be
+	// renewed and its validity is about to end (within the safety margin).
+	// The last renewal error, if any, is wrapped too.
+	ErrLost = errors.New("extend: lease could not be renewed")
+	// ErrMaxHold is the cause given to onLost when the lease reached the
+	// cap set by WithMaxHold.
+	ErrMaxHold = errors.New("extend: maximum hold time reached")
+)
+
+// Watchdog keeps leases alive. It runs one goroutine while it has leases
+// (none when idle) plus one per renewal round in flight. It is safe for
+// concurrent use; the zero value is not usable, call New.
+type Watchdog struct {
+	r   Renewer
+	cfg config
+	log *slog.Logger
+
+	mu        sync.Mutex
+	leases    map[*entry]struct{}
+	inflight  int  // rounds in flight
+	running   bool // the loop goroutine is alive
+	lastRound time.Time
+	wake      chan struct{}
+}
+
+type entry struct {
+	lease   Lease
+	onLost  func(error)
+	since   time.Time
+	retryAt time.Time // after a failed renewal: not before
+	lastErr error
+	round   *round // the round in flight for this lease, if any (guarded by Watchdog.mu)
+
+	cbMu    sync.Mutex // serializes onLost with stop
+	stopped bool       // stop was called or onLost was called
+}
+
+type round struct{ finished chan struct{} }
+
+// New returns a Watchdog that renews through r. See the package
+// documentation for the defaults of the options.
+func New(r Renewer, opts ...Option) (*Watchdog, error) {
+	if r == nil {
+		return nil, fmt.Errorf("%w: nil Renewer", ErrInvalidOption)
+	}
+	cfg := config{tick: DefaultTick}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: nil option", ErrInvalidOption)
+		}
+		o(&cfg)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	log := cfg.logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Watchdog{r: r, cfg: cfg, log: log, leases: map[*entry]struct{}{}, wake: make(chan struct{}, 1)}, nil
+}
+
+// Threshold, SafetyMargin and RetryInterval are the settings in effect for
+// a lease of this ttl.
+func (w *Watchdog) Threshold(ttl time.Duration) time.Duration { return w.cfg.thresholdFor(ttl) }
+
+// SafetyMargin: see Threshold.
+func (w *Watchdog) SafetyMargin(ttl time.Duration) time.Duration { return w.cfg.marginFor(ttl) }
+
+// RetryInterval: see Threshold.
+func (w *Watchdog) RetryInterval(ttl time.Duration) time.Duration { return w.cfg.retryFor(ttl) }
+
+// Len is the number of leases being kept.
+func (w *Watchdog) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.leases)
+}
+
+// Keep renews l until stop is called or the lease is lost. onLost (may be
+// nil) is called at most once, from the watchdog's goroutine, when the lease
+// could not be renewed and less than the safety margin of its validity is
+// left (cause wraps ErrLost), or when the max-hold cap is reached (cause
+// wraps ErrMaxHold); it must be quick and must not call stop.
+//
+// stop returns only when no renewal of l is in flight, and after it returns
+// neither a renewal of l nor onLost starts. It may be called more than once
+// and after loss.
+func (w *Watchdog) Keep(l Lease, onLost func(error)) (stop func()) {
+	e := &entry{lease: l, onLost: onLost, since: time.Now()}
+	w.mu.Lock()
+	w.leases[e] = struct{}{}
+	if !w.running {
+		w.running = true
+		go w.loop()
+	}
+	w.mu.Unlock()
+	w.poke()
+	var once sync.Once
+	return func() { once.Do(func() { w.stop(e) }) }
+}
+
+func (w *Watchdog) stop(e *entry) {
+	w.mu.Lock()
+	delete(w.leases, e)
+	r := e.round
+	empty := len(w.leases) == 0
+	w.mu.Unlock()
+	e.cbMu.Lock()
+	e.stopped = true
+	e.cbMu.Unlock()
+	if r != nil {
+		<-r.finished
+	}
+	if empty {
+		w.poke() // let an idle loop exit now rather than at its next timer
+	}
+}
+
+func (w *Watchdog) poke() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Watchdog) loop() {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		wait, ok := w.scan()
+		if !ok {
+			return
+		}
+		timer.Reset(wait)
+		select {
+		case <-timer.C:
+		case <-w.wake:
+		}
+	}
+}
+
+type loss struct {
+	e   *entry
+	err error
+}
+
+// scan declares lost leases, starts a round for the leases due before the
+// next tick (at most one round per tick), and says how long to sleep. It
+// reports false when there is nothing left to watch (the loop then exits).
+func (w *Watchdog) scan() (time.Duration, bool) {
+	now := time.Now()
+	w.mu.Lock()
+	if len(w.leases) == 0 && w.inflight == 0 {
+		w.running = false
+		w.mu.Unlock()
+		return 0, false
+	}
+	tick := w.cfg.tick
+	next := now.Add(time.Hour)
+	horizon := now.Add(tick)
+	nextRound := w.lastRound.Add(tick)
+	roundOK := !now.Before(nextRound)
+	var (
+		due  []*entry
+		lost []loss
+	)
+	for e := range w.leases {
+		ttl, vu := e.lease.TTL(), e.lease.ValidUntil()
+		if w.cfg.maxHold > 0 {
+			capAt := e.since.Add(w.cfg.maxHold)
+			if !now.Before(capAt) {
+				delete(w.leases, e)
+				lost = append(lost, loss{e, fmt.Errorf("%w: held %s", ErrMaxHold, now.Sub(e.since))})
+				continue
+			}
+			next = earliest(next, capAt)
+		}
+		margin := w.cfg.marginFor(ttl)
+		lossAt := vu.Add(-margin)
+		if !now.Before(lossAt) {
+			delete(w.leases, e)
+			err := fmt.Errorf("%w: %s of validity left, under the safety margin %s", ErrLost, max(vu.Sub(now), 0), margin)
+			if e.lastErr != nil {
+				err = fmt.Errorf("%w; last renewal: %w", err, e.lastErr)
+			}
+			lost = append(lost, loss{e, err})
+			continue
+		}
+		next = earliest(next, lossAt)
+		if e.round != nil {
+			continue
+		}
+		dueAt := vu.Add(-w.cfg.thresholdFor(ttl))
+		if e.retryAt.After(dueAt) {
+			dueAt = e.retryAt
+		}
+		switch {
+		case dueAt.After(horizon):
+			next = earliest(next, dueAt)
+		case roundOK:
+			due = append(due, e)
+		default:
+			next = earliest(next, nextRound)
+		}
+	}
+	var r *round
+	if len(due) > 0 {
+		r = &round{finished: make(chan struct{})}
+		for _, e := range due {
+			e.round = r
+		}
+		w.inflight++
+		w.lastRound = now
+	}
+	w.mu.Unlock()
+	if r != nil {
+		go w.run(r, due)
+	}
+	for _, l := range lost {
+		w.declare(l.e, l.err)
+	}
+	return max(next.Sub(now), 0), true
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// run is one renewal round.
+func (w *Watchdog) run(r *round, due []*entry) {
+	leases := make([]Lease, len(due))
+	var deadline time.Time
+	for i, e := range due {
+		leases[i] = e.lease
+		deadline = latest(deadline, e.lease.ValidUntil())
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	errs := w.r.Renew(ctx, leases)
+	cancel()
+	now := time.Now()
+	failed := 0
+	var sample error
+	w.mu.Lock()
+	for i, e := range due {
+		e.round = nil
+		err := errMissing
+		if i < len(errs) {
+			err = errs[i]
+		}
+		if err != nil {
+			failed++
+			sample = err
+			e.lastErr, e.retryAt = err, now.Add(w.cfg.retryFor(e.lease.TTL()))
+		} else {
+			e.lastErr, e.retryAt = nil, time.Time{}
+		}
+	}
+	w.inflight--
+	w.mu.Unlock()
+	close(r.finished)
+	w.poke()
+	if failed > 0 {
+		w.log.Debug("extend: renewals failed", "failed", failed, "of", len(due), "err", sample)
+	}
+}
+
+var errMissing = errors.New("extend: Renewer returned no result for this lease")
+
+func latest(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// declare calls onLost once, unless stop got there first.
+func (w *Watchdog) declare(e *entry, err error) {
+	e.cbMu.Lock()
+	defer e.cbMu.Unlock()
+	if e.stopped {
+		return
+	}
+	e.stopped = true
+	w.log.Warn("extend: lease lost", "err", err)
+	if e.onLost != nil {
+		e.onLost(err)
+	}
+}
