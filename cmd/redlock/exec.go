@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// execArgs are the parsed flags and arguments of exec.
+type execArgs struct {
+	nonblock     bool
+	wait         time.Duration // 0: forever
+	conflictCode int
+	ttl, grace   time.Duration
+	prefix       string
+	nodes        string
+	key          string
+	argv         []string // CMD ARGS...
+}
+
+func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
+	a := &execArgs{}
+	fs := newFlagSet("exec")
+	fs.BoolVar(&a.nonblock, "n", false, "fail at once if the lock is held elsewhere")
+	fs.DurationVar(&a.wait, "w", 0, "give up after waiting this long")
+	fs.IntVar(&a.conflictCode, "E", exitConflict, "exit code for -n conflicts and -w timeouts")
+	fs.DurationVar(&a.ttl, "ttl", 10*time.Second, "lock time to live")
+	fs.DurationVar(&a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL on lock loss")
+	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
+	fs.StringVar(&a.nodes, "nodes", "", "host:port,host:port,...")
+	key, argv, err := parseAroundKey(fs, "exec", usageExec, args, stdout)
+	if err != nil {
+		return nil, err
+	}
+	a.key, a.argv = key, argv
+	switch {
+	case a.key == "" || a.key == "--":
+		return nil, usageErr("exec", "missing KEY")
+	case len(a.argv) == 0:
+		return nil, usageErr("exec", "missing CMD after KEY %q", a.key)
+	case a.nonblock && a.wait > 0:
+		return nil, usageErr("exec", "-n and -w exclude each other")
+	case a.wait < 0:
+		return nil, usageErr("exec", "-w %s is negative", a.wait)
+	case a.conflictCode < 0 || a.conflictCode > 255:
+		return nil, usageErr("exec", "-E %d is not an exit code (0-255)", a.conflictCode)
+	case a.ttl <= 0:
+		return nil, usageErr("exec", "--ttl %s is not positive", a.ttl)
+	case a.grace < 0:
+		return nil, usageErr("exec", "--grace %s is negative", a.grace)
+	}
+	return a, nil
+}
+
+// parseAroundKey parses flags before and right after KEY, so that both
+// "exec -n KEY -- CMD" and "exec KEY -n -- CMD" work, and returns KEY and
+// CMD ARGS. Flags end at "--" or at CMD; "--" before KEY ends them too.
+func parseAroundKey(fs *flag.FlagSet, cmd, usage string, args []string, stdout io.Writer) (string, []string, error) {
+	if err := parse(fs, cmd, usage, args, stdout); err != nil {
+		return "", nil, err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return "", nil, usageErr(cmd, "missing KEY and CMD")
+	}
+	key, argv := rest[0], rest[1:]
+	if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
+		// "--" came before KEY: everything after KEY is CMD.
+		if len(argv) > 0 && argv[0] == "--" {
+			argv = argv[1:]
+		}
+		return key, argv, nil
+	}
+	if err := parse(fs, cmd, usage, argv, stdout); err != nil {
+		return "", nil, err
+	}
+	return key, fs.Args(), nil
+}
+
+func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	a, err := parseExec(args, stdout)
+	if err != nil {
+		return err
+	}
+	path, err := exec.LookPath(a.argv[0])
+	if err != nil {
+		code := exitNotFound
+		if errors.Is(err, os.ErrPermission) {
+			code = exitCannotExec
+		}
+		return exitf(code, "redlock exec: %s: %v", a.argv[0], unwrapExecErr(err))
+	}
+
+	// Signals: while waiting they abort the wait; while CMD runs they are
+	// passed on to it.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	r, err := connect(ctx, "exec", a.nodes)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	client, err := redlock.New(r.nodes, redlock.WithKeyPrefix(a.prefix))
+	if err != nil {
+		return usageErr("exec", "%v", err)
+	}
+
+	lock, err := acquireForExec(ctx, client, a, sigs)
+	if err != nil {
+		return err
+	}
+	return runLocked(ctx, lock, a, path, sigs, stderr)
+}
+
+// acquireForExec takes the lock per -n / -w, aborting on a signal.
+func acquireForExec(ctx context.Context, client *redlock.Client, a *execArgs, sigs <-chan os.Signal) (*redlock.Lock, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var got os.Signal
+	sigDone := make(chan struct{})
+	go func() {
+		defer close(sigDone)
+		select {
+		case s := <-sigs:
+			got = s
+			cancel(errSignal)
+		case <-ctx.Done():
+		}
+	}()
+	defer func() { cancel(nil); <-sigDone }()
+
+	wctx := ctx
+	if a.wait > 0 {
+		var wcancel context.CancelFunc
+		wctx, wcancel = context.WithTimeoutCause(ctx, a.wait, errWaitTimeout)
+		defer wcancel()
+	}
+	for {
+		var lock *redlock.Lock
+		var err error
+		if a.nonblock {
+			lock, err = client.TryAcquire(wctx, a.key, a.ttl)
+		} else {
+			lock, err = client.Acquire(wctx, a.key, a.ttl)
+		}
+		switch {
+		case err == nil:
+			cancel(nil)
+			<-sigDone
+			if got != nil { // a signal raced with the acquisition
+				releaseQuietly(lock)
+				return nil, signalExit(got, "redlock exec: %s while acquiring %q", got, a.key)
+			}
+			return lock, nil
+		case errors.Is(context.Cause(ctx), errSignal):
+			<-sigDone
+			return nil, signalExit(got, "redlock exec: %s while waiting for %q", got, a.key)
+		case errors.Is(context.Cause(wctx), errWaitTimeout):
+			return nil, exitf(a.conflictCode, "redlock exec: timed out after %s waiting for %q", a.wait, a.key)
+		case errors.Is(err, redlock.ErrInvalidArgument):
+			return nil, usageErr("exec", "%v", err)
+		case errors.Is(err, redlock.ErrQuorumUnreachable):
+			return nil, exitf(exitUnreachable, "redlock exec: %v", err)
+		case errors.Is(err, redlock.ErrNotAcquired) && a.nonblock:
+			return nil, exitf(a.conflictCode, "redlock exec: %q is held by another holder", a.key)
+		case errors.Is(err, redlock.ErrNotAcquired):
+			continue // still held: keep waiting, as flock(1) does
+		default:
+			return nil, exitf(exitUnreachable, "redlock exec: %v", err)
+		}
+	}
+}
+
+var (
+	errSignal      = errors.New("signal received")
+	errWaitTimeout = errors.New("wait timed out")
+)
+
+func signalExit(s os.Signal, format string, args ...any) error {
+	code := 1
+	if ss, ok := s.(syscall.Signal); ok {
+		code = exitSignalBase + int(ss)
+	}
+	return exitf(code, format, args...)
+}
+
+// unwrapExecErr drops the "exec: "name": " decoration of exec errors.
+func unwrapExecErr(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		if errors.Is(ee.Err, exec.ErrNotFound) {
+			return errors.New("command not found")
+		}
+		return ee.Err
+	}
+	return err
+}
+
+// childEnv is the environment of CMD.
+func childEnv(l *redlock.Lock) []string {
+	return append(os.Environ(),
+		"REDLOCK_KEY="+l.Key(),
+		"REDLOCK_FENCE="+strconv.FormatUint(l.Fence(), 10),
+	)
+}
+
+func describe(argv []string) string {
+	if len(argv) == 1 {
+		return argv[0]
+	}
+	return fmt.Sprintf("%s (and %d args)", argv[0], len(argv)-1)
+}

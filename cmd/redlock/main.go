@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+func main() {
+	code, msg := codeOf(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
+	if msg != "" {
+		fmt.Fprintln(os.Stderr, msg)
+	}
+	os.Exit(code)
+}
+
+// run dispatches to a subcommand. It returns nil or an *exitError.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usageMain)
+		return exitf(exitUsage, "")
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "exec":
+		return runExec(ctx, rest, stdout, stderr)
+	case "ls":
+		return runLs(ctx, rest, stdout)
+	case "demo":
+		return runDemo(ctx, rest, stdout)
+	case "help", "-h", "-help", "--help":
+		return help(rest, stdout)
+	default:
+		return exitf(exitUsage, "redlock: unknown command %q (want exec, ls, demo or help)", cmd)
+	}
+}
+
+func help(args []string, stdout io.Writer) error {
+	text := usageMain
+	if len(args) > 0 {
+		switch args[0] {
+		case "exec":
+			text = usageExec
+		case "ls":
+			text = usageLs
+		case "demo":
+			text = usageDemo
+		default:
+			return exitf(exitUsage, "redlock help: unknown command %q", args[0])
+		}
+	}
+	fmt.Fprint(stdout, text)
+	return nil
+}
+
+// newFlagSet returns a flag set that prints nothing itself: parse reports
+// errors in one line.
+func newFlagSet(cmd string) *flag.FlagSet {
+	fs := flag.NewFlagSet("redlock "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parse parses args with fs; -h prints the command's usage on stdout and
+// returns errHelp.
+func parse(fs *flag.FlagSet, cmd, usage string, args []string, stdout io.Writer) error {
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usage)
+		return errHelp
+	}
+	if err != nil {
+		return usageErr(cmd, "%s", strings.TrimSpace(err.Error()))
+	}
+	return nil
+}
+
+// errHelp ends a command successfully after printing its usage.
+var errHelp = &exitError{code: exitOK}

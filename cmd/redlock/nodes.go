@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// nodesEnv names the environment variable read when --nodes is not given.
+const nodesEnv = "REDLOCK_NODES"
+
+// Timeouts of the go-redis clients: a dead node must fail fast, since the
+// lock only needs a majority.
+const (
+	dialTimeout = time.Second
+	ioTimeout   = time.Second
+	pingTimeout = 2 * time.Second
+)
+
+// nodeSpec returns the node list of --nodes, or of REDLOCK_NODES when the
+// flag is empty.
+func nodeSpec(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return os.Getenv(nodesEnv)
+}
+
+// parseNodes turns "host:port,host:port" (or redis:// URLs) into go-redis
+// options, one per node. Nodes must be distinct.
+func parseNodes(spec string) ([]*redis.Options, error) {
+	var out []*redis.Options
+	seen := map[string]bool{}
+	for _, s := range strings.Split(spec, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		var opt *redis.Options
+		if strings.Contains(s, "://") {
+			o, err := redis.ParseURL(s)
+			if err != nil {
+				return nil, fmt.Errorf("node %q: %v", s, err)
+			}
+			opt = o
+		} else {
+			host, port, err := net.SplitHostPort(s)
+			if err != nil || host == "" || port == "" {
+				return nil, fmt.Errorf("node %q is not host:port", s)
+			}
+			opt = &redis.Options{Addr: s}
+		}
+		if seen[opt.Addr] {
+			return nil, fmt.Errorf("node %s is listed twice; a quorum needs independent nodes", opt.Addr)
+		}
+		seen[opt.Addr] = true
+		opt.DialTimeout = dialTimeout
+		opt.ReadTimeout = ioTimeout
+		opt.WriteTimeout = ioTimeout
+		opt.DialerRetries = 1
+		opt.MaxRetries = 1
+		// Per-node timeouts of the lock client cut slow calls short.
+		opt.ContextTimeoutEnabled = true
+		out = append(out, opt)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no nodes given")
+	}
+	return out, nil
+}
+
+// remote is a set of connected Redis nodes.
+type remote struct {
+	clients []*redis.Client
+	nodes   []redlock.Node
+	up      []bool  // answered PING at connect time
+	errs    []error // why a node is not up
+}
+
+func (r *remote) Close() {
+	for _, c := range r.clients {
+		_ = c.Close()
+	}
+}
+
+func (r *remote) upCount() int {
+	n := 0
+	for _, u := range r.up {
+		if u {
+			n++
+		}
+	}
+	return n
+}
+
+// connect builds one client per node and pings them all at once. It fails
+// with exitUnreachable when fewer than a majority answer.
+func connect(ctx context.Context, cmd, flagValue string) (*remote, error) {
+	spec := nodeSpec(flagValue)
+	if spec == "" {
+		return nil, usageErr(cmd, "no nodes: pass --nodes host:port,... or set %s", nodesEnv)
+	}
+	opts, err := parseNodes(spec)
+	if err != nil {
+		return nil, usageErr(cmd, "%v", err)
+	}
+	redis.SetLogger(quietLogger{}) // go-redis prints every failed dial otherwise
+	r := &remote{up: make([]bool, len(opts)), errs: make([]error, len(opts))}
+	for _, o := range opts {
+		c := redis.NewClient(o)
+		r.clients = append(r.clients, c)
+		r.nodes = append(r.nodes, redlock.NewRedisNodeNamed(o.Addr, c))
+	}
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, c := range r.clients {
+		wg.Go(func() {
+			r.errs[i] = c.Ping(pctx).Err()
+			r.up[i] = r.errs[i] == nil
+		})
+	}
+	wg.Wait()
+	if q := len(opts)/2 + 1; r.upCount() < q {
+		var why []string
+		for i, e := range r.errs {
+			if e != nil {
+				why = append(why, fmt.Sprintf("%s: %v", opts[i].Addr, e))
+			}
+		}
+		r.Close()
+		return nil, exitf(exitUnreachable, "redlock %s: only %d of %d nodes reachable, need %d: %s",
+			cmd, len(opts)-len(why), len(opts), q, strings.Join(why, "; "))
+	}
+	return r, nil
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
