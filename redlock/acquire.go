@@ -19,7 +19,10 @@ import (
 // (too many nodes failed), ErrInvalidArgument, or ctx.Err().
 //
 // Between attempts it waits the policy's random delay, but never past the
-// moment the holder's key expires when the nodes report it.
+// moment the holder's key expires when the nodes report it, nor past the
+// holder's release when release notifications are on (the default; see
+// WithReleaseNotifications). Waiters of one Client for one key are woken
+// one release at a time, in arrival order, so they do not stampede.
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	return c.acquire(ctx, key, ttl, c.cfg.retry.NewBackOff())
 }
@@ -35,10 +38,14 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		return nil, err
 	}
 	began := time.Now()
+	var w *waiter // registered with the client's release notifications after the first lost attempt
+	acquired := false
+	defer func() { c.leaveWaiters(w, acquired) }()
 	for attempts := 1; ; attempts++ {
 		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts})
 		lock, wait, err := c.attempt(ctx, key, ttl)
 		if err == nil {
+			acquired = true
 			c.observe(Event{Kind: EventAcquired, Key: key, Attempts: attempts, Latency: time.Since(began)})
 			if c.logger.Enabled(ctx, slog.LevelDebug) {
 				c.logger.DebugContext(ctx, "redlock: acquired", "key", key, "token", shortToken(lock.token),
@@ -62,7 +69,10 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 			// not split the nodes' votes between them.
 			delay = wait + rand.N(2*time.Millisecond)
 		}
-		if err := sleep(ctx, delay); err != nil {
+		if w == nil && errors.Is(err, ErrNotAcquired) {
+			w = c.joinWaiters(c.cfg.prefix + key)
+		}
+		if err := c.waitRelease(ctx, w, delay); err != nil {
 			return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
 		}
 	}

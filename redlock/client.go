@@ -15,6 +15,8 @@ type Client struct {
 	quorum int
 	cfg    config
 	logger *slog.Logger
+	notify notifyHub // release notifications and waiters; see notify.go
+	keeper keeper    // auto-extension watchdog; see watchdog.go
 }
 
 // New returns a Client over nodes. The nodes must be independent servers (no

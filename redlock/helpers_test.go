@@ -28,6 +28,7 @@ func newClient(t *testing.T, nodes []redlock.Node, opts ...redlock.Option) *redl
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = c.Close() }) // release subscriptions, for goleak
 	return c
 }
 

@@ -25,13 +25,17 @@ type Lock struct {
 	ttl        time.Duration
 	validUntil time.Time // monotonic
 	released   bool
+
+	life lifecycle // Done, Err, Context, KeepAlive; see loss.go
 }
 
 func newLock(c *Client, key, name, token string, fence uint64, ttl time.Duration, start time.Time) *Lock {
-	return &Lock{
+	l := &Lock{
 		client: c, key: key, name: name, token: token, fence: fence,
 		ttl: ttl, validUntil: start.Add(ttl - c.cfg.drift(ttl)),
 	}
+	l.startLife()
+	return l
 }
 
 // Key is the lock's name as given to Acquire (without the client's prefix).
@@ -176,6 +180,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 		l.mu.Lock()
 		l.ttl, l.validUntil = ttl, start.Add(ttl-c.cfg.drift(ttl))
 		l.mu.Unlock()
+		l.rearm()
 		c.observe(Event{Kind: EventExtended, Key: l.key, Latency: now.Sub(start)})
 		return nil
 	case ctx.Err() != nil:
@@ -205,6 +210,7 @@ func (l *Lock) dropKeys(ctx context.Context, ttl time.Duration) {
 
 func (l *Lock) lost(ctx context.Context, err error) error {
 	l.expire(time.Now())
+	l.end(err)
 	l.client.observe(Event{Kind: EventLost, Key: l.key, Err: err})
 	if lg := l.client.logger; lg.Enabled(ctx, slog.LevelInfo) {
 		lg.InfoContext(ctx, "redlock: lock lost", "key", l.key, "token", shortToken(l.token), "err", err)
@@ -223,6 +229,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	if ctx == nil {
 		return invalidArg("nil context")
 	}
+	l.stopKeeping() // no extension is in flight or starts once this returns
 	l.op.Lock()
 	defer l.op.Unlock()
 	l.mu.RLock()
@@ -236,7 +243,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	defer cancel()
 	q, n := c.quorum, len(c.nodes)
 	yes, no, failures := l.fanOut(nctx, "release", func(ctx context.Context, node Node) (ExtendResult, error) {
-		ok, err := node.Release(ctx, l.name, l.token)
+		ok, err := c.releaseOn(ctx, node, l.name, l.token) // announces the release; see notify.go
 		if ok {
 			return Extended, err
 		}
@@ -258,6 +265,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	case yes < q:
 		return l.lost(ctx, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, yes, n))
 	}
+	l.end(ErrReleased)
 	c.observe(Event{Kind: EventReleased, Key: l.key, Latency: time.Since(start)})
 	return nil
 }

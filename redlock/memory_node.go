@@ -20,6 +20,8 @@ type MemoryNode struct {
 	locks  map[string]memoryEntry
 	fences map[string]uint64
 	down   bool
+
+	broker memoryBroker // release notifications; see memory_notify.go
 }
 
 type memoryEntry struct {

@@ -37,6 +37,9 @@ type config struct {
 	retry       retry.Policy
 	logger      *slog.Logger
 	observer    Observer
+	noNotify    bool // WithReleaseNotifications(false); see options_notify.go
+
+	ext extendConfig // auto-extension; see options_extend.go
 }
 
 func defaultConfig() config {
@@ -80,7 +83,7 @@ func (c *config) validate() error {
 	if err := c.retry.Validate(); err != nil {
 		return invalidArg("%w", err)
 	}
-	return nil
+	return c.ext.validate()
 }
 
 // drift is the time reserved for clock drift for a lock of this ttl.

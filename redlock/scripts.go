@@ -41,10 +41,19 @@ end
 return 2
 `)
 
-// releaseScript: delete only our token's key.
+// releaseScript: delete only our token's key. With ARGV[2], a channel name,
+// a successful delete also publishes the key's name there, so that waiters
+// subscribed to the channel learn of the release at once. The publish is
+// best effort (redis.pcall: an ACL that forbids PUBLISH must not make
+// releases fail) and happens only when this call deleted the key, so a
+// resent release neither deletes nor announces twice.
 var releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+  redis.call('DEL', KEYS[1])
+  if ARGV[2] then
+    redis.pcall('PUBLISH', ARGV[2], KEYS[1])
+  end
+  return 1
 end
 return 0
 `)
