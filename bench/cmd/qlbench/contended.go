@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+
+	"github.com/quorumlock/quorumlock/bench/internal/harness"
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/retry"
+)
+
+// contendedClients is how many Clients (processes, in real life) share the
+// contended key; goroutine i uses client i%3.
+const contendedClients = 3
+
+// holdFor is the critical section of the contended scenario.
+const holdFor = time.Millisecond
+
+// contender is one library in one retry configuration: several independent
+// clients of it.
+type contender struct {
+	lib     string
+	clients []*locker
+}
+
+func (c *contender) close() {
+	for _, l := range c.clients {
+		l.close()
+	}
+}
+
+func (e *env) contenders(addrs []string, retryCfg string) ([]*contender, error) {
+	var out []*contender
+	if e.want(libQL) {
+		c := &contender{lib: libQL}
+		var opts []redlock.Option
+		if retryCfg == "1ms" {
+			// The default count (10) with a 1 ms delay and no jitter.
+			opts = append(opts, redlock.WithRetry(retry.Constant(10, time.Millisecond, 0)))
+		}
+		for range contendedClients {
+			l, _, err := newQL(addrs, lockTTL, nil, opts...)
+			if err != nil {
+				return nil, err
+			}
+			c.clients = append(c.clients, l)
+		}
+		out = append(out, c)
+	}
+	if e.want(libRS) {
+		c := &contender{lib: libRS}
+		var opts []redsync.Option
+		if retryCfg == "1ms" {
+			// The default tries (32) with a fixed 1 ms delay.
+			opts = append(opts, redsync.WithRetryDelay(time.Millisecond))
+		}
+		for range contendedClients {
+			l, _ := newRS(libRS, addrs, lockTTL, nil, opts...)
+			c.clients = append(c.clients, l)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// contendedStats is what one batch measured.
+type contendedStats struct {
+	acquired         int // before the deadline
+	acquiredTotal    int // including the drain after it
+	failed           int
+	elapsed          time.Duration
+	wait, handoff    harness.Summary
+	perGoroutine     []int
+	fairMin, fairMax int
+}
+
+// contendedBatch runs g goroutines, each looping acquire (blocking, the
+// library's retry policy) → hold → release on one key, for dur. After dur
+// no goroutine starts a new acquisition; acquisitions in flight finish (so
+// long waits are not cut off), bounded by a hard limit.
+func contendedBatch(ctx context.Context, c *contender, key string, g int, dur time.Duration) contendedStats {
+	hard, cancel := context.WithTimeout(ctx, dur+30*time.Second)
+	defer cancel()
+	var (
+		hmu     sync.Mutex
+		relAt   time.Time
+		handoff = harness.NewLatencies(1 << 14)
+	)
+	waits := make([]*harness.Latencies, g)
+	counts := make([]int, g)
+	before := make([]int, g)
+	fails := make([]int, g)
+	start := time.Now()
+	stopAt := start.Add(dur)
+	var wg sync.WaitGroup
+	for gi := range g {
+		waits[gi] = harness.NewLatencies(1 << 12)
+		l := c.clients[gi%len(c.clients)]
+		wg.Go(func() {
+			for time.Now().Before(stopAt) && hard.Err() == nil {
+				t0 := time.Now()
+				h, err := l.acquire(hard, key)
+				t1 := time.Now()
+				if err != nil {
+					if hard.Err() == nil {
+						fails[gi]++
+					}
+					continue
+				}
+				hmu.Lock()
+				if !relAt.IsZero() {
+					handoff.Add(t1.Sub(relAt))
+					relAt = time.Time{}
+				}
+				hmu.Unlock()
+				waits[gi].Add(t1.Sub(t0))
+				counts[gi]++
+				if t1.Before(stopAt) {
+					before[gi]++
+				}
+				time.Sleep(holdFor)
+				hmu.Lock()
+				relAt = time.Now()
+				hmu.Unlock()
+				rctx, rcancel := context.WithTimeout(context.WithoutCancel(hard), 2*time.Second)
+				_ = l.release(rctx, h)
+				rcancel()
+			}
+		})
+	}
+	wg.Wait()
+	st := contendedStats{elapsed: time.Since(start), perGoroutine: counts}
+	all := harness.NewLatencies(1 << 14)
+	for gi := range g {
+		all.Merge(waits[gi])
+		st.acquired += before[gi]
+		st.acquiredTotal += counts[gi]
+		st.failed += fails[gi]
+	}
+	st.wait = all.Summary()
+	st.handoff = handoff.Summary()
+	st.fairMin, st.fairMax = counts[0], counts[0]
+	for _, n := range counts {
+		st.fairMin, st.fairMax = min(st.fairMin, n), max(st.fairMax, n)
+	}
+	return st
+}
+
+// scenarioContended: 8 and 32 goroutines on one key over 3 Clients, 5
+// nodes, blocking acquire with each library's default retries and with a
+// 1 ms retry delay.
+func scenarioContended(e *env) error {
+	addrs := e.addrs[:5]
+	for _, retryCfg := range []string{"default", "1ms"} {
+		cs, err := e.contenders(addrs, retryCfg)
+		if err != nil {
+			return err
+		}
+		for _, g := range []int{8, 32} {
+			cas := fmt.Sprintf("goroutines=%d/retry=%s", g, retryCfg)
+			for rep := range e.prof.reps {
+				for _, c := range rotate(cs, rep) {
+					key := fmt.Sprintf("c:%s:%d:%d", retryCfg, g, rep)
+					st := contendedBatch(e.ctx, c, key, g, e.prof.contended)
+					rate := float64(st.acquired) / e.prof.contended.Seconds()
+					m := []harness.Metric{
+						{Unit: "ns/op", Value: float64(e.prof.contended.Nanoseconds()) / float64(max(st.acquired, 1))},
+						{Unit: "acq/s", Value: rate},
+						{Unit: "wait-p50-ns", Value: ns(st.wait.P50)},
+						{Unit: "wait-p99-ns", Value: ns(st.wait.P99)},
+						{Unit: "wait-max-ns", Value: ns(st.wait.Max)},
+						{Unit: "handoff-p50-ns", Value: ns(st.handoff.P50)},
+						{Unit: "handoff-p99-ns", Value: ns(st.handoff.P99)},
+						{Unit: "fair-min", Value: float64(st.fairMin)},
+						{Unit: "fair-max", Value: float64(st.fairMax)},
+						{Unit: "failed", Value: float64(st.failed)},
+					}
+					e.add("Contended", cas, c.lib, harness.Rep{N: max(st.acquired, 1), Metrics: m})
+					progress("contended %s %-10s rep %d/%d: %5.0f acq/s wait p50 %-9s p99 %-9s max %-9s handoff p50 %-9s fair %d..%d failed %d",
+						cas, c.lib, rep+1, e.prof.reps, rate, st.wait.P50.Round(time.Microsecond), st.wait.P99.Round(time.Microsecond),
+						st.wait.Max.Round(time.Microsecond), st.handoff.P50.Round(time.Microsecond), st.fairMin, st.fairMax, st.failed)
+				}
+				if e.ctx.Err() != nil {
+					break
+				}
+			}
+		}
+		for _, c := range cs {
+			c.close()
+		}
+		if e.ctx.Err() != nil {
+			return e.ctx.Err()
+		}
+	}
+	return nil
+}

@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	redsyncredis "github.com/go-redsync/redsync/v4/redis"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/bench/internal/harness"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// Library names as they appear in results (lib=...).
+const (
+	libQL       = "quorumlock"
+	libRS       = "redsync"
+	libRSFast   = "redsync-failfast"
+	libFloor    = "floor"
+	libRawRedis = "go-redis"
+)
+
+// newClient is the go-redis client every library gets, one per node: both
+// libraries honour context deadlines through ContextTimeoutEnabled.
+func newClient(addr string, hook redis.Hook) *redis.Client {
+	c := redis.NewClient(&redis.Options{
+		Addr:                  addr,
+		DialTimeout:           500 * time.Millisecond,
+		ReadTimeout:           time.Second,
+		WriteTimeout:          time.Second,
+		ContextTimeoutEnabled: true,
+	})
+	if hook != nil {
+		c.AddHook(hook)
+	}
+	return c
+}
+
+// clientSet is one go-redis client per node address.
+type clientSet struct {
+	clients []*redis.Client
+}
+
+func newClientSet(addrs []string, hooks []*harness.Counter) *clientSet {
+	s := &clientSet{}
+	for i, a := range addrs {
+		var h redis.Hook
+		if hooks != nil {
+			h = hooks[i]
+		}
+		s.clients = append(s.clients, newClient(a, h))
+	}
+	return s
+}
+
+func (s *clientSet) Close() {
+	for _, c := range s.clients {
+		_ = c.Close()
+	}
+}
+
+// warm opens a connection to every node so that the first batch does not pay
+// for dials.
+func (s *clientSet) warm(ctx context.Context) {
+	for _, c := range s.clients {
+		wctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		_ = c.Ping(wctx).Err()
+		cancel()
+	}
+}
+
+// locker is one library's acquire and release, with no adapter allocation:
+// the handle is the library's own pointer.
+type locker struct {
+	name    string
+	acquire func(ctx context.Context, key string) (any, error)
+	release func(ctx context.Context, h any) error
+	close   func()
+}
+
+func (l *locker) cycle(ctx context.Context, key string) error {
+	h, err := l.acquire(ctx, key)
+	if err != nil {
+		return err
+	}
+	return l.release(ctx, h)
+}
+
+// newQL builds a quorumlock client over its own go-redis clients.
+func newQL(addrs []string, ttl time.Duration, hooks []*harness.Counter, opts ...redlock.Option) (*locker, *redlock.Client, error) {
+	cs := newClientSet(addrs, hooks)
+	nodes := make([]redlock.Node, len(cs.clients))
+	for i, c := range cs.clients {
+		nodes[i] = redlock.NewRedisNodeNamed(fmt.Sprintf("node%d", i), c)
+	}
+	opts = append([]redlock.Option{redlock.WithKeyPrefix("bench:ql:")}, opts...)
+	c, err := redlock.New(nodes, opts...)
+	if err != nil {
+		cs.Close()
+		return nil, nil, err
+	}
+	cs.warm(context.Background())
+	return &locker{
+		name: libQL,
+		acquire: func(ctx context.Context, key string) (any, error) {
+			return c.Acquire(ctx, key, ttl)
+		},
+		release: func(ctx context.Context, h any) error {
+			return h.(*redlock.Lock).Release(ctx)
+		},
+		close: cs.Close,
+	}, c, nil
+}
+
+// newRS builds a redsync instance over its own go-redis clients.
+func newRS(name string, addrs []string, ttl time.Duration, hooks []*harness.Counter, opts ...redsync.Option) (*locker, *redsync.Redsync) {
+	cs := newClientSet(addrs, hooks)
+	pools := make([]redsyncredis.Pool, len(cs.clients))
+	for i, c := range cs.clients {
+		pools[i] = goredis.NewPool(c)
+	}
+	rs := redsync.New(pools...)
+	opts = append([]redsync.Option{redsync.WithExpiry(ttl)}, opts...)
+	cs.warm(context.Background())
+	return &locker{
+		name: name,
+		acquire: func(ctx context.Context, key string) (any, error) {
+			m := rs.NewMutex("bench:rs:"+key, opts...)
+			if err := m.LockContext(ctx); err != nil {
+				return nil, err
+			}
+			return m, nil
+		},
+		release: func(ctx context.Context, h any) error {
+			ok, err := h.(*redsync.Mutex).UnlockContext(ctx)
+			if err == nil && !ok {
+				err = errors.New("redsync: unlock reached no quorum")
+			}
+			return err
+		},
+		close: cs.Close,
+	}, rs
+}
+
+// delScript is the compare-and-delete every Redlock client runs on release.
+var delScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
+
+// newFloor is what an ideal go-redis Redlock client costs: a fresh random
+// token, SET NX PX on every node in parallel, then compare-and-delete on
+// every node in parallel, waiting for all replies each time. No retry, no
+// validity, no fence.
+func newFloor(addrs []string, ttl time.Duration) *locker {
+	cs := newClientSet(addrs, nil)
+	cs.warm(context.Background())
+	n := len(cs.clients)
+	quorum := n/2 + 1
+	type held struct{ key, token string }
+	var pool = sync.Pool{New: func() any { return make(chan bool, n) }}
+	fan := func(f func(c *redis.Client) bool) int {
+		ch := pool.Get().(chan bool)
+		for _, c := range cs.clients {
+			go func() { ch <- f(c) }()
+		}
+		ok := 0
+		for range n {
+			if <-ch {
+				ok++
+			}
+		}
+		pool.Put(ch)
+		return ok
+	}
+	return &locker{
+		name: libFloor,
+		acquire: func(ctx context.Context, key string) (any, error) {
+			var b [16]byte
+			_, _ = rand.Read(b[:])
+			h := &held{key: "bench:floor:" + key, token: base64.RawURLEncoding.EncodeToString(b[:])}
+			if fan(func(c *redis.Client) bool {
+				ok, err := c.SetNX(ctx, h.key, h.token, ttl).Result()
+				return err == nil && ok
+			}) < quorum {
+				return nil, errors.New("floor: no quorum")
+			}
+			return h, nil
+		},
+		release: func(ctx context.Context, hv any) error {
+			h := hv.(*held)
+			if fan(func(c *redis.Client) bool {
+				v, err := delScript.Run(ctx, c, []string{h.key}, h.token).Int64()
+				return err == nil && v == 1
+			}) < quorum {
+				return errors.New("floor: release reached no quorum")
+			}
+			return nil
+		},
+		close: cs.Close,
+	}
+}

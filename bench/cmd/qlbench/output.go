@@ -1,0 +1,296 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/quorumlock/quorumlock/bench/internal/harness"
+)
+
+// libOrder fixes series order (and colours) in charts and tables.
+var libOrder = []string{libQL, libRS, libRSFast, libFloor, libRawRedis}
+
+func libRank(l string) int {
+	if i := slices.Index(libOrder, l); i >= 0 {
+		return i
+	}
+	return len(libOrder)
+}
+
+// scenarioTitle maps a scenario id to its benchmark name.
+var scenarioTitle = map[string]string{
+	"floor": "Floor", "uncontended": "Uncontended", "parallel": "Parallel",
+	"contended": "Contended", "degraded": "Degraded", "held": "Held",
+}
+
+// panel builds one chart panel of unit for a scenario: cases in the order
+// they ran, one series per library; values are divided by scale.
+func panel(rp *harness.Report, scenario, unit, title, ylabel string, scale float64, logY bool) harness.Panel {
+	var cases, libs []string
+	for _, r := range rp.Results {
+		if r.Scenario != scenario {
+			continue
+		}
+		if !slices.Contains(cases, r.Case) {
+			cases = append(cases, r.Case)
+		}
+		if !slices.Contains(libs, r.Lib) {
+			libs = append(libs, r.Lib)
+		}
+	}
+	slices.SortStableFunc(libs, func(a, b string) int { return libRank(a) - libRank(b) })
+	p := harness.Panel{Title: title, YLabel: ylabel, Cases: cases, LogY: logY}
+	for _, l := range libs {
+		s := harness.Series{Name: l}
+		for _, c := range cases {
+			st := harness.Stat{Median: math.NaN(), Min: math.NaN(), Max: math.NaN()}
+			if r := rp.Find(scenario, c, l); r != nil {
+				st, _ = r.Stat(unit)
+			}
+			s.Med = append(s.Med, st.Median/scale)
+			s.Min = append(s.Min, st.Min/scale)
+			s.Max = append(s.Max, st.Max/scale)
+		}
+		p.Series = append(p.Series, s)
+	}
+	// Shorten case labels: drop what every case shares.
+	for i, c := range p.Cases {
+		p.Cases[i] = strings.ReplaceAll(c, "/nodes=5", "")
+	}
+	return p
+}
+
+func (e *env) chart(s string) error {
+	rp := e.report
+	sc := scenarioTitle[s]
+	var ps []harness.Panel
+	switch s {
+	case "floor":
+		ps = []harness.Panel{
+			panel(rp, sc, "ops/s", "Floor: round trips per second", "ops/s", 1, false),
+			panel(rp, sc, "p99-ns", "Floor: p99 latency", "µs", 1e3, false),
+		}
+	case "uncontended":
+		ps = []harness.Panel{
+			panel(rp, sc, "cycles/s", "Uncontended acquire+release, 1 goroutine", "cycles/s", 1, false),
+			panel(rp, sc, "p99-ns", "Uncontended: p99 cycle latency", "µs", 1e3, false),
+			panel(rp, sc, "allocs/op", "Uncontended: allocations per cycle", "allocs/cycle", 1, false),
+		}
+	case "parallel":
+		ps = []harness.Panel{
+			panel(rp, sc, "cycles/s", "Parallel: 16 goroutines, 5 nodes", "cycles/s", 1, false),
+			panel(rp, sc, "p99-ns", "Parallel: p99 cycle latency", "µs", 1e3, false),
+		}
+	case "contended":
+		ps = []harness.Panel{
+			panel(rp, sc, "acq/s", "Contended: acquisitions/s (one key)", "acq/s", 1, false),
+			panel(rp, sc, "wait-p99-ns", "Contended: wait p99 (log)", "ms", 1e6, true),
+			panel(rp, sc, "handoff-p50-ns", "Contended: handoff p50 (log)", "ms", 1e6, true),
+		}
+	case "degraded":
+		ps = []harness.Panel{
+			panel(rp, sc, "p50-ns", "Degraded: acquire p50 (log)", "ms", 1e6, true),
+			panel(rp, sc, "p99-ns", "Degraded: acquire p99 (log)", "ms", 1e6, true),
+		}
+	case "held":
+		ps = []harness.Panel{
+			panel(rp, sc, "cpu-cores", "Held locks: client CPU", "cores", 1, false),
+			panel(rp, sc, "rounds/s/node", "Held locks: round trips/s per node", "round trips/s", 1, false),
+		}
+	}
+	if len(ps) == 0 || len(ps[0].Cases) == 0 {
+		return nil
+	}
+	name := s + ".png"
+	if err := harness.SaveChart(filepath.Join(e.outDir, name), ps...); err != nil {
+		return err
+	}
+	rp.Charts = append(rp.Charts, name)
+	return nil
+}
+
+// summaryUnits are the units shown in the summary table, per scenario.
+var summaryUnits = map[string][]string{
+	"Floor":       {"ops/s", "p50-ns", "p99-ns"},
+	"Uncontended": {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "B/op", "errors"},
+	"Parallel":    {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "errors"},
+	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-p99-ns", "fair-min", "fair-max", "failed"},
+	"Degraded":    {"p50-ns", "p99-ns", "max-ns", "errors"},
+	"Held":        {"cpu-cores", "cmds/s/node", "rounds/s/node", "server-cmds/s/node", "rounds/node/tick", "lost"},
+}
+
+// fmtValue prints durations in ns units human-readably.
+func fmtValue(unit string, v float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	if strings.HasSuffix(unit, "-ns") {
+		switch {
+		case v >= 1e9:
+			return fmt.Sprintf("%.2fs", v/1e9)
+		case v >= 1e6:
+			return fmt.Sprintf("%.2fms", v/1e6)
+		default:
+			return fmt.Sprintf("%.0fµs", v/1e3)
+		}
+	}
+	if v >= 100 || v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// printSummary prints, per scenario, the median [min..max] of each unit.
+func printSummary(w io.Writer, rp *harness.Report) {
+	fmt.Fprintln(w, "\n# Summary: median [min..max] over repetitions")
+	var scen []string
+	for _, r := range rp.Results {
+		if !slices.Contains(scen, r.Scenario) {
+			scen = append(scen, r.Scenario)
+		}
+	}
+	for _, s := range scen {
+		units := summaryUnits[s]
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "\n%s\tlib\t%s\n", s, strings.Join(units, "\t"))
+		for _, r := range rp.Results {
+			if r.Scenario != s {
+				continue
+			}
+			var cells []string
+			for _, u := range units {
+				st, ok := r.Stat(u)
+				if !ok {
+					cells = append(cells, "-")
+					continue
+				}
+				cell := fmtValue(u, st.Median)
+				if st.Min != st.Max && len(r.Reps) > 1 {
+					cell += " [" + fmtValue(u, st.Min) + ".." + fmtValue(u, st.Max) + "]"
+				}
+				cells = append(cells, cell)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Case, r.Lib, strings.Join(cells, "\t"))
+		}
+		_ = tw.Flush()
+	}
+}
+
+func median(rp *harness.Report, scenario, cas, lib, unit string) float64 {
+	r := rp.Find(scenario, cas, lib)
+	if r == nil {
+		return math.NaN()
+	}
+	st, _ := r.Stat(unit)
+	return st.Median
+}
+
+// ratios computes quorumlock against redsync and the floor, with the
+// issue's targets.
+func ratios(rp *harness.Report) []harness.Ratio {
+	var out []harness.Ratio
+	add := func(name, sc, numCase, numLib, denCase, denLib, unit, op string, target float64, hasTarget bool, comment string) {
+		num, den := median(rp, sc, numCase, numLib, unit), median(rp, sc, denCase, denLib, unit)
+		if math.IsNaN(num) || math.IsNaN(den) {
+			return
+		}
+		r := harness.Ratio{Name: name, Num: fmt.Sprintf("%s/%s/lib=%s %s", sc, numCase, numLib, unit),
+			Den: fmt.Sprintf("%s/%s/lib=%s %s", sc, denCase, denLib, unit), Value: num / den, Comment: comment}
+		if den == 0 {
+			r.Value = math.Inf(1)
+			if num == 0 {
+				r.Value = 1
+			}
+		}
+		if hasTarget {
+			met := false
+			switch op {
+			case ">=":
+				met = r.Value >= target
+			case "<=":
+				met = r.Value <= target
+				r.LowerIsB = true
+			}
+			r.Target = fmt.Sprintf("%s %g", op, target)
+			r.Met = &met
+		}
+		out = append(out, r)
+	}
+	// absolute: a value compared with a constant.
+	abs := func(name, sc, cas, lib, unit, op string, target float64, comment string) {
+		v := median(rp, sc, cas, lib, unit)
+		if math.IsNaN(v) {
+			return
+		}
+		r := harness.Ratio{Name: name, Num: fmt.Sprintf("%s/%s/lib=%s %s", sc, cas, lib, unit), Den: "1", Value: v, Comment: comment}
+		// Use the worst repetition for absolute targets.
+		if res := rp.Find(sc, cas, lib); res != nil {
+			st, _ := res.Stat(unit)
+			r.Value = st.Max
+		}
+		met := (op == "<=" && r.Value <= target) || (op == "==" && r.Value == target)
+		r.Target, r.Met, r.LowerIsB = fmt.Sprintf("%s %g", op, target), &met, true
+		out = append(out, r)
+	}
+	const u = "Uncontended"
+	add("uncontended 5 nodes cycles/s vs redsync", u, "nodes=5", libQL, "nodes=5", libRS, "cycles/s", ">=", 1.3, true, "")
+	add("uncontended 5 nodes allocs/cycle vs redsync", u, "nodes=5", libQL, "nodes=5", libRS, "allocs/op", "<=", 0.5, true, "")
+	for _, n := range []string{"nodes=1", "nodes=3", "nodes=5", "nodes=7"} {
+		add("uncontended "+n+" cycles/s vs redsync", u, n, libQL, n, libRS, "cycles/s", "", 0, false, "")
+		add("uncontended "+n+" cycles/s vs floor", u, n, libQL, n, libFloor, "cycles/s", "", 0, false, "")
+	}
+	add("uncontended 5 nodes p99 vs redsync", u, "nodes=5", libQL, "nodes=5", libRS, "p99-ns", "", 0, false, "lower is better")
+	const p, pc = "Parallel", "goroutines=16/nodes=5"
+	add("parallel 16 goroutines cycles/s vs redsync", p, pc, libQL, pc, libRS, "cycles/s", ">=", 1.5, true, "")
+	add("parallel 16 goroutines cycles/s vs floor", p, pc, libQL, pc, libFloor, "cycles/s", "", 0, false, "")
+	add("parallel 16 goroutines p99 vs redsync", p, pc, libQL, pc, libRS, "p99-ns", "", 0, false, "lower is better")
+	const c = "Contended"
+	for _, cas := range []string{"goroutines=32/retry=default", "goroutines=8/retry=default", "goroutines=32/retry=1ms", "goroutines=8/retry=1ms"} {
+		target := cas == "goroutines=32/retry=default"
+		add("contended "+cas+" wait p99 vs redsync", c, cas, libQL, cas, libRS, "wait-p99-ns", "<=", 0.05, target, "lower is better")
+		add("contended "+cas+" acq/s vs redsync", c, cas, libQL, cas, libRS, "acq/s", ">=", 2, target, "")
+		if target {
+			abs("contended "+cas+" quorumlock failed acquisitions (worst rep)", c, cas, libQL, "failed", "==", 0, "")
+		}
+	}
+	const d, dh, dd = "Degraded", "nodes=5/faults=none", "nodes=5/faults=blackhole+paused"
+	add("degraded quorumlock acquire p99 vs its healthy p99", d, dd, libQL, dh, libQL, "p99-ns", "<=", 2, true, "")
+	add("degraded redsync acquire p99 vs its healthy p99", d, dd, libRS, dh, libRS, "p99-ns", "", 0, false, "")
+	add("degraded redsync-failfast acquire p99 vs its healthy p99", d, dd, libRSFast, dh, libRSFast, "p99-ns", "", 0, false, "")
+	add("degraded acquire p99 vs redsync", d, dd, libQL, dd, libRS, "p99-ns", "", 0, false, "lower is better")
+	add("degraded acquire p99 vs redsync-failfast", d, dd, libQL, dd, libRSFast, "p99-ns", "", 0, false, "lower is better")
+	const h = "Held"
+	for _, r := range rp.Results {
+		if r.Scenario != h || !strings.HasPrefix(r.Lib, libQL) {
+			continue
+		}
+		if r.Case == "locks=10000/nodes=5" {
+			abs("held 10,000 locks: "+r.Lib+" round trips per node per tick (worst node)", h, r.Case, r.Lib, "rounds/node/tick", "<=", 1, "")
+		}
+		add("held "+r.Case+" "+r.Lib+" CPU vs redsync", h, r.Case, r.Lib, r.Case, libRS, "cpu-cores", "", 0, false, "lower is better")
+		add("held "+r.Case+" "+r.Lib+" round trips vs redsync", h, r.Case, r.Lib, r.Case, libRS, "rounds/s/node", "", 0, false, "lower is better")
+	}
+	return out
+}
+
+func printRatios(w io.Writer, rs []harness.Ratio) {
+	fmt.Fprintln(w, "\n# Ratios (quorumlock / baseline, medians of one run)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ratio\tvalue\ttarget\tmet")
+	for _, r := range rs {
+		met := ""
+		if r.Met != nil {
+			met = "MISSED"
+			if *r.Met {
+				met = "met"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%.3g\t%s\t%s\n", r.Name, r.Value, r.Target, met)
+	}
+	_ = tw.Flush()
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/quorumlock/quorumlock/bench/internal/harness"
+)
+
+// lockers builds the floor, quorumlock and redsync over addrs (the ones e
+// wants).
+func (e *env) lockers(addrs []string) ([]*locker, func(), error) {
+	var ls []*locker
+	closeAll := func() {
+		for _, l := range ls {
+			l.close()
+		}
+	}
+	if e.want(libFloor) {
+		ls = append(ls, newFloor(addrs, lockTTL))
+	}
+	if e.want(libQL) {
+		ql, _, err := newQL(addrs, lockTTL, nil)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		ls = append(ls, ql)
+	}
+	if e.want(libRS) {
+		rs, _ := newRS(libRS, addrs, lockTTL, nil)
+		ls = append(ls, rs)
+	}
+	return ls, closeAll, nil
+}
+
+// scenarioUncontended: acquire + release on distinct keys, one goroutine,
+// on 1, 3, 5 and 7 nodes.
+func scenarioUncontended(e *env) error {
+	lat := harness.NewLatencies(1 << 18)
+	for _, n := range []int{1, 3, 5, 7} {
+		if n > len(e.addrs) {
+			break
+		}
+		ls, closeAll, err := e.lockers(e.addrs[:n])
+		if err != nil {
+			return err
+		}
+		cas := fmt.Sprintf("nodes=%d", n)
+		for rep := range e.prof.reps {
+			for _, l := range rotate(ls, rep) {
+				keys := keyRing(fmt.Sprintf("u%d:%d:", n, rep), 1<<14)
+				ops, errs, c := serialBatch(e.prof.uncontended, lat, cycleOp(e.ctx, l, keys))
+				s := lat.Summary()
+				m := append(latencyMetrics(ops, c, s, "cycles/s"), harness.Metric{Unit: "errors", Value: float64(errs)})
+				e.add("Uncontended", cas, l.name, harness.Rep{N: ops, Metrics: m})
+				progress("uncontended %s %-10s rep %d/%d: %6.0f cycles/s p50 %-9s p99 %-9s %5.1f allocs/op errors %d",
+					cas, l.name, rep+1, e.prof.reps, float64(ops)/c.elapsed.Seconds(), s.P50, s.P99, float64(c.mallocs)/float64(ops), errs)
+			}
+			if e.ctx.Err() != nil {
+				closeAll()
+				return e.ctx.Err()
+			}
+		}
+		closeAll()
+	}
+	return nil
+}
