@@ -13,7 +13,8 @@ import (
 func main() {
 	code, msg := codeOf(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 	if msg != "" {
-		fmt.Fprintln(os.Stderr, msg)
+		// One line: joined per-node errors come with newlines.
+		fmt.Fprintln(os.Stderr, strings.ReplaceAll(msg, "\n", "; "))
 	}
 	os.Exit(code)
 }

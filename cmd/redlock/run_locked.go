@@ -21,7 +21,8 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 	cmd.Args[0] = a.argv[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = childEnv(lock)
-	cmd.SysProcAttr = childSysProcAttr()
+	group := ownGroup()
+	cmd.SysProcAttr = childSysProcAttr(group)
 
 	kctx, stopKeep := context.WithCancel(ctx)
 	lost := keepAlive(kctx, lock, a.ttl)
@@ -34,6 +35,7 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 		}
 		return exitf(code, "redlock exec: %s: %v", a.argv[0], unwrapExecErr(err))
 	}
+	proc := child{proc: cmd.Process, group: group}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 
@@ -44,19 +46,19 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 	for {
 		select {
 		case s := <-sigs:
-			_ = cmd.Process.Signal(s)
+			proc.signal(s)
 			continue
 		case err := <-lost:
 			lost = nil
 			lostErr = err
-			_ = cmd.Process.Signal(syscall.SIGTERM)
+			proc.signal(syscall.SIGTERM)
 			t := time.NewTimer(a.grace)
 			defer t.Stop()
 			kill = t.C
 			continue
 		case <-kill:
 			kill = nil
-			_ = cmd.Process.Kill()
+			proc.signal(syscall.SIGKILL)
 			fmt.Fprintf(stderr, "redlock exec: %s still running %s after SIGTERM, sent SIGKILL\n", a.argv[0], a.grace)
 			continue
 		case <-done:

@@ -4,4 +4,6 @@ package main
 
 import "syscall"
 
-func childSysProcAttr() *syscall.SysProcAttr { return nil }
+func childSysProcAttr(group bool) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: group}
+}
