@@ -17,8 +17,9 @@ type Locker struct {
 	cfg    config
 }
 
-// New returns a Locker on client. The client's nodes, key prefix, drift and
-// node timeouts apply; its retry policy does not (see WithRetry).
+// New returns a Locker on client. The client's nodes, key prefix, drift,
+// node timeouts, retry policy (unless WithRetry) and auto-extension options
+// (redlock.WithExtendThreshold, WithSafetyMargin, ...) apply.
 func New(client *redlock.Client, opts ...Option) (*Locker, error) {
 	if client == nil {
 		return nil, invalidArg("nil redlock client")
@@ -119,19 +120,45 @@ func (l *Locker) acquire(ctx context.Context, serviceID string, opts []Option, o
 	if err != nil {
 		return nil, err
 	}
-	key := cfg.prefix + serviceID
-	var lock *redlock.Lock
-	attempt := func() (bool, error) {
-		var err error
-		lock, err = l.client.TryAcquire(ctx, key, cfg.ttl)
-		return !once && busy(err), err
+	lock, err := l.lock(ctx, cfg, serviceID, once)
+	if err != nil {
+		return nil, err
 	}
-	if err := retrying(ctx, cfg, attempt); err != nil {
-		cfg.logger.WarnContext(ctx, "statuslock: failed to acquire lock", "service", serviceID, "err", err)
+	return &Lock{serviceID: serviceID, lock: lock, logger: cfg.logger}, nil
+}
+
+// lock takes the status lock of serviceID: a single attempt (once), the
+// redlock client's Acquire (no WithRetry: the client's policy, its waits for
+// the holder's expiry and its release notifications), or single attempts
+// spaced by the WithRetry policy.
+func (l *Locker) lock(ctx context.Context, cfg config, serviceID string, once bool) (*redlock.Lock, error) {
+	key := cfg.prefix + serviceID
+	var (
+		lock *redlock.Lock
+		err  error
+	)
+	switch {
+	case once:
+		lock, err = l.client.TryAcquire(ctx, key, cfg.ttl)
+	case cfg.retry == nil:
+		lock, err = l.client.Acquire(ctx, key, cfg.ttl)
+	default:
+		err = retrying(ctx, cfg, func() (bool, error) {
+			var err error
+			lock, err = l.client.TryAcquire(ctx, key, cfg.ttl)
+			return busy(err), err
+		})
+	}
+	if err != nil {
+		if once && errors.Is(err, redlock.ErrNotAcquired) {
+			cfg.logger.InfoContext(ctx, "statuslock: lock busy", "service", serviceID)
+		} else {
+			cfg.logger.WarnContext(ctx, "statuslock: failed to acquire lock", "service", serviceID, "err", err)
+		}
 		return nil, wrapLockErr("acquire", serviceID, err)
 	}
 	cfg.logger.DebugContext(ctx, "statuslock: acquired lock", "service", serviceID, "fence", lock.Fence(), "ttl", cfg.ttl)
-	return &Lock{serviceID: serviceID, lock: lock, logger: cfg.logger}, nil
+	return lock, nil
 }
 
 // ServiceID is the service whose status the lock guards.

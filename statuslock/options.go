@@ -19,9 +19,11 @@ const (
 	DefaultKeyPrefix = "status:"
 )
 
-// DefaultRetry is the retry policy of Acquire and WithStatusLock: 10
-// retries, 200 ms apart plus up to 100 ms of random jitter (about 2 to 3
-// seconds in all), as node-redlock's defaults.
+// DefaultRetry is 10 retries, 200 ms apart plus up to 100 ms of random
+// jitter (about 2 to 3 seconds in all), as node-redlock's defaults. It is
+// also redlock.DefaultRetry, the retry policy of a redlock client built
+// without redlock.WithRetry, which Acquire and WithStatusLock use unless
+// given WithRetry.
 func DefaultRetry() retry.Policy {
 	return retry.Constant(10, 200*time.Millisecond, 100*time.Millisecond)
 }
@@ -34,14 +36,14 @@ type Option func(*config)
 
 type config struct {
 	ttl    time.Duration
-	retry  retry.Policy
+	retry  retry.Policy // nil: the redlock client's
 	prefix string
 	logger *slog.Logger
 	bad    []string // options given invalid values that cannot be checked later (nil policy, nil logger)
 }
 
 func defaultConfig() config {
-	return config{ttl: DefaultTTL, retry: DefaultRetry(), prefix: DefaultKeyPrefix, logger: slog.New(slog.DiscardHandler)}
+	return config{ttl: DefaultTTL, prefix: DefaultKeyPrefix, logger: slog.New(slog.DiscardHandler)}
 }
 
 // WithTTL sets the lock's time to live. Default DefaultTTL (10 s). It must
@@ -49,9 +51,13 @@ func defaultConfig() config {
 func WithTTL(ttl time.Duration) Option { return func(c *config) { c.ttl = ttl } }
 
 // WithRetry sets how often and after which delays a busy status lock is
-// tried again by Acquire and WithStatusLock. Default DefaultRetry(). The
-// redlock client's own retry policy is not used: each attempt is a single
-// try.
+// tried again by Acquire and WithStatusLock, instead of the redlock client's
+// retry policy. Default: the client's policy, which is DefaultRetry() (10 x
+// 200 ms + up to 100 ms) unless the client was built with redlock.WithRetry.
+// The client's own waiting (it comes back when the holder's key expires, or
+// when the holder releases with redlock release notifications on) is used
+// only with the client's policy: with WithRetry each try is a single
+// attempt, WithRetry's delays apart.
 func WithRetry(p retry.Policy) Option {
 	return func(c *config) {
 		if p == nil {
@@ -94,8 +100,10 @@ func apply(base config, opts []Option) (config, error) {
 	if cfg.ttl <= 0 {
 		return config{}, invalidArg("ttl %s is not positive", cfg.ttl)
 	}
-	if err := cfg.retry.Validate(); err != nil {
-		return config{}, invalidArg("%w", err)
+	if cfg.retry != nil {
+		if err := cfg.retry.Validate(); err != nil {
+			return config{}, invalidArg("%w", err)
+		}
 	}
 	return cfg, nil
 }

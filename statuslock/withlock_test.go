@@ -1,0 +1,147 @@
+package statuslock_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/retry"
+	"github.com/quorumlock/quorumlock/statuslock"
+)
+
+// fn runs with the lock held and its fence; the lock is free afterwards.
+func TestWithStatusLockRunsUnderLock(t *testing.T) {
+	_, c := startNodes(t, 3)
+	logger, logs := newLogger()
+	l := newLocker(t, c, statuslock.WithLogger(logger))
+	ctx := ctxFor(t)
+	id := serviceID(t)
+	var fences []uint64
+	for range 2 {
+		err := l.WithStatusLock(ctx, id, func(ctx context.Context, fence uint64) error {
+			if _, err := l.TryAcquire(ctx, id); !errors.Is(err, statuslock.ErrNotAcquired) {
+				t.Errorf("lock not held inside fn: TryAcquire = %v", err)
+			}
+			fences = append(fences, fence)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fences[0] == 0 || fences[1] <= fences[0] {
+		t.Fatalf("fences %v do not grow", fences)
+	}
+	h, err := l.TryAcquire(ctx, id)
+	if err != nil {
+		t.Fatalf("lock not released after fn: %v", err)
+	}
+	_ = h.Release(ctx)
+	for _, msg := range []string{"acquired lock", "lock released"} {
+		if !strings.Contains(logs.String(), msg) {
+			t.Errorf("log lacks %q:\n%s", msg, logs)
+		}
+	}
+}
+
+// fn's error comes back as fn returned it.
+func TestWithStatusLockReturnsFnError(t *testing.T) {
+	l := newLocker(t, memoryClient(t))
+	boom := errors.New("boom")
+	err := l.WithStatusLock(ctxFor(t), "svc", func(context.Context, uint64) error { return boom })
+	if err != boom {
+		t.Fatalf("err = %v, want fn's error itself", err)
+	}
+}
+
+// A lock held elsewhere through every retry: fn never runs, the error says
+// why, and the retries took the policy's time.
+func TestWithStatusLockNotAcquired(t *testing.T) {
+	_, c := startNodes(t, 3)
+	logger, logs := newLogger()
+	l := newLocker(t, c, statuslock.WithLogger(logger),
+		statuslock.WithRetry(retry.Constant(3, 20*time.Millisecond, 0)))
+	ctx := ctxFor(t)
+	id := serviceID(t)
+	held, err := l.Acquire(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(ctx)
+
+	var ran atomic.Bool
+	began := time.Now()
+	err = l.WithStatusLock(ctx, id, func(context.Context, uint64) error { ran.Store(true); return nil })
+	if ran.Load() {
+		t.Fatal("fn ran without the lock")
+	}
+	if !errors.Is(err, statuslock.ErrNotAcquired) || !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("err = %v, want ErrNotAcquired", err)
+	}
+	if took := time.Since(began); took < 60*time.Millisecond {
+		t.Fatalf("gave up after %s, before 3 retries of 20ms", took)
+	}
+	if !strings.Contains(logs.String(), "failed to acquire lock") {
+		t.Errorf("failure not logged:\n%s", logs)
+	}
+}
+
+// Two of three lock nodes down: fn never runs, ErrQuorumUnreachable.
+func TestWithStatusLockQuorumUnreachable(t *testing.T) {
+	cl, c := startNodes(t, 3, redlock.WithNodeTimeout(100*time.Millisecond))
+	l := newLocker(t, c, statuslock.WithRetry(retry.Constant(2, 10*time.Millisecond, 0)))
+	_ = cl.Nodes()[0].Kill()
+	_ = cl.Nodes()[1].Kill()
+	var ran atomic.Bool
+	err := l.WithStatusLock(ctxFor(t), serviceID(t), func(context.Context, uint64) error { ran.Store(true); return nil })
+	if ran.Load() {
+		t.Fatal("fn ran without the lock")
+	}
+	if !errors.Is(err, statuslock.ErrQuorumUnreachable) || !errors.Is(err, redlock.ErrQuorumUnreachable) {
+		t.Fatalf("err = %v, want ErrQuorumUnreachable", err)
+	}
+}
+
+// The caller's context ends while waiting: ctx's error, fn not run.
+func TestWithStatusLockCancelledWhileWaiting(t *testing.T) {
+	l := newLocker(t, memoryClient(t), statuslock.WithRetry(retry.Constant(1000, 10*time.Millisecond, 0)))
+	ctx := ctxFor(t)
+	held, err := l.Acquire(ctx, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release(ctx)
+	wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	err = l.WithStatusLock(wctx, "svc", func(context.Context, uint64) error {
+		t.Error("fn ran without the lock")
+		return nil
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want DeadlineExceeded", err)
+	}
+}
+
+// The lock nodes fail while fn runs, so the release fails: fn's result is
+// returned (nil here), and the failed release is logged.
+func TestWithStatusLockReleaseFailureLogged(t *testing.T) {
+	cl, c := startNodes(t, 3, redlock.WithNodeTimeout(100*time.Millisecond))
+	logger, logs := newLogger()
+	l := newLocker(t, c, statuslock.WithLogger(logger))
+	ctx := ctxFor(t)
+	err := l.WithStatusLock(ctx, serviceID(t), func(context.Context, uint64) error {
+		_ = cl.Nodes()[0].Kill()
+		_ = cl.Nodes()[1].Kill()
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("a failed release was returned as the function's failure: %v", err)
+	}
+	if !strings.Contains(logs.String(), "lock release failed") {
+		t.Fatalf("failed release not logged:\n%s", logs)
+	}
+}
