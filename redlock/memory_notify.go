@@ -15,10 +15,10 @@ type memoryBroker struct {
 type memorySub struct {
 	mu        sync.Mutex // one delivery at a time, none after stop
 	stopped   bool
-	onRelease func(string)
+	onRelease func(key, release string)
 }
 
-func (b *memoryBroker) publish(channel, key string) {
+func (b *memoryBroker) publish(channel, key, release string) {
 	b.mu.Lock()
 	subs := make([]*memorySub, 0, len(b.subs[channel]))
 	for s := range b.subs[channel] {
@@ -28,7 +28,7 @@ func (b *memoryBroker) publish(channel, key string) {
 	for _, s := range subs {
 		s.mu.Lock()
 		if !s.stopped {
-			s.onRelease(key)
+			s.onRelease(key, release)
 		}
 		s.mu.Unlock()
 	}
@@ -39,7 +39,7 @@ func (b *memoryBroker) publish(channel, key string) {
 func (n *MemoryNode) ReleaseNotify(ctx context.Context, key, token, channel string) (bool, error) {
 	released, err := n.Release(ctx, key, token)
 	if released {
-		n.broker.publish(channel, key)
+		n.broker.publish(channel, key, releaseID(token))
 	}
 	return released, err
 }
@@ -48,7 +48,7 @@ func (n *MemoryNode) ReleaseNotify(ctx context.Context, key, token, channel stri
 // never breaks (SetDown does not break it; a node that is down announces
 // nothing, since its releases fail). It starts no goroutine: onRelease runs
 // on the releasing goroutine.
-func (n *MemoryNode) SubscribeReleases(_ context.Context, channel string, onRelease func(key string), onState func(up bool, err error)) (func(), error) {
+func (n *MemoryNode) SubscribeReleases(_ context.Context, channel string, onRelease func(key, release string), onState func(up bool, err error)) (func(), error) {
 	s := &memorySub{onRelease: onRelease}
 	b := &n.broker
 	b.mu.Lock()

@@ -3,6 +3,8 @@ package redlock
 import (
 	"cmp"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"slices"
 	"sync"
@@ -18,16 +20,25 @@ type Notifier interface {
 	// key on channel, atomically with the delete where the node can. It
 	// must stay idempotent: a resent call deletes and announces nothing.
 	ReleaseNotify(ctx context.Context, key, token, channel string) (released bool, err error)
-	// SubscribeReleases delivers the keys published on channel to
-	// onRelease until stop is called; stop waits for the delivery to end
-	// and may be called more than once. It returns at once: the
+	// SubscribeReleases delivers the releases announced on channel to
+	// onRelease until stop is called: the key, and an id that is the same
+	// in every node's announcement of one release (releaseID of the
+	// token), so that one release wakes one waiter. stop waits for the
+	// delivery to end and may be called more than once. It returns at once: the
 	// subscription is made, and remade after failures, in the background,
 	// and onState reports each change: up when the node confirmed the
 	// subscription (again), down with the cause when it broke, when
 	// notifications may be missed. Callbacks must be quick and come from
 	// one goroutine at a time per subscription. It fails with
 	// ErrNotificationsUnsupported when the node cannot subscribe at all.
-	SubscribeReleases(ctx context.Context, channel string, onRelease func(key string), onState func(up bool, err error)) (stop func(), err error)
+	SubscribeReleases(ctx context.Context, channel string, onRelease func(key, release string), onState func(up bool, err error)) (stop func(), err error)
+}
+
+// releaseID identifies a release in announcements: the first 16 hex digits
+// of the token's SHA-1, as the release script computes it.
+func releaseID(token string) string {
+	sum := sha1.Sum([]byte(token))
+	return hex.EncodeToString(sum[:8])
 }
 
 // ErrNotificationsUnsupported is returned by SubscribeReleases of a node
@@ -99,6 +110,7 @@ type waitQueue struct {
 	waiting []*waiter // parked, by arrival order
 	active  *waiter
 	missed  bool
+	woke    string // id of the release that last woke a waiter
 }
 
 type waiter struct {
@@ -161,7 +173,7 @@ func (c *Client) subscribe(gen uint64) {
 			continue
 		}
 		stop, err := nf.SubscribeReleases(context.Background(), channel,
-			func(key string) { c.released(gen, key) },
+			func(key, release string) { c.released(gen, key, release) },
 			func(up bool, err error) { c.subState(gen, i, up, err) })
 		if err != nil {
 			if !errors.Is(err, ErrNotificationsUnsupported) {
@@ -215,7 +227,7 @@ func (c *Client) subState(gen uint64, i int, up bool, err error) {
 			// Nobody was listening until now: a release may have gone
 			// unnoticed. Let each key's first waiter look.
 			for _, q := range h.queues {
-				h.announce(q)
+				h.announce(q, "")
 			}
 		}
 	} else if !up {
@@ -238,7 +250,7 @@ func (c *Client) subState(gen uint64, i int, up bool, err error) {
 }
 
 // released handles one announcement of key (its full name).
-func (c *Client) released(gen uint64, key string) {
+func (c *Client) released(gen uint64, key, release string) {
 	h := &c.notify
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -246,17 +258,24 @@ func (c *Client) released(gen uint64, key string) {
 		return
 	}
 	if q := h.queues[key]; q != nil {
-		h.announce(q)
+		h.announce(q, release)
 	}
 }
 
 // announce wakes the first parked waiter of q, or, when one is already
-// trying or none is parked, remembers the announcement. Called with h.mu.
-func (h *notifyHub) announce(q *waitQueue) {
+// trying or none is parked, remembers the announcement. Another node's
+// announcement of a release that already woke a waiter who is done trying
+// wakes no one: that waiter got the lock, or lost it to someone who did.
+// Called with h.mu.
+func (h *notifyHub) announce(q *waitQueue, release string) {
 	if q.active != nil || len(q.waiting) == 0 {
 		q.missed = true
 		return
 	}
+	if release != "" && release == q.woke {
+		return
+	}
+	q.woke = release
 	h.wakeNext(q)
 }
 

@@ -41,7 +41,7 @@ func (n *RedisNode) ReleaseNotify(ctx context.Context, key, token, channel strin
 // ErrNotificationsUnsupported. The subscription holds one connection of its
 // own. A goroutine reads it, pings it when idle, and remakes it after a
 // break (the node restarted, a network fault, no pong in time).
-func (n *RedisNode) SubscribeReleases(ctx context.Context, channel string, onRelease func(key string), onState func(up bool, err error)) (func(), error) {
+func (n *RedisNode) SubscribeReleases(ctx context.Context, channel string, onRelease func(key, release string), onState func(up bool, err error)) (func(), error) {
 	sc, ok := n.client.(subscriber)
 	if !ok {
 		return nil, fmt.Errorf("%w: %T", ErrNotificationsUnsupported, n.client)
@@ -66,7 +66,7 @@ func (n *RedisNode) SubscribeReleases(ctx context.Context, channel string, onRel
 type redisSub struct {
 	client    subscriber
 	channel   string
-	onRelease func(string)
+	onRelease func(key, release string)
 	onState   func(bool, error)
 
 	mu sync.Mutex
@@ -127,7 +127,7 @@ func (s *redisSub) receive(ctx context.Context, ps *redis.PubSub) (wasUp bool, e
 		pinged = false
 		switch m := msg.(type) {
 		case *redis.Message:
-			s.onRelease(m.Payload)
+			s.onRelease(parseRelease(m.Payload))
 		case *redis.Subscription:
 			if m.Kind == "subscribe" && m.Channel == s.channel {
 				wasUp = true
@@ -143,4 +143,14 @@ func (s *redisSub) closeCurrent() {
 	if s.ps != nil {
 		_ = s.ps.Close()
 	}
+}
+
+// parseRelease splits an announcement of the release script, "<id> <key>"
+// with a 16-digit id, into key and id. Anything else is taken as a bare key
+// with no id.
+func parseRelease(payload string) (key, release string) {
+	if len(payload) > 17 && payload[16] == ' ' {
+		return payload[17:], payload[:16]
+	}
+	return payload, ""
 }

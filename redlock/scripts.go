@@ -42,8 +42,12 @@ return 2
 `)
 
 // releaseScript: delete only our token's key. With ARGV[2], a channel name,
-// a successful delete also publishes the key's name there, so that waiters
-// subscribed to the channel learn of the release at once. The publish is
+// a successful delete also publishes there the release's id (the first 16
+// hex digits of the token's SHA-1: the same on every node, and not the
+// token, which would let any subscriber release the lock), a space, and
+// the key's name, so that waiters subscribed to the channel learn of the
+// release at once and can tell the nodes' announcements of one release
+// from a new release. The publish is
 // best effort (redis.pcall: an ACL that forbids PUBLISH must not make
 // releases fail) and happens only when this call deleted the key, so a
 // resent release neither deletes nor announces twice.
@@ -51,7 +55,7 @@ var releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   if ARGV[2] then
-    redis.pcall('PUBLISH', ARGV[2], KEYS[1])
+    redis.pcall('PUBLISH', ARGV[2], string.sub(redis.sha1hex(ARGV[1]), 1, 16) .. ' ' .. KEYS[1])
   end
   return 1
 end

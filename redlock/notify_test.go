@@ -1,0 +1,373 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/retry"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
+)
+
+// eventCounter counts the observer's events by kind.
+type eventCounter struct {
+	mu     sync.Mutex
+	counts map[redlock.EventKind]int
+}
+
+func (e *eventCounter) Observe(ev redlock.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.counts == nil {
+		e.counts = map[redlock.EventKind]int{}
+	}
+	e.counts[ev.Kind]++
+}
+
+func (e *eventCounter) get(k redlock.EventKind) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.counts[k]
+}
+
+// await polls cond until it holds or the deadline passes.
+func await(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// logRecorder is a slog.Handler that keeps the messages it is given.
+type logRecorder struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (r *logRecorder) Enabled(context.Context, slog.Level) bool { return true }
+func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, rec)
+	return nil
+}
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
+
+// count is how many records at level have a message containing msg.
+func (r *logRecorder) count(level slog.Level, msg string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, rec := range r.recs {
+		if rec.Level == level && strings.Contains(rec.Message, msg) {
+			n++
+		}
+	}
+	return n
+}
+
+type acquireResult struct {
+	lock *redlock.Lock
+	err  error
+	at   time.Time
+}
+
+// blockedWaiter starts Acquire of key on c in the background, and returns
+// once it lost its first attempt.
+func blockedWaiter(t *testing.T, c *redlock.Client, obs *eventCounter, key string, ttl time.Duration) <-chan acquireResult {
+	t.Helper()
+	before := obs.get(redlock.EventContended)
+	done := make(chan acquireResult, 1)
+	go func() {
+		l, err := c.Acquire(ctxFor(t), key, ttl)
+		done <- acquireResult{l, err, time.Now()}
+	}()
+	await(t, "the waiter's first lost attempt", 10*time.Second, func() bool { return obs.get(redlock.EventContended) > before })
+	return done
+}
+
+// handoff holds key with holder, starts a waiter on waiter, releases after
+// a moment, and returns how long after the release the waiter acquired.
+func handoff(t *testing.T, holder, waiter *redlock.Client, obs *eventCounter) time.Duration {
+	t.Helper()
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	held, err := holder.Acquire(ctx, key, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := blockedWaiter(t, waiter, obs, key, 10*time.Second)
+	time.Sleep(100 * time.Millisecond) // let the subscriptions settle; the waiter sleeps on
+	released := time.Now()
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("waiter: %v", r.err)
+	}
+	if err := r.lock.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return r.at.Sub(released)
+}
+
+// Rule 5: a waiter wakes on the holder's release, well before the retry
+// policy's delay (2 s) and the holder's TTL (10 s).
+func TestNotifyWakesOnRelease(t *testing.T) {
+	cl := redistest.StartT(t, 3)
+	obs := &eventCounter{}
+	holder := newClient(t, nodesOf(cl))
+	waiter := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, 2*time.Second, 0)), redlock.WithObserver(obs))
+	if d := handoff(t, holder, waiter, obs); d >= time.Second {
+		t.Fatalf("waiter acquired %s after the release; want it woken by the release, not the 2s delay", d)
+	}
+}
+
+// The same handoff without notifications takes the policy's delay: the
+// test above could fail.
+func TestNotifyOffWaitsPolicyDelay(t *testing.T) {
+	cl := redistest.StartT(t, 3)
+	obs := &eventCounter{}
+	holder := newClient(t, nodesOf(cl), redlock.WithReleaseNotifications(false))
+	waiter := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, 2*time.Second, 0)),
+		redlock.WithObserver(obs), redlock.WithReleaseNotifications(false))
+	if d := handoff(t, holder, waiter, obs); d < 1500*time.Millisecond {
+		t.Fatalf("waiter acquired %s after the release with notifications off; want the policy's 2s delay", d)
+	}
+}
+
+// A waiter on a client with notifications on still wakes when the holder's
+// client has them off? No: the holder does not announce. It must still get
+// the lock by the policy's delay (mixed deployments keep working).
+func TestNotifyMixedClients(t *testing.T) {
+	cl := redistest.StartT(t, 3)
+	obs := &eventCounter{}
+	holder := newClient(t, nodesOf(cl), redlock.WithReleaseNotifications(false))
+	waiter := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, 500*time.Millisecond, 0)), redlock.WithObserver(obs))
+	if d := handoff(t, holder, waiter, obs); d < 200*time.Millisecond {
+		t.Fatalf("waiter acquired %s after an unannounced release: woken by what?", d)
+	}
+}
+
+// Waiters of one client for one key are woken one at a time: 16 of them
+// all get the lock in turn, never two at once, with few lost attempts. If
+// every release woke every waiter, the k-th handoff alone would cost k-1
+// lost attempts: 120 in all, plus the 16 first ones.
+func TestNotifyNoStampede(t *testing.T) {
+	const waiters = 16
+	cl := redistest.StartT(t, 3)
+	obs := &eventCounter{}
+	c := newClient(t, nodesOf(cl), redlock.WithObserver(obs),
+		redlock.WithRetry(retry.Constant(100, 3*time.Second, 300*time.Millisecond)))
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	first, err := c.Acquire(ctx, key, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		inside, overlaps atomic.Int32
+		wg               sync.WaitGroup
+		errs             = make(chan error, waiters)
+	)
+	for range waiters {
+		wg.Go(func() {
+			l, err := c.Acquire(ctx, key, 10*time.Second)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if inside.Add(1) != 1 {
+				overlaps.Add(1)
+			}
+			time.Sleep(10 * time.Millisecond)
+			inside.Add(-1)
+			if err := l.Release(ctx); err != nil {
+				errs <- err
+			}
+		})
+	}
+	await(t, "every waiter's first lost attempt", 20*time.Second, func() bool { return obs.get(redlock.EventContended) >= waiters })
+	time.Sleep(100 * time.Millisecond)
+	began := time.Now()
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := overlaps.Load(); n > 0 {
+		t.Fatalf("%d overlapping critical sections", n)
+	}
+	if got := obs.get(redlock.EventAcquired); got != waiters+1 {
+		t.Fatalf("%d acquisitions, want %d", got, waiters+1)
+	}
+	lost := obs.get(redlock.EventContended)
+	t.Logf("%d waiters: %d lost attempts in all (%d before the first release), handoffs took %s",
+		waiters, lost, waiters, time.Since(began))
+	// Each waiter loses its first attempt; the rest come from the nodes'
+	// duplicate announcements racing a release that has not reached every
+	// node yet, and from slow machines where a 3 s timer fires anyway.
+	if bound := 3 * waiters; lost > bound {
+		t.Fatalf("%d lost attempts, want at most %d: the waiters stampede", lost, bound)
+	}
+}
+
+// scripterOnly hides everything but redis.Scripter: a node over it can
+// announce releases but cannot subscribe.
+type scripterOnly struct{ redis.Scripter }
+
+// When the subscriptions break (the only subscribing node is killed),
+// waiting falls back to the policy's delays and says so once; after the
+// node comes back, releases wake waiters again.
+func TestNotifySubscriptionBreaksAndRecovers(t *testing.T) {
+	cl := redistest.StartT(t, 3)
+	rcs := cl.Clients()
+	nodes := []redlock.Node{
+		redlock.NewRedisNode(rcs[0]), // the only node whose client can subscribe
+		redlock.NewRedisNodeNamed("scripter-1", scripterOnly{rcs[1]}),
+		redlock.NewRedisNodeNamed("scripter-2", scripterOnly{rcs[2]}),
+	}
+	logs := &logRecorder{}
+	obs := &eventCounter{}
+	holder := newClient(t, nodes)
+	waiter := newClient(t, nodes, redlock.WithObserver(obs), redlock.WithLogger(slog.New(logs)),
+		redlock.WithRetry(retry.Constant(20, 1500*time.Millisecond, 0)))
+
+	// Healthy: woken by the release.
+	if d := handoff(t, holder, waiter, obs); d >= time.Second {
+		t.Fatalf("before the kill: acquired %s after the release, want woken", d)
+	}
+
+	if err := cl.Nodes()[0].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	const broken = "release notifications broken"
+	await(t, "the broken subscription's warning", 10*time.Second, func() bool { return logs.count(slog.LevelWarn, broken) > 0 })
+	// Broken: the policy's delay (the two live nodes are a quorum).
+	if d := handoff(t, holder, waiter, obs); d < 500*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("while broken: acquired %s after the release, want about the 1.5s delay", d)
+	}
+	if n := logs.count(slog.LevelWarn, broken); n != 1 {
+		t.Fatalf("%d warnings about the broken subscription, want 1 (once per break)", n)
+	}
+
+	if err := cl.Nodes()[0].Restart(ctxFor(t)); err != nil {
+		t.Fatal(err)
+	}
+	await(t, "the subscription to be restored", 10*time.Second, func() bool {
+		return logs.count(slog.LevelInfo, "release notifications restored") > 0
+	})
+	if d := handoff(t, holder, waiter, obs); d >= time.Second {
+		t.Fatalf("after the restart: acquired %s after the release, want woken again", d)
+	}
+}
+
+// Close stops every goroutine the subscriptions started, is idempotent, and
+// leaves the client usable (waiting by delays).
+func TestNotifyCloseStopsGoroutines(t *testing.T) {
+	cl := redistest.StartT(t, 3)
+	obs := &eventCounter{}
+	holder := newClient(t, nodesOf(cl))
+	waiter := newClient(t, nodesOf(cl), redlock.WithObserver(obs), redlock.WithRetry(retry.Constant(5, 300*time.Millisecond, 0)))
+	// Warm the go-redis pools so their state is part of the baseline.
+	if l, err := holder.TryAcquire(ctxFor(t), uniqueKey(t), time.Second); err == nil {
+		_ = l.Release(ctxFor(t))
+	}
+	baseline := goleak.IgnoreCurrent()
+
+	handoff(t, holder, waiter, obs) // starts the subscriptions
+	if err := goleak.Find(baseline); err == nil {
+		t.Fatal("no subscription goroutines while waiting? the test would prove nothing")
+	}
+	if err := waiter.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := waiter.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	goleak.VerifyNone(t, baseline)
+
+	// Still usable, without starting anything.
+	handoff(t, holder, waiter, obs)
+	goleak.VerifyNone(t, baseline)
+}
+
+// Memory nodes announce releases in process, with the same waking.
+func TestNotifyMemoryNodes(t *testing.T) {
+	nodes := []redlock.Node{redlock.NewMemoryNode("m0"), redlock.NewMemoryNode("m1"), redlock.NewMemoryNode("m2")}
+	obs := &eventCounter{}
+	holder := newClient(t, nodes)
+	waiter := newClient(t, nodes, redlock.WithObserver(obs), redlock.WithRetry(retry.Constant(5, 2*time.Second, 0)))
+	if d := handoff(t, holder, waiter, obs); d >= time.Second {
+		t.Fatalf("acquired %s after the release, want woken", d)
+	}
+}
+
+// The release script announces "<16-hex id> <key>" once, when it deleted
+// the key: a resent release (the reply was lost) announces nothing more,
+// and the id is the same on every node and is not the token.
+func TestNotifyReleaseScriptAnnouncesOnce(t *testing.T) {
+	cl := redistest.StartT(t, 2)
+	ctx := ctxFor(t)
+	const channel = "test:released"
+	var subs []*redis.PubSub
+	for _, rc := range cl.Clients() {
+		ps := rc.Subscribe(ctx, channel)
+		t.Cleanup(func() { _ = ps.Close() })
+		if _, err := ps.ReceiveTimeout(ctx, 5*time.Second); err != nil { // the confirmation
+			t.Fatal(err)
+		}
+		subs = append(subs, ps)
+	}
+	var ids []string
+	for i, rc := range cl.Clients() {
+		node := redlock.NewRedisNode(rc)
+		if _, err := node.Acquire(ctx, "k", "tok", 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		for try, want := range []bool{true, false} {
+			ok, err := node.ReleaseNotify(ctx, "k", "tok", channel)
+			if err != nil || ok != want {
+				t.Fatalf("node %d release %d: %v, %v; want %v", i, try, ok, err, want)
+			}
+		}
+		msg, err := subs[i].ReceiveMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, key, ok := strings.Cut(msg.Payload, " ")
+		if !ok || key != "k" || len(id) != 16 || strings.Contains(msg.Payload, "tok") {
+			t.Fatalf("announcement %q, want \"<16 hex> k\" without the token", msg.Payload)
+		}
+		ids = append(ids, id)
+		if m, err := subs[i].ReceiveTimeout(ctx, 200*time.Millisecond); err == nil {
+			t.Fatalf("second announcement %v for one release", m)
+		}
+	}
+	if ids[0] != ids[1] {
+		t.Fatalf("ids %v differ between nodes for one token", ids)
+	}
+	// A Scripter-only node cannot subscribe, and says so.
+	node := redlock.NewRedisNodeNamed("s", scripterOnly{cl.Clients()[0]})
+	if _, err := node.SubscribeReleases(ctx, channel, func(string, string) {}, func(bool, error) {}); !errors.Is(err, redlock.ErrNotificationsUnsupported) {
+		t.Fatalf("scripter-only subscribe: %v, want ErrNotificationsUnsupported", err)
+	}
+}
