@@ -78,3 +78,19 @@ func (l *Locker) run(ctx context.Context, cfg config, serviceID string, fn Func,
 	out.err, out.lost, out.release = runHeld(ctx, lock, func(ctx context.Context, fence uint64) error { return fn(ctx, fence) })
 	return out, nil
 }
+
+// SetStatus writes status for serviceID to store under the service's status
+// lock, carrying the lock's fence: WithStatusLock around store.Set. Errors
+// are WithStatusLock's, or the store's (ErrStaleFence when a newer holder
+// has written meanwhile).
+func (l *Locker) SetStatus(ctx context.Context, store Store, serviceID string, status Status, opts ...Option) error {
+	switch {
+	case store == nil || isNilPointer(store):
+		return invalidArg("nil store")
+	case !status.Valid():
+		return invalidArg("unknown status %q", string(status))
+	}
+	return l.WithStatusLock(ctx, serviceID, func(ctx context.Context, fence uint64) error {
+		return store.Set(ctx, serviceID, status, fence)
+	}, opts...)
+}
