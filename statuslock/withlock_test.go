@@ -145,3 +145,46 @@ func TestWithStatusLockReleaseFailureLogged(t *testing.T) {
 		t.Fatalf("failed release not logged:\n%s", logs)
 	}
 }
+
+// The lock cannot be kept while fn runs (a majority of the lock nodes
+// freezes): fn's context is cancelled with the loss as its cause before the
+// TTL is over, and WithStatusLock reports ErrLockLost.
+func TestWithStatusLockLostWhileRunning(t *testing.T) {
+	cl, c := startNodes(t, 3, redlock.WithNodeTimeout(30*time.Millisecond))
+	t.Cleanup(func() {
+		_ = cl.Nodes()[0].Resume()
+		_ = cl.Nodes()[1].Resume()
+	})
+	logger, logs := newLogger()
+	l := newLocker(t, c, statuslock.WithLogger(logger))
+	ttl := 600 * time.Millisecond
+	var began, lostAt time.Time
+	err := l.WithStatusLock(ctxFor(t), serviceID(t), func(ctx context.Context, _ uint64) error {
+		began = time.Now()
+		if err := cl.Nodes()[0].Pause(); err != nil {
+			return err
+		}
+		if err := cl.Nodes()[1].Pause(); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			lostAt = time.Now()
+		case <-time.After(5 * ttl):
+			t.Error("fn's context was never cancelled")
+		}
+		if cause := context.Cause(ctx); !errors.Is(cause, redlock.ErrLockLost) {
+			t.Errorf("cause = %v, want ErrLockLost", cause)
+		}
+		return ctx.Err()
+	}, statuslock.WithTTL(ttl))
+	if !errors.Is(err, statuslock.ErrLockLost) || !errors.Is(err, redlock.ErrLockLost) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want ErrLockLost joined with fn's error", err)
+	}
+	if lostAt.Sub(began) >= ttl {
+		t.Fatalf("loss signalled %s after the start, not before the TTL %s", lostAt.Sub(began), ttl)
+	}
+	if !strings.Contains(logs.String(), "lock lost while the function ran") {
+		t.Errorf("loss not logged:\n%s", logs)
+	}
+}
