@@ -2,7 +2,168 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/statuslock"
 )
 
-func runDemo(ctx context.Context, args []string, stdout io.Writer) error { return nil }
+// demoConfig is what the demo's flags set.
+type demoConfig struct {
+	duration time.Duration
+	replicas int
+	services int
+	ttl      time.Duration
+	nodes    string
+}
+
+var demoServices = []string{"billing", "search", "mailer", "ledger", "auth", "media", "geo", "chat"}
+
+func parseDemo(args []string, stdout io.Writer) (*demoConfig, error) {
+	c := &demoConfig{}
+	fs := newFlagSet("demo")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "length of the run")
+	fs.IntVar(&c.replicas, "replicas", 3, "simulated replicas")
+	fs.IntVar(&c.services, "services", 3, "services whose status is locked")
+	fs.DurationVar(&c.ttl, "ttl", 500*time.Millisecond, "status lock TTL")
+	fs.StringVar(&c.nodes, "nodes", "", "host:port,host:port,... (default: 5 memory nodes)")
+	if err := parse(fs, "demo", usageDemo, args, stdout); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, usageErr("demo", "unexpected argument %q", fs.Arg(0))
+	case c.duration < time.Second:
+		return nil, usageErr("demo", "--duration %s is shorter than 1s", c.duration)
+	case c.replicas < 1 || c.replicas > 50:
+		return nil, usageErr("demo", "--replicas %d outside 1..50", c.replicas)
+	case c.services < 1 || c.services > len(demoServices):
+		return nil, usageErr("demo", "--services %d outside 1..%d", c.services, len(demoServices))
+	case c.ttl < 100*time.Millisecond:
+		return nil, usageErr("demo", "--ttl %s is shorter than 100ms", c.ttl)
+	}
+	return c, nil
+}
+
+// demoBackend is where the demo's locks live: embedded memory nodes (which
+// can be stopped) or real Redis nodes (which the demo does not stop).
+type demoBackend struct {
+	nodes  []redlock.Node
+	memory []*redlock.MemoryNode // nil on real nodes
+	label  string
+	close  func()
+}
+
+func newDemoBackend(ctx context.Context, c *demoConfig) (*demoBackend, error) {
+	if nodeSpec(c.nodes) == "" {
+		b := &demoBackend{label: "5 embedded memory nodes", close: func() {}}
+		for i := range 5 {
+			m := redlock.NewMemoryNode(fmt.Sprintf("n%d", i+1))
+			b.memory = append(b.memory, m)
+			b.nodes = append(b.nodes, m)
+		}
+		return b, nil
+	}
+	r, err := connect(ctx, "demo", c.nodes)
+	if err != nil {
+		return nil, err
+	}
+	return &demoBackend{nodes: r.nodes, label: fmt.Sprintf("%d Redis nodes", len(r.nodes)), close: r.Close}, nil
+}
+
+func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
+	c, err := parseDemo(args, stdout)
+	if err != nil {
+		return err
+	}
+	be, err := newDemoBackend(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer be.close()
+
+	services := demoServices[:c.services]
+	st := newDemoStats(services, statuslock.DefaultKeyPrefix)
+	store := statuslock.NewMemoryStore()
+	w := newWorld(services, store, st, c.ttl)
+	out := newProgress(stdout, st, w, c.duration)
+
+	replicas := make([]*replica, c.replicas)
+	for i := range replicas {
+		client, err := redlock.New(be.nodes, redlock.WithObserver(st))
+		if err != nil {
+			return usageErr("demo", "%v", err)
+		}
+		defer client.Close()
+		locker, err := statuslock.New(client, statuslock.WithTTL(c.ttl))
+		if err != nil {
+			return usageErr("demo", "%v", err)
+		}
+		replicas[i] = &replica{id: i + 1, locker: locker, world: w}
+	}
+
+	fmt.Fprintf(stdout, "redlock demo: %s on %s (quorum %d), %d replicas x (api, worker, reconciler), %d services, status lock ttl %s\n",
+		c.duration, be.label, len(be.nodes)/2+1, c.replicas, c.services, c.ttl)
+
+	runCtx, stop := context.WithTimeout(ctx, c.duration)
+	defer stop()
+	start := time.Now()
+	w.start = start
+	w.drainAt = start.Add(c.duration * 3 / 4)
+	var wg sync.WaitGroup
+	for _, r := range replicas {
+		if err := r.startReconciler(runCtx, services, c.ttl); err != nil {
+			return exitf(1, "redlock demo: %v", err)
+		}
+		wg.Go(func() { r.api(runCtx) })
+		wg.Go(func() { r.worker(runCtx) })
+	}
+	// Faults: one holder paused past its TTL at a quarter of the run, one
+	// node stopped at half of it.
+	wg.Go(func() {
+		if sleep(runCtx, c.duration/4) {
+			replicas[0].pausedHolder(ctx, services[0], out)
+		}
+	})
+	wg.Go(func() {
+		if !sleep(runCtx, c.duration/2) {
+			return
+		}
+		if be.memory == nil {
+			out.event("node stop skipped: the demo cannot stop a real Redis node (stop one yourself to see the quorum ride it out)")
+			return
+		}
+		last := be.memory[len(be.memory)-1]
+		last.SetDown(true, false)
+		st.nodeDown()
+		out.event(fmt.Sprintf("node %s stopped: %d of %d nodes up, quorum %d", last.Name(), len(be.nodes)-1, len(be.nodes), len(be.nodes)/2+1))
+	})
+	out.run(runCtx)
+	wg.Wait()
+	for _, r := range replicas {
+		r.stopReconciler()
+	}
+	out.finish()
+
+	sum := st.summary(w, time.Since(start), len(be.nodes))
+	fmt.Fprint(stdout, sum.text)
+	if !sum.passed {
+		return exitf(1, "redlock demo: safety check failed")
+	}
+	return nil
+}
+
+// sleep waits d unless ctx ends first; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

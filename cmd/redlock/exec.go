@@ -116,6 +116,7 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return usageErr("exec", "%v", err)
 	}
+	defer client.Close()
 
 	lock, err := acquireForExec(ctx, client, a, sigs)
 	if err != nil {
