@@ -76,6 +76,7 @@ type contendedStats struct {
 	wait, handoff    harness.Summary
 	perGoroutine     []int
 	fairMin, fairMax int
+	errSample        map[string]int // failure messages (first 80 bytes) and their counts
 }
 
 // contendedBatch runs g goroutines, each looping acquire (blocking, the
@@ -85,6 +86,7 @@ type contendedStats struct {
 func contendedBatch(ctx context.Context, c *contender, key string, g int, dur time.Duration) contendedStats {
 	hard, cancel := context.WithTimeout(ctx, dur+30*time.Second)
 	defer cancel()
+	errSample := map[string]int{}
 	var (
 		hmu     sync.Mutex
 		relAt   time.Time
@@ -108,6 +110,13 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 				if err != nil {
 					if hard.Err() == nil {
 						fails[gi]++
+						msg := err.Error()
+						if len(msg) > 80 {
+							msg = msg[:80]
+						}
+						hmu.Lock()
+						errSample[msg]++
+						hmu.Unlock()
 					}
 					continue
 				}
@@ -133,7 +142,7 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 		})
 	}
 	wg.Wait()
-	st := contendedStats{elapsed: time.Since(start), perGoroutine: counts}
+	st := contendedStats{elapsed: time.Since(start), perGoroutine: counts, errSample: errSample}
 	all := harness.NewLatencies(1 << 14)
 	for gi := range g {
 		all.Merge(waits[gi])
@@ -183,6 +192,9 @@ func scenarioContended(e *env) error {
 					progress("contended %s %-10s rep %d/%d: %5.0f acq/s wait p50 %-9s p99 %-9s max %-9s handoff p50 %-9s fair %d..%d failed %d",
 						cas, c.lib, rep+1, e.prof.reps, rate, st.wait.P50.Round(time.Microsecond), st.wait.P99.Round(time.Microsecond),
 						st.wait.Max.Round(time.Microsecond), st.handoff.P50.Round(time.Microsecond), st.fairMin, st.fairMax, st.failed)
+					for msg, n := range st.errSample {
+						progress("    %d× %s", n, msg)
+					}
 				}
 				if e.ctx.Err() != nil {
 					break

@@ -13,6 +13,7 @@ import (
 	"github.com/go-redsync/redsync/v4"
 
 	"github.com/quorumlock/quorumlock/bench/internal/harness"
+	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -147,17 +148,42 @@ func newHeldKeepers(e *env, addrs []string, hooks map[string][]*harness.Counter)
 	return names, ks, nil
 }
 
-// newQLKeeper keeps quorumlock locks alive with one goroutine per lock
-// calling Lock.Extend at a third of the TTL (until the library's watchdog
-// is used here).
+// watchdogKeeper keeps quorumlock locks alive with the library's own
+// auto-extension (Lock.KeepAlive: one watchdog per Client that extends
+// every due lock of a tick in one pipelined round per node).
+type watchdogKeeper struct{ l *locker }
+
+func (k *watchdogKeeper) close() { k.l.close() }
+
+func (k *watchdogKeeper) hold(ctx context.Context, keys []string) (*atomic.Int64, func(), error) {
+	hs, err := acquireAll(ctx, k.l, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	stops := make([]func(), len(hs))
+	for i, h := range hs {
+		stops[i] = h.(*redlock.Lock).KeepAlive()
+	}
+	lost := new(atomic.Int64)
+	stop := func() {
+		for i, h := range hs {
+			if h.(*redlock.Lock).Err() != nil {
+				lost.Add(1)
+			}
+			stops[i]()
+		}
+		releaseAll(ctx, k.l, hs)
+	}
+	return lost, stop, nil
+}
+
+// newQLKeeper keeps quorumlock locks alive with its watchdog.
 func newQLKeeper(addrs []string, hooks map[string][]*harness.Counter) (keeper, string, error) {
 	l, _, err := newQL(addrs, heldTTL, hooks[libQL])
 	if err != nil {
 		return nil, "", err
 	}
-	return &goroutineKeeper{l: l, extend: func(ctx context.Context, h any) error {
-		return h.(*redlock.Lock).Extend(ctx, heldTTL)
-	}}, libQL, nil
+	return &watchdogKeeper{l: l}, libQL, nil
 }
 
 func cpuTime() time.Duration {
@@ -203,7 +229,8 @@ func scenarioHeld(e *env) error {
 			k.close()
 		}
 	}()
-	tick := heldTTL / 3
+	// The target is at most one round trip per node per watchdog tick.
+	tick := extend.DefaultTick
 	for _, count := range e.prof.heldCounts {
 		cas := fmt.Sprintf("locks=%d/nodes=%d", count, n)
 		for rep, name := range rotate(names, 0) {
@@ -230,7 +257,7 @@ func scenarioHeld(e *env) error {
 			cpu1, el := cpuTime(), time.Since(w0)
 			c1, r1 := snapshot(hooks)
 			s1 := serverCommands(e.ctx, e, n)
-			stop()
+			stop() // counts lost locks, then releases them all
 			var cmds, rounds, srv []float64
 			for i := range n {
 				cmds = append(cmds, float64(c1[i]-c0[i])/el.Seconds())

@@ -115,7 +115,7 @@ func newQL(addrs []string, ttl time.Duration, hooks []*harness.Counter, opts ...
 		release: func(ctx context.Context, h any) error {
 			return h.(*redlock.Lock).Release(ctx)
 		},
-		close: cs.Close,
+		close: func() { _ = c.Close(); cs.Close() },
 	}, c, nil
 }
 

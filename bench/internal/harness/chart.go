@@ -104,7 +104,10 @@ func (b *bars) DataRange() (xmin, xmax, ymin, ymax float64) {
 	} else {
 		ymin = 0
 	}
-	return xmin, xmax, ymin, ymax * 1.05
+	if b.logY {
+		return xmin, xmax, ymin, ymax * 3
+	}
+	return xmin, xmax, ymin, ymax * 1.3
 }
 
 func at(vs []float64, i int) float64 {
