@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+)
+
+func TestExecChildSeesKeyAndFence(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	r := runBin(t, c.Addrs(), "exec", "job:env", "--", "sh", "-c", `echo "key=$REDLOCK_KEY fence=$REDLOCK_FENCE"`)
+	if r.code != 0 {
+		t.Fatalf("exit %d, want 0", r.code)
+	}
+	if !strings.Contains(r.stdout, "key=job:env fence=1") {
+		t.Errorf("stdout = %q, want key=job:env fence=1", r.stdout)
+	}
+	// The next holder gets a larger fence, and the lock was released.
+	r = runBin(t, c.Addrs(), "exec", "-n", "job:env", "sh", "-c", `echo "fence=$REDLOCK_FENCE"`)
+	if r.code != 0 || !strings.Contains(r.stdout, "fence=2") {
+		t.Errorf("second run: exit %d, stdout %q; want 0 and fence=2", r.code, r.stdout)
+	}
+}
+
+func TestExecPassesChildExitCode(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	for _, code := range []string{"0", "7", "42"} {
+		r := runBin(t, c.Addrs(), "exec", "job:code", "--", "sh", "-c", "exit "+code)
+		if got := r.code; got != atoi(t, code) {
+			t.Errorf("child exit %s: redlock exit %d", code, got)
+		}
+	}
+	r := runBin(t, c.Addrs(), "exec", "job:code", "--", "sh", "-c", "kill -KILL $$")
+	if r.code != 128+9 {
+		t.Errorf("child killed by SIGKILL: exit %d, want 137", r.code)
+	}
+}
+
+func TestExecNonblockConflict(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	hold(t, lockClient(t, c), "job:busy", 30*time.Second)
+	marker := filepath.Join(t.TempDir(), "ran")
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"exec", "-n", "job:busy", "--", "touch", marker}, 1},
+		{[]string{"exec", "-n", "-E", "7", "job:busy", "--", "touch", marker}, 7},
+		{[]string{"exec", "job:busy", "-n", "-E", "9", "--", "touch", marker}, 9}, // flags after KEY
+	} {
+		r := runBin(t, c.Addrs(), tc.args...)
+		if r.code != tc.want {
+			t.Errorf("%v: exit %d, want %d", tc.args, r.code, tc.want)
+		}
+		oneLine(t, r.stderr, "held by another holder")
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the command ran although the lock was held elsewhere")
+	}
+}
+
+func TestExecWaitTimeout(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	hold(t, lockClient(t, c), "job:wait", 30*time.Second)
+	r := runBin(t, c.Addrs(), "exec", "-w", "300ms", "job:wait", "--", "true")
+	if r.code != exitConflict {
+		t.Errorf("exit %d, want %d", r.code, exitConflict)
+	}
+	oneLine(t, r.stderr, "timed out after 300ms")
+	if r.took > 10*time.Second {
+		t.Errorf("took %s to time out after 300ms", r.took)
+	}
+	r = runBin(t, c.Addrs(), "exec", "-w", "300ms", "-E", "75", "job:wait", "--", "true")
+	if r.code != 75 {
+		t.Errorf("with -E 75: exit %d", r.code)
+	}
+}
+
+func TestExecWaitsForRelease(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	l := hold(t, lockClient(t, c), "job:queue", 30*time.Second)
+	go func() {
+		time.Sleep(500 * time.Millisecond)
+		_ = l.Release(context.Background())
+	}()
+	r := runBin(t, c.Addrs(), "exec", "-w", "20s", "job:queue", "--", "true")
+	if r.code != 0 {
+		t.Errorf("exit %d, want 0 once the holder released", r.code)
+	}
+}
+
+// The lock is lost while the command runs (2 of 3 nodes die, or come back
+// empty): the command gets SIGTERM and redlock exits 4, long before the
+// command's 30 s.
+func TestExecLockLostTerminatesChild(t *testing.T) {
+	for _, how := range []string{"kill", "restart-empty"} {
+		t.Run(how, func(t *testing.T) {
+			c := redistest.StartT(t, 3)
+			dir := t.TempDir()
+			started, termed := filepath.Join(dir, "started"), filepath.Join(dir, "term")
+			script := `trap 'echo TERM > "$2"; kill $! 2>/dev/null; exit 0' TERM; touch "$1"; sleep 30 & wait`
+			done := make(chan result, 1)
+			go func() {
+				done <- runBin(t, c.Addrs(), "exec", "--ttl", "1s", "--grace", "3s", "job:lost", "--", "sh", "-c", script, "sh", started, termed)
+			}()
+			waitFile(t, started, 20*time.Second)
+			for _, n := range c.Nodes()[:2] {
+				var err error
+				if how == "kill" {
+					err = n.Kill()
+				} else {
+					err = n.Restart(t.Context())
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := <-done
+			if r.code != exitLockLost {
+				t.Errorf("exit %d, want %d (lock lost)", r.code, exitLockLost)
+			}
+			if r.took > 15*time.Second {
+				t.Errorf("took %s: the child was not stopped on loss", r.took)
+			}
+			if b, err := os.ReadFile(termed); err != nil || !strings.Contains(string(b), "TERM") {
+				t.Errorf("child did not get SIGTERM: %v %q", err, b)
+			}
+			oneLine(t, r.stderr, "lost while")
+		})
+	}
+}
+
+func TestExecCommandNotFound(t *testing.T) {
+	c := redistest.StartT(t, 1)
+	r := runBin(t, c.Addrs(), "exec", "job:nf", "--", "no-such-command-xyz")
+	if r.code != exitNotFound {
+		t.Errorf("exit %d, want 127", r.code)
+	}
+	oneLine(t, r.stderr, "no-such-command-xyz: command not found")
+}
+
+func TestExecBadUsage(t *testing.T) {
+	nodes := []string{"127.0.0.1:1"} // never dialled: usage is checked first
+	for _, args := range [][]string{
+		{"exec", "--bogus", "k", "--", "true"},
+		{"exec", "-w", "soon", "k", "--", "true"},
+		{"exec", "k"},
+		{"exec"},
+		{"exec", "-n", "-w", "1s", "k", "--", "true"},
+		{"exec", "-E", "300", "k", "--", "true"},
+		{"exec", "--ttl", "0s", "k", "--", "true"},
+		{"frobnicate"},
+		{"ls", "a", "b"},
+		{"demo", "--duration", "soon"},
+	} {
+		r := runBin(t, nodes, args...)
+		if r.code != exitUsage {
+			t.Errorf("%v: exit %d, want 2", args, r.code)
+		}
+		oneLine(t, r.stderr, "redlock")
+	}
+	r := runBin(t, nil, "exec", "k", "--", "true")
+	if r.code != exitUsage {
+		t.Errorf("no nodes: exit %d, want 2", r.code)
+	}
+	oneLine(t, r.stderr, "REDLOCK_NODES")
+}
+
+func TestExecNodesUnreachable(t *testing.T) {
+	r := runBin(t, []string{freeAddr(t)}, "exec", "k", "--", "true")
+	if r.code != exitUnreachable {
+		t.Errorf("exit %d, want 3", r.code)
+	}
+	oneLine(t, r.stderr, "nodes reachable")
+	r = runBin(t, []string{freeAddr(t)}, "ls")
+	if r.code != exitUnreachable {
+		t.Errorf("ls: exit %d, want 3", r.code)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"exec", "-h"}, {"help", "ls"}, {"demo", "--help"}} {
+		r := runBin(t, nil, args...)
+		if r.code != 0 || !strings.Contains(r.stdout, "Usage") {
+			t.Errorf("%v: exit %d, stdout %q", args, r.code, r.stdout)
+		}
+	}
+}
+
+func waitFile(t *testing.T, path string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not created within %s", path, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
