@@ -151,7 +151,7 @@ func (l *Locker) lock(ctx context.Context, cfg config, serviceID string, once bo
 	}
 	if err != nil {
 		if once && errors.Is(err, redlock.ErrNotAcquired) {
-			cfg.logger.InfoContext(ctx, "statuslock: lock busy", "service", serviceID)
+			cfg.logger.DebugContext(ctx, "statuslock: lock busy", "service", serviceID)
 		} else {
 			cfg.logger.WarnContext(ctx, "statuslock: failed to acquire lock", "service", serviceID, "err", err)
 		}

@@ -72,7 +72,7 @@ func WithRetry(p retry.Policy) Option {
 // prefix+serviceID. Default DefaultKeyPrefix ("status:").
 func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
-// WithLogger logs acquisitions and releases (debug), busy locks (info),
+// WithLogger logs acquisitions, releases and busy locks (debug),
 // failures to acquire and failed releases (warn). Default: silent.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
