@@ -33,6 +33,10 @@
 //     became unreachable for it to be extended), CMD gets SIGTERM, then
 //     SIGKILL after --grace (default 5s), and redlock exits 4.
 //   - SIGINT, SIGTERM and SIGHUP sent to redlock are passed on to CMD.
+//   - Unless stdin is a terminal, CMD runs in a process group of its own and
+//     the signals go to the whole group (a shell and what it started), as
+//     with consul lock. On Linux CMD also gets SIGTERM if redlock itself
+//     dies, since nobody extends the lock then.
 //
 // A typical cron line on every replica:
 //
@@ -102,7 +106,8 @@ Acquire KEY on a majority of the nodes, run CMD while holding it, release it.
 CMD gets REDLOCK_KEY and REDLOCK_FENCE (a fencing token greater than that of
 every earlier holder) in its environment. The lock is extended every third of
 the TTL; if it is lost anyway, CMD gets SIGTERM, then SIGKILL after --grace,
-and redlock exits 4. SIGINT, SIGTERM and SIGHUP are passed on to CMD.
+and redlock exits 4. SIGINT, SIGTERM and SIGHUP are passed on to CMD (to its
+process group unless stdin is a terminal).
 
 Flags:
   -n             fail at once if the lock is held elsewhere (exit 1, or -E)
