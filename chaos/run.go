@@ -1,0 +1,433 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/retry"
+)
+
+// Profile says how long and how hard to run.
+type Profile struct {
+	Name        string
+	TTL         time.Duration // the lock's TTL
+	PerScenario time.Duration // how long each scenario runs
+	Only        []string      // scenario names; empty: all
+	OutDir      string        // JSON report and HTML timelines; empty: none
+	Progress    io.Writer     // progress lines; nil: silent
+	// CheckTimeout bounds porcupine per scenario (Unknown when exceeded).
+	CheckTimeout time.Duration
+}
+
+// Full is the `make chaos` profile: every scenario, ~20 s each.
+func Full() Profile {
+	return Profile{Name: "full", TTL: 500 * time.Millisecond, PerScenario: 18 * time.Second, CheckTimeout: 30 * time.Second}
+}
+
+// Short is the CI profile: every scenario, ~4 s each.
+func Short() Profile {
+	return Profile{Name: "short", TTL: 500 * time.Millisecond, PerScenario: 4 * time.Second, CheckTimeout: 20 * time.Second}
+}
+
+// Result is one scenario's row.
+type Result struct {
+	Scenario string        `json:"scenario"`
+	What     string        `json:"what"`
+	Expect   Expect        `json:"expect"`
+	Duration time.Duration `json:"duration_ns"`
+	*Findings
+	AcqPerSec      float64  `json:"acquisitions_per_s"`
+	FaultAcqPerSec float64  `json:"fault_acquisitions_per_s"` // during fault windows with a reachable majority
+	FaultTime      float64  `json:"fault_s"`
+	NoQuorumAcqs   int      `json:"no_quorum_acquisitions"` // succeeded while a majority was down: must be 0
+	UntypedErrors  int      `json:"untyped_errors"`         // failed without ErrQuorumUnreachable while a majority was down
+	GCLateWrites   int      `json:"gc_late_writes"`
+	GCLateRefused  int      `json:"gc_late_refused"`
+	Windows        []Window `json:"windows"`
+	Pass           bool     `json:"pass"`
+	Verdict        string   `json:"verdict"`
+	Problems       []string `json:"problems,omitempty"`
+	Timeline       string   `json:"timeline,omitempty"` // HTML file, for violations
+}
+
+// Report is a whole run.
+type Report struct {
+	Profile          string        `json:"profile"`
+	TTL              time.Duration `json:"ttl_ns"`
+	Started          time.Time     `json:"started"`
+	Runtime          time.Duration `json:"runtime_ns"`
+	CriticalSections int           `json:"critical_sections"`
+	Results          []*Result     `json:"results"`
+	Pass             bool          `json:"pass"`
+}
+
+// Run starts five redis-server nodes and runs the profile's scenarios.
+func Run(ctx context.Context, p Profile) (*Report, error) {
+	if p.Progress == nil {
+		p.Progress = io.Discard
+	}
+	redistest.DiscardRedisLogs()
+	rep := &Report{Profile: p.Name, TTL: p.TTL, Started: time.Now(), Pass: true}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	cluster, err := redistest.Start(sctx, 5, redistest.Options{})
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	defer cluster.Close()
+	nw, err := NewNetwork(3, cluster.Addrs())
+	if err != nil {
+		return nil, err
+	}
+	defer nw.Close()
+	clock := NewClock()
+
+	var scenarios []Scenario
+	for _, s := range Scenarios() {
+		if len(p.Only) == 0 || contains(p.Only, s.Name) {
+			scenarios = append(scenarios, s)
+		}
+	}
+	if len(scenarios) == 0 {
+		return nil, fmt.Errorf("chaos: no scenario matches %v", p.Only)
+	}
+	if p.OutDir != "" {
+		if err := os.MkdirAll(p.OutDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	for i, s := range scenarios {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		fmt.Fprintf(p.Progress, "[%d/%d] %s: %s\n", i+1, len(scenarios), s.Name, s.What)
+		res, err := runScenario(ctx, p, s, cluster, nw, clock)
+		if err != nil {
+			return nil, fmt.Errorf("chaos: %s: %w", s.Name, err)
+		}
+		rep.Results = append(rep.Results, res)
+		rep.CriticalSections += res.CriticalSections
+		rep.Pass = rep.Pass && res.Pass
+		fmt.Fprintf(p.Progress, "    %s\n", res.Verdict)
+	}
+	rep.Runtime = time.Since(rep.Started)
+	if p.OutDir != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return rep, err
+		}
+		if err := os.WriteFile(filepath.Join(p.OutDir, "chaos.json"), b, 0o644); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// reset brings every node up and unpaused and heals the network.
+func reset(ctx context.Context, cluster *redistest.Cluster, nw *Network) error {
+	if err := nw.Heal(); err != nil {
+		return err
+	}
+	for _, n := range cluster.Nodes() {
+		if err := n.Resume(); err != nil {
+			return err
+		}
+		if !n.Running() {
+			if err := n.Restart(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.Cluster, nw *Network, clock *Clock) (*Result, error) {
+	if err := reset(ctx, cluster, nw); err != nil {
+		return nil, err
+	}
+	key := "chaos-" + s.Name
+	env := &Env{Cluster: cluster, Net: nw, Clock: clock, TTL: p.TTL, Key: redlock.DefaultKeyPrefix + key}
+	reg := NewRegister(clock, !s.Broken)
+	rec := &recorder{}
+	wd, err := extend.New(renewer{}, extend.WithSafetyMargin(p.TTL/5))
+	if err != nil {
+		return nil, err
+	}
+	var inCS atomic.Int32
+	var workers []*worker
+	var closers []func()
+	for c := range s.Clients {
+		var nodes []redlock.Node
+		for i, rc := range nw.Redis(c) {
+			nodes = append(nodes, redlock.NewRedisNodeNamed(fmt.Sprintf("node%d", i), rc))
+		}
+		opts := []redlock.Option{redlock.WithRetry(retry.Constant(20, 2*time.Millisecond, 3*time.Millisecond))}
+		if s.Broken {
+			// No quorum: client c trusts 2 of the 5 nodes; no drift.
+			nodes = []redlock.Node{nodes[(2*c)%5], nodes[(2*c+1)%5]}
+			opts = append(opts, redlock.WithDriftFactor(0))
+		}
+		cl, err := redlock.New(nodes, opts...)
+		if err != nil {
+			return nil, err
+		}
+		if cc, ok := any(cl).(interface{ Close() error }); ok {
+			closers = append(closers, func() { _ = cc.Close() })
+		}
+		w := &worker{id: c, client: cl, watchdog: wd, key: key, ttl: p.TTL, clock: clock, reg: reg, rec: rec, longEvery: time.Duration(s.LongEvery * float64(p.TTL)), inCS: &inCS}
+		if s.GCPause && c == 0 {
+			next := time.Now().Add(2 * p.TTL)
+			w.gcPause = func() bool {
+				if time.Now().Before(next) {
+					return false
+				}
+				next = time.Now().Add(4 * p.TTL)
+				return true
+			}
+		}
+		workers = append(workers, w)
+	}
+
+	runCtx, stop := context.WithTimeout(ctx, p.PerScenario)
+	defer stop()
+	start := clock.Now()
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Go(func() { w.run(runCtx) })
+	}
+	var injectErr error
+	wg.Go(func() { injectErr = s.Inject(runCtx, env) })
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(5 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				fmt.Fprintf(p.Progress, "    %5.1fs  %d critical sections\n", (clock.Now() - start).Seconds(), rec.count())
+			}
+		}
+	}()
+	wg.Wait()
+	close(done)
+	elapsed := clock.Now() - start
+	for _, c := range closers {
+		c()
+	}
+	if injectErr != nil {
+		return nil, fmt.Errorf("fault injection: %w", injectErr)
+	}
+
+	f := Check(rec.css, rec.acqs, reg.Ops(), !s.Broken, p.CheckTimeout)
+	res := &Result{Scenario: s.Name, What: s.What, Expect: s.Expect, Duration: elapsed, Findings: f, Windows: env.Windows()}
+	liveness(res, rec, p.TTL)
+	for _, c := range rec.css {
+		if !c.GCPaused {
+			continue
+		}
+		for _, st := range c.Steps {
+			if st.WriteSeq >= 0 && reg.Ops()[st.WriteSeq].At > c.BelievedEnd() {
+				res.GCLateWrites++
+				if !st.Accepted {
+					res.GCLateRefused++
+				}
+			}
+		}
+	}
+	judge(res, p)
+	if (len(f.Overlaps) > 0 || f.Linearizable != string(porcupine.Ok) || !res.Pass) && p.OutDir != "" {
+		if b, err := json.Marshal(map[string]any{"critical_sections": rec.css, "acquisitions": rec.acqs, "register": reg.Ops(), "windows": res.Windows}); err == nil {
+			_ = os.WriteFile(filepath.Join(p.OutDir, s.Name+".history.json"), b, 0o644)
+		}
+		path := filepath.Join(p.OutDir, s.Name+".html")
+		if err := timeline(path, res, rec.css, !s.Broken); err == nil {
+			res.Timeline = path
+		} else {
+			res.Problems = append(res.Problems, "timeline: "+err.Error())
+		}
+	}
+	return res, nil
+}
+
+// liveness computes acquisition rates overall and during faults, and what
+// happened while a majority was down.
+func liveness(res *Result, rec *recorder, ttl time.Duration) {
+	res.AcqPerSec = float64(res.Acquisitions) / res.Duration.Seconds()
+	var faultTime time.Duration
+	faultAcqs := 0
+	for _, w := range res.Windows {
+		if w.NoQuorum {
+			for _, a := range rec.acqs {
+				if a.Start >= w.From && a.End <= w.To {
+					if a.OK {
+						res.NoQuorumAcqs++
+					} else if a.Start >= w.From+ttl && a.Err != "quorum_unreachable" && a.Err != "canceled" {
+						res.UntypedErrors++
+					}
+				}
+			}
+			continue
+		}
+		faultTime += w.To - w.From
+		for _, a := range rec.acqs {
+			if a.OK && a.End >= w.From && a.End <= w.To {
+				faultAcqs++
+			}
+		}
+	}
+	res.FaultTime = faultTime.Seconds()
+	if faultTime > 0 {
+		res.FaultAcqPerSec = float64(faultAcqs) / faultTime.Seconds()
+	}
+}
+
+// judge compares the findings with the scenario's expected outcome.
+func judge(res *Result, p Profile) {
+	f := res.Findings
+	var probs []string
+	need := func(ok bool, format string, args ...any) {
+		if !ok {
+			probs = append(probs, fmt.Sprintf(format, args...))
+		}
+	}
+	safety := func() {
+		need(len(f.Overlaps) == 0, "%d overlapping critical sections", len(f.Overlaps))
+		need(len(f.FenceInversions) == 0, "%d fence inversions", len(f.FenceInversions))
+	}
+	fencing := func() {
+		need(f.UnsafeAccepted == 0, "%d unsafe writes accepted", f.UnsafeAccepted)
+		need(f.Linearizable == string(porcupine.Ok), "register history not linearizable: %s", f.Linearizable)
+	}
+	progress := func() {
+		need(res.CriticalSections > 0, "no critical section at all")
+		if res.FaultTime > 0 {
+			need(res.FaultAcqPerSec > 0, "no progress during faults although a majority was reachable")
+		}
+	}
+	switch res.Expect {
+	case ExpectSafe:
+		safety()
+		fencing()
+		progress()
+		need(f.LateLossSignals == 0, "%d loss signals after validity ended", f.LateLossSignals)
+	case ExpectNoQuorum:
+		safety()
+		fencing()
+		need(res.CriticalSections > 0, "no critical section at all")
+		need(res.NoQuorumAcqs == 0, "%d acquisitions succeeded while a majority was down", res.NoQuorumAcqs)
+		need(res.UntypedErrors == 0, "%d acquisitions failed without ErrQuorumUnreachable while a majority was down", res.UntypedErrors)
+		need(f.LateLossSignals == 0, "%d loss signals after validity ended", f.LateLossSignals)
+	case ExpectFenced:
+		safety()
+		fencing()
+		progress()
+		need(res.GCLateWrites > 0, "the paused client made no late write")
+		need(res.GCLateRefused == res.GCLateWrites, "%d of %d late writes after a GC pause accepted", res.GCLateWrites-res.GCLateRefused, res.GCLateWrites)
+	case ExpectUnsafe:
+		fencing()
+		progress()
+	case ExpectFenceLoss:
+		need(len(f.Overlaps) == 0, "%d overlapping critical sections", len(f.Overlaps))
+		fencing()
+		need(res.CriticalSections > 0, "no critical section at all")
+		need(res.NoQuorumAcqs == 0, "%d acquisitions succeeded while a majority was down", res.NoQuorumAcqs)
+		need(f.LateLossSignals == 0, "%d loss signals after validity ended", f.LateLossSignals)
+	case ExpectCaught:
+		need(len(f.Overlaps) > 0, "the checker found no overlap with a broken client")
+		need(f.Linearizable == string(porcupine.Illegal), "the checker found no lost update with a broken client (%s)", f.Linearizable)
+	}
+	res.Problems, res.Pass = probs, len(probs) == 0
+	switch {
+	case !res.Pass:
+		res.Verdict = "FAIL: " + strings.Join(probs, "; ")
+	case res.Expect == ExpectCaught:
+		res.Verdict = fmt.Sprintf("ok (caught: %d overlaps, lost updates)", len(f.Overlaps))
+	case res.Expect == ExpectUnsafe && len(f.Overlaps) > 0:
+		res.Verdict = fmt.Sprintf("ok (overlapped %d times, as documented; fencing refused %d writes, no update lost)", len(f.Overlaps), f.FencedRejects)
+	case res.Expect == ExpectUnsafe:
+		res.Verdict = "ok (no overlap this run; fencing held)"
+	case res.Expect == ExpectFenceLoss && len(f.FenceInversions) > 0:
+		res.Verdict = fmt.Sprintf("ok (no overlap; %d fence inversions after data loss, %d writes refused)", len(f.FenceInversions), f.FencedRejects)
+	default:
+		res.Verdict = "ok"
+	}
+}
+
+// Table renders the report as a Markdown table.
+func (r *Report) Table() string {
+	var b strings.Builder
+	b.WriteString("| scenario | expect | critical sections | acq/s | acq/s in fault | overlaps | fence inversions | fenced rejections | unsafe accepted | loss signals (late) | linearizable | verdict |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|---|---|\n")
+	for _, x := range r.Results {
+		fault := "-"
+		if x.FaultTime > 0 {
+			fault = fmt.Sprintf("%.0f", x.FaultAcqPerSec)
+		}
+		if x.NoQuorumAcqs > 0 || x.Expect == ExpectNoQuorum || x.Expect == ExpectFenceLoss {
+			fault = fmt.Sprintf("%s (0 maj: %d)", fault, x.NoQuorumAcqs)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | %s | %d | %d | %d | %d | %d (%d) | %s | %s |\n",
+			x.Scenario, x.Expect, x.CriticalSections, x.AcqPerSec, fault, len(x.Overlaps), len(x.FenceInversions),
+			x.FencedRejects, x.UnsafeAccepted, x.LossSignals, x.LateLossSignals, x.Linearizable, x.Verdict)
+	}
+	fmt.Fprintf(&b, "\n%d critical sections in %s (profile %s, TTL %s).\n", r.CriticalSections, r.Runtime.Round(time.Second), r.Profile, r.TTL)
+	return b.String()
+}
+
+// timeline draws the register history with porcupine's visualizer,
+// annotated with the holders' believed validity, the overlaps and the
+// fault windows.
+func timeline(path string, res *Result, css []CS, fencing bool) error {
+	info := res.info
+	var ann []porcupine.Annotation
+	mark := map[int]bool{}
+	for i, o := range res.Overlaps {
+		if i >= 200 {
+			break
+		}
+		mark[o.A], mark[o.B] = true, true
+		ann = append(ann, porcupine.Annotation{Tag: "overlaps", Start: int64(o.From), End: int64(o.To),
+			Description:     fmt.Sprintf("overlap c%d/c%d", o.ClientA, o.ClientB),
+			Details:         fmt.Sprintf("CS %d (client %d, fence %d) and CS %d (client %d, fence %d) both believed valid", o.A, o.ClientA, o.FenceA, o.B, o.ClientB, o.FenceB),
+			BackgroundColor: "#f4a3a3"})
+	}
+	ids := make([]int, 0, len(mark))
+	for id := range mark {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		c := css[id]
+		ann = append(ann, porcupine.Annotation{ClientId: c.Client, Start: int64(c.Start), End: int64(c.BelievedEnd()),
+			Description: fmt.Sprintf("fence %d believed valid", c.Fence), BackgroundColor: "#cde8c8"})
+	}
+	for _, w := range res.Windows {
+		ann = append(ann, porcupine.Annotation{Tag: "faults", Start: int64(w.From), End: int64(w.To), Description: w.Fault, BackgroundColor: "#fde7a9"})
+	}
+	info.AddAnnotations(ann)
+	return porcupine.VisualizePath(registerModel(fencing), info, path)
+}

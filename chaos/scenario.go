@@ -1,0 +1,299 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+)
+
+// Expect is the outcome a scenario must show.
+type Expect string
+
+const (
+	// ExpectSafe: no violation of any kind, and progress during the fault.
+	ExpectSafe Expect = "safe"
+	// ExpectNoQuorum: safe, and no acquisition succeeds while a majority is
+	// down; acquisitions fail with ErrQuorumUnreachable and holders are
+	// told of the loss before their validity ends.
+	ExpectNoQuorum Expect = "no-quorum"
+	// ExpectFenced: the lock may be overtaken (a holder paused past its
+	// TTL), and fencing must refuse every late write.
+	ExpectFenced Expect = "fenced"
+	// ExpectUnsafe: Redlock's documented unsafe case. An overlap may
+	// happen (it is reported); fencing must still refuse every unsafe write
+	// so that no update is lost.
+	ExpectUnsafe Expect = "unsafe-fenced"
+	// ExpectFenceLoss: a majority of nodes lost their data (restarted
+	// empty after the delay). Mutual exclusion must hold (the delayed
+	// restart protects it) and no unsafe write may be accepted, but fences
+	// may go backwards: the counters lived in the lost data. Inversions are
+	// reported, not judged.
+	ExpectFenceLoss Expect = "fence-loss"
+	// ExpectCaught: a deliberately broken client; the checker must find
+	// overlaps and lost updates.
+	ExpectCaught Expect = "caught"
+)
+
+// Scenario is one fault-injection run.
+type Scenario struct {
+	Name   string
+	What   string // one line for the table and the README
+	Expect Expect
+	// Clients that contend for the lock (each with its own proxies).
+	Clients int
+	// LongEvery is how often (on average, per client, in TTLs) a client
+	// runs a long critical section, one that spans more than a TTL and only
+	// stays valid through extensions. 0: never.
+	LongEvery float64
+	// Broken: each client uses a minority of the nodes and no drift.
+	Broken bool
+	// GCPause: client 0 freezes between its validity check and its write.
+	GCPause bool
+	// Inject runs the fault schedule until ctx ends.
+	Inject func(ctx context.Context, e *Env) error
+}
+
+// Env is what a fault schedule acts on.
+type Env struct {
+	Cluster *redistest.Cluster
+	Net     *Network
+	Clock   *Clock
+	TTL     time.Duration
+	Key     string // the lock's key on the nodes (prefix included)
+
+	mu      sync.Mutex
+	windows []Window
+}
+
+// Window is a span of the timeline during which a fault was active.
+type Window struct {
+	Fault string        `json:"fault"`
+	From  time.Duration `json:"from_ns"`
+	To    time.Duration `json:"to_ns"`
+	// NoQuorum: no client could reach a majority of the nodes.
+	NoQuorum bool `json:"no_quorum,omitempty"`
+}
+
+// fault runs on() now, keeps the fault for d (or until ctx ends), then runs
+// off(), and records the window.
+func (e *Env) fault(ctx context.Context, name string, noQuorum bool, d time.Duration, on, off func() error) error {
+	err := on()
+	from := e.Clock.Now() // after on(): the fault is complete from here
+	if err == nil {
+		sleepCtx(ctx, d)
+	}
+	to := e.Clock.Now()
+	if off != nil {
+		if oerr := off(); oerr != nil && err == nil {
+			err = oerr
+		}
+	}
+	e.mu.Lock()
+	e.windows = append(e.windows, Window{Fault: name, From: from, To: to, NoQuorum: noQuorum})
+	e.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// Windows returns the recorded fault windows.
+func (e *Env) Windows() []Window {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]Window(nil), e.windows...)
+}
+
+func (e *Env) node(i int) *redistest.Node { return e.Cluster.Nodes()[i] }
+
+// cycle repeats fault, then a quiet gap, until ctx ends. A first gap lets
+// the clients warm up.
+func cycle(ctx context.Context, gap time.Duration, fault func() error) error {
+	sleepCtx(ctx, gap)
+	for ctx.Err() == nil {
+		if err := fault(); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		sleepCtx(ctx, gap)
+	}
+	return nil
+}
+
+// restartAll brings killed nodes back (empty) and resumes paused ones.
+func restartAll(ctx context.Context, e *Env, idx ...int) error {
+	for _, i := range idx {
+		if err := e.node(i).Restart(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Scenarios returns every scenario. T is the lock's TTL; fault durations are
+// multiples of it.
+func Scenarios() []Scenario {
+	return []Scenario{
+		{
+			Name: "baseline", Expect: ExpectSafe, Clients: 3, LongEvery: 12,
+			What:   "no fault: contention between three clients only",
+			Inject: func(ctx context.Context, e *Env) error { <-ctx.Done(); return nil },
+		},
+		{
+			Name: "kill-minority", Expect: ExpectSafe, Clients: 3, LongEvery: 8,
+			What: "kill 2 of 5 nodes (SIGKILL) for 4 TTL, restart them empty afterwards",
+			Inject: func(ctx context.Context, e *Env) error {
+				return cycle(ctx, 2*e.TTL, func() error {
+					return e.fault(ctx, "kill nodes 3,4", false, 4*e.TTL,
+						func() error { return firstErr(e.node(3).Kill(), e.node(4).Kill()) },
+						func() error { return restartAll(context.Background(), e, 3, 4) })
+				})
+			},
+		},
+		{
+			Name: "restart-delayed", Expect: ExpectSafe, Clients: 3, LongEvery: 8,
+			What: "kill node 0 and restart it empty only after 2 TTL (the delayed-restart rule)",
+			Inject: func(ctx context.Context, e *Env) error {
+				return cycle(ctx, 2*e.TTL, func() error {
+					return e.fault(ctx, "node 0 down, delayed restart", false, 2*e.TTL,
+						func() error { return e.node(0).Kill() },
+						func() error { return e.node(0).Restart(context.Background()) })
+				})
+			},
+		},
+		{
+			Name: "restart-immediate", Expect: ExpectUnsafe, Clients: 2, LongEvery: 0.01,
+			What: "client A sees nodes 0-2, B sees 2-4; node 2 restarts empty at once while the lock is held (documented unsafe)",
+			Inject: func(ctx context.Context, e *Env) error {
+				if err := firstErr(e.Net.View(0, []int{0, 1, 2}), e.Net.View(1, []int{2, 3, 4})); err != nil {
+					return err
+				}
+				return cycle(ctx, 3*e.TTL, func() error {
+					return e.fault(ctx, "node 2 restarted empty at once", false, e.TTL/2,
+						func() error { return e.node(2).Restart(ctx) }, nil)
+				})
+			},
+		},
+		{
+			Name: "pause", Expect: ExpectSafe, Clients: 3, LongEvery: 8,
+			What: "SIGSTOP node 1 for 3 TTL, then SIGCONT",
+			Inject: func(ctx context.Context, e *Env) error {
+				return cycle(ctx, 2*e.TTL, func() error {
+					return e.fault(ctx, "node 1 paused", false, 3*e.TTL,
+						func() error { return e.node(1).Pause() },
+						func() error { return e.node(1).Resume() })
+				})
+			},
+		},
+		{
+			Name: "partition", Expect: ExpectSafe, Clients: 3, LongEvery: 8,
+			What: "client A sees nodes 0-2, B sees 2-4, C sees all, for 4 TTL, then heal",
+			Inject: func(ctx context.Context, e *Env) error {
+				return cycle(ctx, 2*e.TTL, func() error {
+					return e.fault(ctx, "partition A{0,1,2} B{2,3,4}", false, 4*e.TTL,
+						func() error { return firstErr(e.Net.View(0, []int{0, 1, 2}), e.Net.View(1, []int{2, 3, 4})) },
+						e.Net.Heal)
+				})
+			},
+		},
+		{
+			Name: "latency-reset", Expect: ExpectSafe, Clients: 3, LongEvery: 8,
+			What: "toward node 3: latency above the node timeout for 3 TTL, then connection resets for 3 TTL",
+			Inject: func(ctx context.Context, e *Env) error {
+				lat := fmt.Sprintf(`{"type":"latency","attributes":{"latency":%d,"jitter":%d}}`, (e.TTL / 4).Milliseconds(), (e.TTL / 10).Milliseconds())
+				return cycle(ctx, 2*e.TTL, func() error {
+					if err := e.fault(ctx, "latency toward node 3", false, 3*e.TTL,
+						func() error { return e.Net.AddToxic(3, "lat", lat) }, e.Net.Heal); err != nil {
+						return err
+					}
+					return e.fault(ctx, "resets toward node 3", false, 3*e.TTL,
+						func() error {
+							return e.Net.AddToxic(3, "reset", `{"type":"reset_peer","toxicity":0.5,"attributes":{"timeout":0}}`)
+						}, e.Net.Heal)
+				})
+			},
+		},
+		{
+			Name: "clock-jump", Expect: ExpectSafe, Clients: 3, LongEvery: 6,
+			What: "node 0's clock jumps ahead: every lock key's remaining TTL is cut to 1 ms, repeatedly for 4 TTL",
+			Inject: func(ctx context.Context, e *Env) error {
+				return cycle(ctx, 2*e.TTL, func() error {
+					jctx, cancel := context.WithCancel(ctx)
+					defer cancel()
+					return e.fault(ctx, "clock jump on node 0", false, 4*e.TTL,
+						func() error { go jumpClock(jctx, e, 0); return nil },
+						func() error { cancel(); return nil })
+				})
+			},
+		},
+		{
+			Name: "gc-pause", Expect: ExpectFenced, Clients: 3, LongEvery: 12, GCPause: true,
+			What: "client 0 freezes (GC pause) between its validity check and its write, past its TTL",
+			Inject: func(ctx context.Context, e *Env) error {
+				<-ctx.Done()
+				return nil
+			},
+		},
+		{
+			Name: "majority-loss", Expect: ExpectNoQuorum, Clients: 3, LongEvery: 4,
+			What: "SIGSTOP 3 of 5 nodes for 4 TTL (no majority reachable), then SIGCONT",
+			Inject: func(ctx context.Context, e *Env) error {
+				return cycle(ctx, 2*e.TTL, func() error {
+					return e.fault(ctx, "nodes 0,1,2 paused", true, 4*e.TTL,
+						func() error { return firstErr(e.node(0).Pause(), e.node(1).Pause(), e.node(2).Pause()) },
+						func() error { return firstErr(e.node(0).Resume(), e.node(1).Resume(), e.node(2).Resume()) })
+				})
+			},
+		},
+		{
+			Name: "majority-restart", Expect: ExpectFenceLoss, Clients: 3, LongEvery: 6,
+			What: "kill 3 of 5 nodes, restart them empty after 4 TTL: the lock stays safe, fence counters are lost",
+			Inject: func(ctx context.Context, e *Env) error {
+				return cycle(ctx, 3*e.TTL, func() error {
+					return e.fault(ctx, "nodes 0,1,2 down, delayed restart", true, 4*e.TTL,
+						func() error { return firstErr(e.node(0).Kill(), e.node(1).Kill(), e.node(2).Kill()) },
+						func() error { return restartAll(context.Background(), e, 0, 1, 2) })
+				})
+			},
+		},
+		{
+			Name: "broken-client", Expect: ExpectCaught, Clients: 3, LongEvery: 12, Broken: true,
+			What:   "deliberately broken client: each uses 2 of the 5 nodes as its quorum, no drift, unfenced resource",
+			Inject: func(ctx context.Context, e *Env) error { <-ctx.Done(); return nil },
+		},
+	}
+}
+
+// jumpClock simulates node i's clock jumping forward: it cuts the remaining
+// TTL of every lock key on that node to 1 ms, over and over. (faketime
+// cannot move the clock of Debian's redis-server, see the README.)
+func jumpClock(ctx context.Context, e *Env, i int) {
+	cl := e.node(i).Client()
+	for ctx.Err() == nil {
+		keys, err := cl.Keys(ctx, e.Key+"*").Result()
+		if err == nil {
+			for _, k := range keys {
+				if strings.HasSuffix(k, ":fence") {
+					continue
+				}
+				cl.PExpire(ctx, k, time.Millisecond)
+			}
+		}
+		sleepCtx(ctx, e.TTL/5)
+	}
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
