@@ -20,7 +20,7 @@ type world struct {
 	stats    *demoStats
 	ttl      time.Duration
 	start    time.Time
-	drainAt  time.Time // APIs take no new requests after it, so deployments settle
+	drainAt  time.Time // no new requests or crashes after it, so the statuses settle
 
 	mu     sync.Mutex
 	actual map[string]statuslock.Status // what the containers do: RUNNING, CRASHING or STOPPED
@@ -198,7 +198,7 @@ func (r *replica) reconcile(ctx context.Context, svc string, fence uint64) error
 	defer w.enter(svc, &holder{who: r.name("reconciler"), fence: fence, valid: func() bool { return ctx.Err() == nil }})()
 	cur := w.status(ctx, svc).Status
 	actual := w.getActual(svc)
-	if actual == statuslock.StatusRunning && rand.N(8) == 0 {
+	if actual == statuslock.StatusRunning && rand.N(8) == 0 && time.Now().Before(w.drainAt) {
 		actual = statuslock.StatusCrashing
 		w.setActual(svc, actual)
 	}
