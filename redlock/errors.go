@@ -3,6 +3,8 @@ package redlock
 import (
 	"errors"
 	"fmt"
+
+	"github.com/quorumlock/quorumlock/extend"
 )
 
 // Sentinel errors. Every error returned by this package wraps one of them (or
@@ -20,6 +22,13 @@ var (
 	ErrLockLost = errors.New("redlock: lock lost")
 	// ErrInvalidArgument: a bad argument or option; nothing was sent to a node.
 	ErrInvalidArgument = errors.New("redlock: invalid argument")
+	// ErrReleased is the cause of a lock's end (Lock.Err, the context of
+	// Lock.Context) after its own Release succeeded. It does not wrap
+	// ErrLockLost: the lock was given up, not taken away.
+	ErrReleased = errors.New("redlock: lock released")
+	// ErrMaxHold: the cap of WithMaxHold was reached and auto-extension
+	// stopped. Errors that carry it also wrap ErrLockLost.
+	ErrMaxHold = extend.ErrMaxHold
 )
 
 // NodeError is the failure of one node during one operation. Several are

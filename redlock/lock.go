@@ -209,8 +209,8 @@ func (l *Lock) dropKeys(ctx context.Context, ttl time.Duration) {
 }
 
 func (l *Lock) lost(ctx context.Context, err error) error {
+	l.end(err) // first: whoever sees the validity cut short also sees Err
 	l.expire(time.Now())
-	l.end(err)
 	l.client.observe(Event{Kind: EventLost, Key: l.key, Err: err})
 	if lg := l.client.logger; lg.Enabled(ctx, slog.LevelInfo) {
 		lg.InfoContext(ctx, "redlock: lock lost", "key", l.key, "token", shortToken(l.token), "err", err)

@@ -1,0 +1,156 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// lifecycle is the part of a Lock that tells its holder when it ends: the
+// Done channel (the Done channel of an internal context cancelled with the
+// cause), the timer that ends a lock whose validity runs out, and the
+// watchdog registration of KeepAlive.
+type lifecycle struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu     sync.Mutex
+	ended  bool
+	expiry *time.Timer // ends the lock at ValidUntil; re-armed by every extension
+	keep   func()      // stops auto-extension; nil when not kept
+}
+
+func (l *Lock) startLife() {
+	l.life.ctx, l.life.cancel = context.WithCancelCause(context.Background())
+	l.life.mu.Lock() // the timer may fire before the assignment
+	l.life.expiry = time.AfterFunc(time.Until(l.ValidUntil()), l.expired)
+	l.life.mu.Unlock()
+}
+
+// Done is closed once when the lock ends: when it is lost (an extension or
+// the watchdog found it can no longer be kept, or its validity ran out
+// without extension) or when Release succeeded. Err then says which. It
+// never closes while the lock is valid and extended in time.
+//
+// With KeepAlive (and in Client.Do) a lock that cannot be extended is
+// declared lost a safety margin before its validity ends (WithSafetyMargin),
+// so that the work has that much time to stop while the lock still
+// excludes others. A lock that is only held, with no auto-extension, ends
+// at its ValidUntil.
+func (l *Lock) Done() <-chan struct{} { return l.life.ctx.Done() }
+
+// Err is nil while the lock is held. Once Done is closed it is why the lock
+// ended: an error wrapping ErrLockLost when it was lost (also wrapping
+// ErrMaxHold when the hold cap ended it), or ErrReleased after Release.
+func (l *Lock) Err() error {
+	if l.life.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(l.life.ctx)
+}
+
+// Context returns a context derived from parent that is cancelled when the
+// lock ends, with Err as its cause (context.Cause): errors.Is(cause,
+// ErrLockLost) when it was lost. Call cancel when done with it, as with
+// context.WithCancel.
+func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	if l.life.ctx.Err() != nil {
+		cancel(context.Cause(l.life.ctx))
+		return ctx, func() { cancel(context.Canceled) }
+	}
+	stop := context.AfterFunc(l.life.ctx, func() { cancel(context.Cause(l.life.ctx)) })
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
+// KeepAlive extends the lock automatically until Release (or stop) while it
+// can, through the client's watchdog: when less than the threshold of its
+// validity is left (WithExtendThreshold), together with every other lock of
+// the client due in the same tick, in one pipelined round per node. When it
+// cannot be extended it is declared lost a safety margin before its validity
+// ends: Done closes and Err wraps ErrLockLost.
+//
+// stop ends auto-extension and returns once no extension of this lock is in
+// flight; Release calls it. Calling KeepAlive again returns the same stop;
+// on a lock that has ended it does nothing.
+func (l *Lock) KeepAlive() (stop func()) {
+	l.life.mu.Lock()
+	defer l.life.mu.Unlock()
+	if l.life.ended {
+		return func() {}
+	}
+	if l.life.keep == nil {
+		l.life.keep = l.client.watchdog().Keep(l, l.watchdogLost)
+	}
+	return l.life.keep
+}
+
+// stopKeeping stops auto-extension and waits for an extension in flight.
+func (l *Lock) stopKeeping() {
+	l.life.mu.Lock()
+	stop := l.life.keep
+	l.life.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// end ends the lock with cause, once. It reports whether this call ended it.
+func (l *Lock) end(cause error) bool {
+	l.life.mu.Lock()
+	if l.life.ended {
+		l.life.mu.Unlock()
+		return false
+	}
+	l.life.ended = true
+	l.life.expiry.Stop()
+	l.life.mu.Unlock()
+	l.life.cancel(cause)
+	return true
+}
+
+// rearm moves the expiry timer to the current ValidUntil.
+func (l *Lock) rearm() {
+	l.life.mu.Lock()
+	defer l.life.mu.Unlock()
+	if !l.life.ended {
+		l.life.expiry.Reset(time.Until(l.ValidUntil()))
+	}
+}
+
+// expired runs when the expiry timer fires: the lock ends unless it was
+// extended meanwhile.
+func (l *Lock) expired() {
+	l.mu.RLock()
+	left := time.Until(l.validUntil)
+	l.mu.RUnlock()
+	if left > 0 {
+		l.rearm()
+		return
+	}
+	l.end(fmt.Errorf("%w: %q: validity ended", ErrLockLost, l.key))
+}
+
+// watchdogLost is the watchdog's onLost: the lock could not be extended and
+// its validity is about to end (or the hold cap was reached). The lock is
+// over from now on, by our own clock too.
+func (l *Lock) watchdogLost(err error) {
+	if !errors.Is(err, ErrLockLost) {
+		err = fmt.Errorf("%w: %q: %w", ErrLockLost, l.key, err)
+	}
+	first := l.end(err) // before expire: whoever sees the validity cut short also sees Err
+	l.expire(time.Now())
+	if !first {
+		return // an extension already found it lost and said so
+	}
+	l.client.observe(Event{Kind: EventLost, Key: l.key, Err: err})
+	if lg := l.client.logger; lg.Enabled(context.Background(), slog.LevelWarn) {
+		lg.Warn("redlock: lock lost by the watchdog", "key", l.key, "token", shortToken(l.token), "err", err)
+	}
+}
