@@ -27,3 +27,7 @@ fmt:
 ## short profile (< 5 min); FULL=1 for the long one. Results in bench/results/.
 bench:
 	cd bench && $(GO) run ./cmd/qlbench $(if $(FULL),-full) -out results $(BENCHFLAGS)
+
+## chaos: fault-injection scenarios on 5 real redis-server nodes with a safety checker (~4 min; fails on an unexpected verdict)
+chaos:
+	cd chaos && $(GO) run ./cmd/chaos -out chaos-out

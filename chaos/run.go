@@ -196,7 +196,7 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 		if cc, ok := any(cl).(interface{ Close() error }); ok {
 			closers = append(closers, func() { _ = cc.Close() })
 		}
-		w := &worker{id: c, client: cl, watchdog: wd, key: key, ttl: p.TTL, clock: clock, reg: reg, rec: rec, longEvery: time.Duration(s.LongEvery * float64(p.TTL)), inCS: &inCS}
+		w := &worker{id: c, client: cl, watchdog: wd, key: key, ttl: p.TTL, clock: clock, reg: reg, rec: rec, longAt: &env.longAt, longEvery: time.Duration(s.LongEvery * float64(p.TTL)), inCS: &inCS}
 		if s.GCPause && c == 0 {
 			next := time.Now().Add(2 * p.TTL)
 			w.gcPause = func() bool {
@@ -340,6 +340,7 @@ func judge(res *Result, p Profile) {
 		need(res.CriticalSections > 0, "no critical section at all")
 		need(res.NoQuorumAcqs == 0, "%d acquisitions succeeded while a majority was down", res.NoQuorumAcqs)
 		need(res.UntypedErrors == 0, "%d acquisitions failed without ErrQuorumUnreachable while a majority was down", res.UntypedErrors)
+		need(f.LossSignals > 0, "no holder was told it lost the lock")
 		need(f.LateLossSignals == 0, "%d loss signals after validity ended", f.LateLossSignals)
 	case ExpectFenced:
 		safety()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
@@ -65,8 +66,22 @@ type Env struct {
 	TTL     time.Duration
 	Key     string // the lock's key on the nodes (prefix included)
 
+	longAt atomic.Int64 // when the latest long critical section began
+
 	mu      sync.Mutex
 	windows []Window
+}
+
+// awaitHolder waits (at most 4 TTL) until a long critical section has just
+// begun, so that a fault injected next hits a holder that needs to extend.
+func (e *Env) awaitHolder(ctx context.Context) {
+	deadline := time.Now().Add(4 * e.TTL)
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		if at := time.Duration(e.longAt.Load()); at > 0 && e.Clock.Now()-at < e.TTL/5 {
+			return
+		}
+		sleepCtx(ctx, 2*time.Millisecond)
+	}
 }
 
 // Window is a span of the timeline during which a fault was active.
@@ -245,6 +260,7 @@ func Scenarios() []Scenario {
 			What: "SIGSTOP 3 of 5 nodes for 4 TTL (no majority reachable), then SIGCONT",
 			Inject: func(ctx context.Context, e *Env) error {
 				return cycle(ctx, 2*e.TTL, func() error {
+					e.awaitHolder(ctx)
 					return e.fault(ctx, "nodes 0,1,2 paused", true, 4*e.TTL,
 						func() error { return firstErr(e.node(0).Pause(), e.node(1).Pause(), e.node(2).Pause()) },
 						func() error { return firstErr(e.node(0).Resume(), e.node(1).Resume(), e.node(2).Resume()) })

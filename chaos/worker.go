@@ -119,6 +119,7 @@ type worker struct {
 	nextLong  time.Time
 	gcPause   func() bool // nil or: pause this critical section before its write?
 	inCS      *atomic.Int32
+	longAt    *atomic.Int64 // timeline instant at which the latest long critical section began
 }
 
 func (w *worker) run(ctx context.Context) {
@@ -232,6 +233,7 @@ func (w *worker) critical(ctx context.Context, l *redlock.Lock, cs *CS) {
 		// TTL, so it only stays valid through extensions.
 		steps, work = 4, w.ttl/3
 		w.nextLong = time.Now().Add(w.longEvery/2 + rand.N(w.longEvery))
+		w.longAt.Store(int64(w.clock.Now()))
 	}
 	cs.Start = w.clock.Now()
 	defer func() { cs.End = w.clock.Now() }()
