@@ -289,6 +289,27 @@ func scenarioHeld(e *env) error {
 	return nil
 }
 
+// serverCPU sums used_cpu_user + used_cpu_sys of the first n nodes.
+func serverCPU(ctx context.Context, e *env, n int) time.Duration {
+	var total float64
+	for _, c := range e.cluster.Clients()[:n] {
+		info, err := c.Info(ctx, "cpu").Result()
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(info, "\n") {
+			line = strings.TrimSpace(line)
+			for _, k := range []string{"used_cpu_user:", "used_cpu_sys:"} {
+				if v, ok := strings.CutPrefix(line, k); ok {
+					f, _ := strconv.ParseFloat(v, 64)
+					total += f
+				}
+			}
+		}
+	}
+	return time.Duration(total * float64(time.Second))
+}
+
 func snapshot(hooks []*harness.Counter) (cmds, rounds []int64) {
 	for _, h := range hooks {
 		c, r := h.Snapshot()

@@ -117,7 +117,7 @@ func (e *env) chart(s string) error {
 // summaryUnits are the units shown in the summary table, per scenario.
 var summaryUnits = map[string][]string{
 	"Floor":       {"ops/s", "p50-ns", "p99-ns"},
-	"Uncontended": {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "B/op", "errors"},
+	"Uncontended": {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "B/op", "client-cpu-us/op", "server-cpu-us/op", "errors"},
 	"Parallel":    {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "errors"},
 	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-p99-ns", "fair-min", "fair-max", "failed"},
 	"Degraded":    {"p50-ns", "p99-ns", "max-ns", "errors"},

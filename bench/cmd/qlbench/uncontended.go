@@ -49,9 +49,14 @@ func scenarioUncontended(e *env) error {
 		for rep := range e.prof.reps {
 			for _, l := range rotate(ls, rep) {
 				keys := keyRing(fmt.Sprintf("u%d:%d:", n, rep), 1<<14)
+				srv0, cli0 := serverCPU(e.ctx, e, n), cpuTime()
 				ops, errs, c := serialBatch(e.prof.uncontended, lat, cycleOp(e.ctx, l, keys))
+				srv1, cli1 := serverCPU(e.ctx, e, n), cpuTime()
 				s := lat.Summary()
-				m := append(latencyMetrics(ops, c, s, "cycles/s"), harness.Metric{Unit: "errors", Value: float64(errs)})
+				m := append(latencyMetrics(ops, c, s, "cycles/s"),
+					harness.Metric{Unit: "client-cpu-us/op", Value: float64((cli1 - cli0).Microseconds()) / float64(ops)},
+					harness.Metric{Unit: "server-cpu-us/op", Value: float64((srv1 - srv0).Microseconds()) / float64(ops)},
+					harness.Metric{Unit: "errors", Value: float64(errs)})
 				e.add("Uncontended", cas, l.name, harness.Rep{N: ops, Metrics: m})
 				progress("uncontended %s %-10s rep %d/%d: %6.0f cycles/s p50 %-9s p99 %-9s %5.1f allocs/op errors %d",
 					cas, l.name, rep+1, e.prof.reps, float64(ops)/c.elapsed.Seconds(), s.P50, s.P99, float64(c.mallocs)/float64(ops), errs)
