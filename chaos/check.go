@@ -180,7 +180,7 @@ func checkWrites(f *Findings, css []CS, ops []RegOp) {
 func checkLoss(f *Findings, css []CS) {
 	first := true
 	for _, c := range css {
-		if c.LossAt == 0 {
+		if c.LossAt == 0 || c.GCPaused { // a frozen process is told nothing in time, by design
 			continue
 		}
 		f.LossSignals++

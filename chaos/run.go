@@ -10,11 +10,9 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
@@ -171,11 +169,6 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 	env := &Env{Cluster: cluster, Net: nw, Clock: clock, TTL: p.TTL, Key: redlock.DefaultKeyPrefix + key}
 	reg := NewRegister(clock, !s.Broken)
 	rec := &recorder{}
-	wd, err := extend.New(renewer{}, extend.WithSafetyMargin(p.TTL/5))
-	if err != nil {
-		return nil, err
-	}
-	var inCS atomic.Int32
 	var workers []*worker
 	var closers []func()
 	for c := range s.Clients {
@@ -183,7 +176,15 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 		for i, rc := range nw.Redis(c) {
 			nodes = append(nodes, redlock.NewRedisNodeNamed(fmt.Sprintf("node%d", i), rc))
 		}
-		opts := []redlock.Option{redlock.WithRetry(retry.Constant(20, 2*time.Millisecond, 3*time.Millisecond))}
+		w := &worker{id: c, key: key, ttl: p.TTL, clock: clock, reg: reg, rec: rec, longAt: &env.longAt,
+			longEvery: time.Duration(s.LongEvery * float64(p.TTL))}
+		opts := []redlock.Option{
+			redlock.WithRetry(retry.Constant(20, 2*time.Millisecond, 3*time.Millisecond)),
+			// Tell a holder of its loss a fifth of the TTL before its
+			// validity ends: room for a loaded machine's scheduling delays.
+			redlock.WithSafetyMargin(p.TTL / 5),
+			redlock.WithObserver(redlock.ObserverFunc(w.observe)),
+		}
 		if s.Broken {
 			// No quorum: client c trusts 2 of the 5 nodes; no drift.
 			nodes = []redlock.Node{nodes[(2*c)%5], nodes[(2*c+1)%5]}
@@ -193,10 +194,10 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 		if err != nil {
 			return nil, err
 		}
+		w.client = cl
 		if cc, ok := any(cl).(interface{ Close() error }); ok {
 			closers = append(closers, func() { _ = cc.Close() })
 		}
-		w := &worker{id: c, client: cl, watchdog: wd, key: key, ttl: p.TTL, clock: clock, reg: reg, rec: rec, longAt: &env.longAt, longEvery: time.Duration(s.LongEvery * float64(p.TTL)), inCS: &inCS}
 		if s.GCPause && c == 0 {
 			next := time.Now().Add(2 * p.TTL)
 			w.gcPause = func() bool {

@@ -3,13 +3,11 @@ package chaos
 import (
 	"context"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -105,11 +103,11 @@ func (r *recorder) count() int {
 	return len(r.css)
 }
 
-// worker is one client looping acquire / critical section / release.
+// worker is one client looping: Client.Do (acquire, auto-extension, release)
+// around a critical section.
 type worker struct {
 	id        int
 	client    *redlock.Client
-	watchdog  *extend.Watchdog
 	key       string
 	ttl       time.Duration
 	clock     *Clock
@@ -117,18 +115,75 @@ type worker struct {
 	rec       *recorder
 	longEvery time.Duration // a long critical section (spanning more than the TTL) at most this often; 0: never
 	nextLong  time.Time
-	gcPause   func() bool // nil or: pause this critical section before its write?
-	inCS      *atomic.Int32
+	gcPause   func() bool   // nil or: pause this critical section before its write?
 	longAt    *atomic.Int64 // timeline instant at which the latest long critical section began
+	cur       atomic.Pointer[tracked]
+}
+
+// tracked follows the lock a worker holds through the client's Observer
+// (each worker has its own Client and holds one lock at a time): the
+// furthest validity it was given, and when it was told of its loss.
+type tracked struct {
+	lock *redlock.Lock
+
+	mu       sync.Mutex
+	maxValid time.Time
+	lossAt   time.Time
+	lossMax  time.Time // maxValid when the loss was signalled
+}
+
+func (t *tracked) noteValid() {
+	v := t.lock.ValidUntil()
+	t.mu.Lock()
+	if v.After(t.maxValid) {
+		t.maxValid = v
+	}
+	t.mu.Unlock()
+}
+
+// observe is the worker's redlock.Observer. EventLost comes synchronously
+// from the goroutine that ended the lock, right after Done closed.
+func (w *worker) observe(e redlock.Event) {
+	t := w.cur.Load()
+	if t == nil {
+		return
+	}
+	switch e.Kind {
+	case redlock.EventExtended:
+		t.noteValid()
+	case redlock.EventLost:
+		now := time.Now()
+		t.mu.Lock()
+		if t.lossAt.IsZero() {
+			t.lossAt, t.lossMax = now, t.maxValid
+		}
+		t.mu.Unlock()
+	}
 }
 
 func (w *worker) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		acqStart := w.clock.Now()
-		l, err := w.client.Acquire(ctx, w.key, w.ttl)
-		acqEnd := w.clock.Now()
-		w.rec.addAcq(AcqResult{Client: w.id, Start: acqStart, End: acqEnd, OK: err == nil, Err: errKind(err)})
-		if err != nil {
+		var cs *CS
+		err := w.client.Do(ctx, w.key, w.ttl, func(fctx context.Context) error {
+			l, _ := redlock.LockFromContext(fctx)
+			cs = &CS{Client: w.id, Fence: l.Fence(), AcqStart: acqStart, AcqEnd: w.clock.Now()}
+			t := &tracked{lock: l, maxValid: l.ValidUntil()}
+			w.cur.Store(t)
+			w.critical(ctx, fctx, l, cs)
+			cs.ValidEnd = w.clock.At(l.ValidUntil())
+			t.mu.Lock()
+			if !t.lossAt.IsZero() {
+				cs.LossAt, cs.LossValid = w.clock.At(t.lossAt), w.clock.At(t.lossMax)
+			} else if errors.Is(l.Err(), redlock.ErrLockLost) {
+				// Ended by its expiry timer, not told ahead: a late signal.
+				cs.LossAt, cs.LossValid = cs.ValidEnd, cs.ValidEnd-1
+			}
+			t.mu.Unlock()
+			return nil
+		})
+		if cs == nil {
+			w.rec.addAcq(AcqResult{Client: w.id, Start: acqStart, End: w.clock.Now(), Err: errKind(err)})
 			if ctx.Err() != nil {
 				return
 			}
@@ -137,93 +192,16 @@ func (w *worker) run(ctx context.Context) {
 			sleepCtx(ctx, 5*time.Millisecond)
 			continue
 		}
-		cs := CS{Client: w.id, Fence: l.Fence(), AcqStart: acqStart, AcqEnd: acqEnd}
-		w.critical(ctx, l, &cs)
-		rctx, cancel := context.WithTimeout(context.Background(), 2*w.ttl)
-		cs.ReleaseOK = l.Release(rctx) == nil
-		cancel()
-		w.rec.addCS(cs)
+		w.cur.Store(nil)
+		w.rec.addAcq(AcqResult{Client: w.id, Start: acqStart, End: cs.AcqEnd, OK: true})
+		cs.ReleaseOK = err == nil
+		w.rec.addCS(*cs)
 	}
 }
 
-// held is a lock kept alive by the watchdog, with the loss signal.
-type held struct {
-	lock     *redlock.Lock
-	ctx      context.Context
-	cancel   context.CancelCauseFunc
-	stopOnce sync.Once
-	stopKeep func()
-
-	mu        sync.Mutex
-	maxValid  time.Time // the furthest validity the holder was ever given
-	lossAt    time.Time
-	lossValid time.Time
-}
-
-// renewer extends each lock with Lock.Extend. It stands in for the
-// library's auto-extension (Client.Do) until that lands.
-type renewer struct{}
-
-func (renewer) Renew(ctx context.Context, leases []extend.Lease) []error {
-	errs := make([]error, len(leases))
-	var wg sync.WaitGroup
-	for i, ls := range leases {
-		h := ls.(*held)
-		wg.Go(func() {
-			h.noteValid(h.lock.ValidUntil())
-			errs[i] = h.lock.Extend(ctx, h.lock.TTL())
-			if errs[i] == nil {
-				h.noteValid(h.lock.ValidUntil())
-			}
-		})
-	}
-	wg.Wait()
-	return errs
-}
-
-func (h *held) ValidUntil() time.Time { return h.lock.ValidUntil() }
-func (h *held) TTL() time.Duration    { return h.lock.TTL() }
-
-func (h *held) noteValid(t time.Time) {
-	h.mu.Lock()
-	if t.After(h.maxValid) {
-		h.maxValid = t
-	}
-	h.mu.Unlock()
-}
-
-func (h *held) lost(cause error) {
-	now := time.Now()
-	h.mu.Lock()
-	h.lossAt, h.lossValid = now, h.maxValid
-	h.mu.Unlock()
-	h.cancel(fmt.Errorf("%w: %w", redlock.ErrLockLost, cause))
-}
-
-func (h *held) stop() { h.stopOnce.Do(h.stopKeep) }
-
-// valid is the holder's belief: not told of loss, and before ValidUntil.
-func (h *held) valid() bool {
-	return h.ctx.Err() == nil && time.Now().Before(h.lock.ValidUntil())
-}
-
-func (w *worker) critical(ctx context.Context, l *redlock.Lock, cs *CS) {
-	h := &held{lock: l, maxValid: l.ValidUntil()}
-	h.ctx, h.cancel = context.WithCancelCause(ctx)
-	h.stopKeep = w.watchdog.Keep(h, h.lost)
-	defer func() {
-		h.stop()
-		h.cancel(nil)
-		cs.ValidEnd = w.clock.At(l.ValidUntil())
-		h.mu.Lock()
-		if !h.lossAt.IsZero() {
-			cs.LossAt, cs.LossValid = w.clock.At(h.lossAt), w.clock.At(h.lossValid)
-		}
-		h.mu.Unlock()
-	}()
-	w.inCS.Add(1)
-	defer w.inCS.Add(-1)
-
+func (w *worker) critical(ctx, fctx context.Context, l *redlock.Lock, cs *CS) {
+	// The holder's belief: not told of loss, and before ValidUntil.
+	valid := func() bool { return fctx.Err() == nil && time.Now().Before(l.ValidUntil()) }
 	steps, work := 1, time.Duration(500+rand.IntN(1500))*time.Microsecond
 	if w.longEvery > 0 && w.nextLong.IsZero() {
 		w.nextLong = time.Now().Add(rand.N(w.longEvery))
@@ -238,23 +216,23 @@ func (w *worker) critical(ctx context.Context, l *redlock.Lock, cs *CS) {
 	cs.Start = w.clock.Now()
 	defer func() { cs.End = w.clock.Now() }()
 	for range steps {
-		if !h.valid() {
+		if !valid() {
 			cs.Aborted = true
 			return
 		}
 		v, rseq := w.reg.Read(w.id, cs.Fence)
 		st := Step{ReadSeq: rseq, WriteSeq: -1}
-		sleepCtx(h.ctx, work)
-		if !h.valid() {
+		sleepCtx(fctx, work)
+		if !valid() {
 			cs.Steps = append(cs.Steps, st)
 			cs.Aborted = true
 			return
 		}
 		if w.gcPause != nil && w.gcPause() {
 			// A stop-the-world pause between the validity check and the
-			// write: the whole process freezes, the watchdog too.
+			// write: the whole process freezes, auto-extension too.
 			cs.GCPaused = true
-			h.stop()
+			l.KeepAlive()() // KeepAlive returns the running auto-extension's stop
 			w.pauseUntilOvertaken(ctx, cs.Fence, l)
 			if ctx.Err() != nil { // the run ended during the pause
 				cs.Steps = append(cs.Steps, st)
