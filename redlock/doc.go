@@ -18,6 +18,34 @@
 // a holder that was paused past its validity (a GC pause, a VM migration)
 // from writing late, a fence can.
 //
+// # Keeping a lock while work runs
+//
+// Client.Do acquires a lock, runs a function, and releases the lock when the
+// function returns or panics; TryDo does the same with a single attempt and
+// reports (false, nil) when another holder has the lock (cron jobs on many
+// replicas). While the function runs the lock is extended automatically
+// (Lock.KeepAlive): when less than a threshold of its validity is left
+// (max(500ms, ttl/3) by default), and a failed extension is retried quickly.
+// If the lock cannot be kept, the function's context is cancelled with a
+// cause wrapping ErrLockLost a safety margin before the validity ends
+// (max(10ms, ttl/10) by default), never after; Lock.Done and Lock.Err say the
+// same to code holding a *Lock. See the WithExtend*, WithSafetyMargin and
+// WithMaxHold options.
+//
+// A Client keeps all its locks with one watchdog (package extend): the
+// extensions due in the same tick (50ms by default) go to each node in one
+// round, a single pipeline of EVALSHA on a RedisNode (nodes implementing
+// BatchNode), so that holding 10,000 locks costs one round trip per node per
+// tick rather than 10,000 timers and round trips. Once Release returns no
+// extension of the lock is in flight, and a batch extension never re-creates
+// a key that is gone.
+//
+// # Development without Redis
+//
+// NewLocal returns a Client on one in-process memory node and logs a warning
+// saying so. It is the only way to get one: a Client given Redis nodes never
+// falls back to memory when they fail; it returns their errors.
+//
 // # Nodes
 //
 // A Node is one lock server. NewRedisNode wraps a go-redis client the caller

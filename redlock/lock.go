@@ -11,7 +11,9 @@ import (
 
 // Lock is one acquisition of a key. Key, Token and Fence never change;
 // ValidUntil moves forward with each Extend. A Lock is safe to use from
-// several goroutines: Extend and Release are serialized.
+// several goroutines: Extend and Release are serialized. Done, Err and
+// Context tell when the lock ends (see loss.go); KeepAlive extends it
+// automatically.
 type Lock struct {
 	client *Client
 	key    string // as the caller named it

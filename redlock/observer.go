@@ -18,7 +18,9 @@ const (
 	EventExtended
 	// EventReleased: a release reached a majority.
 	EventReleased
-	// EventLost: an extension or release found the lock no longer ours.
+	// EventLost: an extension or release found the lock no longer ours, or
+	// auto-extension gave it up (a safety margin before its validity ends,
+	// or at the WithMaxHold cap).
 	EventLost
 	// EventNodeError: one node failed one operation; Node and Err say which.
 	EventNodeError
