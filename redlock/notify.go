@@ -264,8 +264,8 @@ func (c *Client) released(gen uint64, key, release string) {
 
 // announce wakes the first parked waiter of q, or, when one is already
 // trying or none is parked, remembers the announcement. Another node's
-// announcement of a release that already woke a waiter who is done trying
-// wakes no one: that waiter got the lock, or lost it to someone who did.
+// announcement of a release that already woke a waiter who then got the
+// lock wakes no one.
 // Called with h.mu.
 func (h *notifyHub) announce(q *waitQueue, release string) {
 	if q.active != nil || len(q.waiting) == 0 {
@@ -332,7 +332,10 @@ func (h *notifyHub) park(w *waiter) bool {
 	}
 	q := h.queues[w.key]
 	if q.active == w {
+		// Woken, and lost: the release may not have reached every node
+		// yet, so the other nodes' announcements of it must wake us again.
 		q.active = nil
+		q.woke = ""
 	}
 	if q.missed && q.active == nil {
 		q.missed = false

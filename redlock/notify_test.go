@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
@@ -150,9 +152,9 @@ func TestNotifyOffWaitsPolicyDelay(t *testing.T) {
 	}
 }
 
-// A waiter on a client with notifications on still wakes when the holder's
-// client has them off? No: the holder does not announce. It must still get
-// the lock by the policy's delay (mixed deployments keep working).
+// A holder whose client has notifications off announces nothing: a waiter
+// with them on still gets the lock, by the policy's delay (mixed
+// deployments keep working).
 func TestNotifyMixedClients(t *testing.T) {
 	cl := redistest.StartT(t, 3)
 	obs := &eventCounter{}
@@ -370,4 +372,70 @@ func TestNotifyReleaseScriptAnnouncesOnce(t *testing.T) {
 	if _, err := node.SubscribeReleases(ctx, channel, func(string, string) {}, func(bool, error) {}); !errors.Is(err, redlock.ErrNotificationsUnsupported) {
 		t.Fatalf("scripter-only subscribe: %v, want ErrNotificationsUnsupported", err)
 	}
+}
+
+// Waiters of one client are woken in arrival order, one per release, and a
+// waiter that gives up while queued (its context ends) does not hold up the
+// ones behind it. Memory nodes in a synctest bubble: time is virtual, so the
+// policy's 10 s delay would show. (The hub's own rules, such as passing on
+// the wake of a woken waiter that gives up, are in notify_hub_test.go.)
+func TestNotifyFIFOAndPassOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nodes := []redlock.Node{redlock.NewMemoryNode("m0"), redlock.NewMemoryNode("m1"), redlock.NewMemoryNode("m2")}
+		c, err := redlock.New(nodes, redlock.WithRetry(retry.Constant(10, 10*time.Second, 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		ctx := context.Background()
+		held, err := c.Acquire(ctx, "k", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		began := time.Now()
+		var (
+			mu    sync.Mutex
+			order []int
+			wg    sync.WaitGroup
+		)
+		quitter, quit := context.WithCancel(ctx)
+		defer quit()
+		for i := range 4 {
+			wctx := ctx
+			if i == 1 {
+				wctx = quitter // gives up in the queue: its turn goes to 2
+			}
+			wg.Go(func() {
+				l, err := c.Acquire(wctx, "k", time.Minute)
+				if err != nil {
+					if i != 1 || !errors.Is(err, context.Canceled) {
+						t.Errorf("waiter %d: %v", i, err)
+					}
+					return
+				}
+				mu.Lock()
+				order = append(order, i)
+				mu.Unlock()
+				if i == 0 {
+					quit() // waiter 1 is next: make it leave instead
+				}
+				time.Sleep(time.Second)
+				if err := l.Release(ctx); err != nil {
+					t.Error(err)
+				}
+			})
+			synctest.Wait() // waiter i lost its first attempt and waits
+			time.Sleep(time.Millisecond)
+		}
+		if err := held.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if want := []int{0, 2, 3}; !slices.Equal(order, want) {
+			t.Fatalf("acquired in order %v, want %v", order, want)
+		}
+		if d := time.Since(began); d > 5*time.Second {
+			t.Fatalf("handoffs took %s of virtual time: someone slept the 10s delay", d)
+		}
+	})
 }
