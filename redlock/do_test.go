@@ -254,7 +254,7 @@ func TestDoneClosesWhenValidityEnds(t *testing.T) {
 		t.Fatal("Done never closed")
 	}
 	if time.Now().Before(extended) {
-		t.Fatalf("Done closed %s before the extended validity ended", extended.Sub(time.Now()))
+		t.Fatalf("Done closed %s before the extended validity ended", time.Until(extended))
 	}
 	if !errors.Is(l.Err(), redlock.ErrLockLost) {
 		t.Fatalf("Err = %v, want ErrLockLost", l.Err())
@@ -294,7 +294,7 @@ func TestKeepAliveMemoryNodes(t *testing.T) {
 		}
 		break
 	}
-	if left := vu.Sub(time.Now()); left <= 0 {
+	if left := time.Until(vu); left <= 0 {
 		t.Fatalf("Done closed %s after the validity ended", -left)
 	}
 	if !errors.Is(l.Err(), redlock.ErrLockLost) || !errors.Is(l.Err(), redlock.ErrQuorumUnreachable) {
