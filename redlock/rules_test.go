@@ -216,10 +216,16 @@ func TestRuleExtendMovesValidity(t *testing.T) {
 	if got := l.ValidUntil(); got.Before(began.Add(validity)) || got.After(ended.Add(validity)) || !got.After(before) {
 		t.Fatalf("ValidUntil %v: want start of Extend + %s, within [%v, %v]", got, validity, began.Add(validity), ended.Add(validity))
 	}
-	for i, n := range cl.Nodes() {
-		if ttl := n.Client().PTTL(ctx, c.KeyName(l.Key())).Val(); ttl < 2*time.Second {
-			t.Fatalf("node %d ttl %s after extend to 3s", i, ttl)
+	// Extend returns at a majority; the last node's answer may still be on
+	// its way.
+	extended := 0
+	for _, n := range cl.Nodes() {
+		if ttl := n.Client().PTTL(ctx, c.KeyName(l.Key())).Val(); ttl >= 2*time.Second {
+			extended++
 		}
+	}
+	if extended < c.Quorum() {
+		t.Fatalf("only %d nodes have the extended ttl", extended)
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
