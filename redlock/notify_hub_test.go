@@ -115,11 +115,11 @@ func TestHubRules(t *testing.T) {
 // With notifications off, nothing is registered and no announcement is
 // published by memory nodes.
 func TestHubOff(t *testing.T) {
-	c, err := New([]Node{NewMemoryNode("m0")}, WithReleaseNotifications(false), WithRetry(nil))
+	_, err := New([]Node{NewMemoryNode("m0")}, WithReleaseNotifications(false), WithRetry(nil))
 	if err == nil {
 		t.Fatal("nil retry accepted")
 	}
-	c, err = New([]Node{NewMemoryNode("m0")}, WithReleaseNotifications(false))
+	c, err := New([]Node{NewMemoryNode("m0")}, WithReleaseNotifications(false))
 	if err != nil {
 		t.Fatal(err)
 	}
