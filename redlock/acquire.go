@@ -41,6 +41,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 	var w *waiter // registered with the client's release notifications after the first lost attempt
 	acquired := false
 	defer func() { c.leaveWaiters(w, acquired) }()
+	var retryAt time.Time // when the current retry delay of the policy runs out
 	for attempts := 1; ; attempts++ {
 		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts})
 		lock, wait, err := c.attempt(ctx, key, ttl)
@@ -59,10 +60,19 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		if ctx.Err() != nil {
 			return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, context.Cause(ctx)))
 		}
-		delay := b.NextBackOff()
-		if delay == backoff.Stop {
-			return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", key, attempts, err))
+		// A retry of the policy is used up when its delay runs out, not
+		// when a release notification or the holder's expiry brings us
+		// back early: within one delay we try again on every such wake, so
+		// notifications speed waiters up without shrinking their budget.
+		now := time.Now()
+		if !now.Before(retryAt) {
+			delay := b.NextBackOff()
+			if delay == backoff.Stop {
+				return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", key, attempts, err))
+			}
+			retryAt = now.Add(delay)
 		}
+		delay := retryAt.Sub(now)
 		if wait > 0 && wait < delay {
 			// The holder's key expires before our next scheduled try: come
 			// back just then, spread by a little jitter so that waiters do

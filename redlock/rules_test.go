@@ -383,6 +383,7 @@ func TestRuleFenceSurvivesDivergedCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	settled(t, cl, c.KeyName(key), first.Token())
 	if first.Fence() != 101 {
 		t.Fatalf("first fence %d, want 101 (the maximum)", first.Fence())
 	}
