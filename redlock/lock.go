@@ -97,9 +97,10 @@ type nodeOutcome struct {
 }
 
 // fanOut runs op on every node at once and reads replies until decided
-// reports true or all nodes answered. Replies that arrive later are dropped:
-// the channel is buffered so the node goroutines never block.
-func (l *Lock) fanOut(ctx context.Context, op string, call func(context.Context, Node) (ExtendResult, error), decided func(yes, no, failed int) bool) (yes, no int, failures []error) {
+// reports true, or the linger it asked for has passed, or all nodes
+// answered. Replies that arrive later are dropped: the channel is buffered so
+// the node goroutines never block.
+func (l *Lock) fanOut(ctx context.Context, op string, call func(context.Context, Node) (ExtendResult, error), decided func(yes, no, failed int) (done bool, linger time.Duration)) (yes, no int, failures []error) {
 	c := l.client
 	replies := make(chan nodeOutcome, len(c.nodes))
 	for i, node := range c.nodes {
@@ -108,10 +109,13 @@ func (l *Lock) fanOut(ctx context.Context, op string, call func(context.Context,
 			replies <- nodeOutcome{node: i, res: res, err: err}
 		}()
 	}
+	var lingered <-chan time.Time
 	for pending := len(c.nodes); pending > 0; pending-- {
 		var r nodeOutcome
 		select {
 		case r = <-replies:
+		case <-lingered:
+			return yes, no, failures
 		case <-ctx.Done():
 			// Whatever has not answered by the deadline counts as failed,
 			// even if its client ignores the context.
@@ -126,8 +130,14 @@ func (l *Lock) fanOut(ctx context.Context, op string, call func(context.Context,
 		default:
 			no++
 		}
-		if decided(yes, no, len(failures)) {
+		done, linger := decided(yes, no, len(failures))
+		if done {
 			break
+		}
+		if linger > 0 && lingered == nil {
+			t := time.NewTimer(linger)
+			defer t.Stop()
+			lingered = t.C
 		}
 	}
 	return yes, no, failures
@@ -174,7 +184,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	q, n := c.quorum, len(c.nodes)
 	yes, no, failures := l.fanOut(nctx, "extend", func(ctx context.Context, node Node) (ExtendResult, error) {
 		return node.Extend(ctx, l.name, l.token, ttl, l.fence)
-	}, func(yes, no, failed int) bool { return yes >= q || no+failed > n-q })
+	}, func(yes, no, failed int) (bool, time.Duration) { return yes >= q || no+failed > n-q, 0 })
 
 	now := time.Now()
 	switch {
@@ -207,7 +217,7 @@ func (l *Lock) dropKeys(ctx context.Context, ttl time.Duration) {
 	l.fanOut(rctx, "release", func(ctx context.Context, node Node) (ExtendResult, error) {
 		_, err := node.Release(ctx, l.name, l.token)
 		return NotHeld, err
-	}, func(int, int, int) bool { return false })
+	}, func(int, int, int) (bool, time.Duration) { return false, 0 })
 }
 
 func (l *Lock) lost(ctx context.Context, err error) error {
@@ -250,7 +260,16 @@ func (l *Lock) Release(ctx context.Context) error {
 			return Extended, err
 		}
 		return NotHeld, err
-	}, func(int, int, int) bool { return false }) // wait for every node: once Release returns, no reachable node still blocks the key
+	}, func(yes, no, failed int) (bool, time.Duration) {
+		// Once a majority deleted the key, wait a little longer for the
+		// stragglers (as long again as the majority took, at least 1 ms)
+		// so that an immediate re-acquire does not find our key on a slow
+		// but healthy node, without waiting a whole timeout for a dead one.
+		if yes < q {
+			return false, 0
+		}
+		return false, max(time.Since(start), time.Millisecond)
+	})
 
 	if yes < q && len(failures) > 0 && no <= n-q {
 		if ctx.Err() != nil {
