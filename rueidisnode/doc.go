@@ -1,0 +1,36 @@
+// Package rueidisnode is a redlock.Node over github.com/redis/rueidis, the
+// Redis organisation's client that pipelines concurrent commands to a
+// server into one write and allocates little per command.
+//
+// It is a module of its own (github.com/quorumlock/quorumlock/rueidisnode),
+// so that rueidis never reaches users of the root module who do not use it.
+//
+// A Node runs the very same Lua scripts as redlock's go-redis RedisNode
+// (redlock.Scripts: same text, same SHA-1 on the server, same semantics),
+// by EVALSHA with an EVAL fallback when the server answers NOSCRIPT (it
+// restarted and lost its script cache). Locks taken through one kind of
+// node can be extended, released and inspected through the other, so a
+// deployment can mix them.
+//
+// Besides redlock.Node a Node implements:
+//
+//   - redlock.BatchNode: ExtendBatch sends all extensions of a watchdog
+//     round in one DoMulti (one pipelined write per node).
+//   - redlock.Notifier: ReleaseNotify announces a release on the client's
+//     release channel (PUBLISH inside the release script), and
+//     SubscribeReleases listens on a dedicated connection of the client
+//     (Client.Dedicate, Pub/Sub hooks), pings it when idle, reports each
+//     break and restoration, and subscribes again after a break.
+//
+// Give each Node a client to one independent server, made with
+// rueidis.ClientOption{InitAddress: []string{addr}}; ForceSingleClient
+// spares the client a cluster probe, and DisableCache is needed for servers
+// without RESP3 client tracking. The caller owns the clients and closes
+// them after the redlock.Client. Every call ends when its context does
+// (rueidis honours deadlines), so the redlock.Client's per-node timeouts
+// apply.
+//
+// Scripts are sent without rueidis's retries (rueidis.NewLuaScript): a
+// command whose connection broke fails at once and the redlock.Client
+// counts the node as failed for that call.
+package rueidisnode

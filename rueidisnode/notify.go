@@ -1,0 +1,162 @@
+package rueidisnode
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Timing of a subscription, as in redlock's RedisNode: an idle subscription
+// is pinged every subscribePing and counts as broken when the pong (or the
+// confirmation of SUBSCRIBE) is not back within another subscribePing.
+// After a break it is remade with a backoff from subscribeRetryMin doubling
+// up to subscribeRetryMax.
+const (
+	subscribePing     = 2 * time.Second
+	subscribeRetryMin = 50 * time.Millisecond
+	subscribeRetryMax = time.Second
+)
+
+// ReleaseNotify implements redlock.Notifier: the release script publishes
+// the release on channel when it deletes key.
+func (n *Node) ReleaseNotify(ctx context.Context, key, token, channel string) (bool, error) {
+	keys := [1]string{key}
+	args := [2]string{token, channel}
+	v, err := releaseLua.Exec(ctx, n.client, keys[:], args[:]).AsInt64()
+	return v == 1, err
+}
+
+// SubscribeReleases implements redlock.Notifier. The subscription holds a
+// dedicated connection of the client (Client.Dedicate) with Pub/Sub hooks.
+// A goroutine pings it when idle and, after a break (the node restarted, a
+// network fault, no pong in time), closes the connection and subscribes
+// again on a new one, with a backoff.
+func (n *Node) SubscribeReleases(ctx context.Context, channel string, onRelease func(key, release string), onState func(up bool, err error)) (func(), error) {
+	ctx, cancel := context.WithCancel(ctx)
+	s := &sub{client: n.client, channel: channel, onRelease: onRelease, onState: onState}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.run(ctx)
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			<-done
+		})
+	}, nil
+}
+
+type sub struct {
+	client    rueidis.Client
+	channel   string
+	onRelease func(key, release string)
+	onState   func(bool, error)
+}
+
+func (s *sub) run(ctx context.Context) {
+	retry := subscribeRetryMin
+	for {
+		wasUp, err := s.session(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		s.onState(false, err)
+		if wasUp {
+			retry = subscribeRetryMin
+		}
+		t := time.NewTimer(retry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		retry = min(2*retry, subscribeRetryMax)
+	}
+}
+
+// errClosed stands for a subscription whose connection ended without
+// saying why.
+var errClosed = errors.New("rueidisnode: subscription connection closed")
+
+// session subscribes on a dedicated connection and serves it until it
+// breaks or ctx ends, reporting whether it was ever up. The hooks run on
+// rueidis's reader goroutine; session returns only once they have stopped,
+// so that callbacks never overlap.
+func (s *sub) session(ctx context.Context) (wasUp bool, err error) {
+	dc, release := s.client.Dedicate()
+	upc := make(chan struct{}, 1)
+	hookErr := dc.SetPubSubHooks(rueidis.PubSubHooks{
+		OnMessage: func(m rueidis.PubSubMessage) {
+			if m.Channel == s.channel {
+				s.onRelease(parseRelease(m.Message))
+			}
+		},
+		OnSubscription: func(m rueidis.PubSubSubscription) {
+			if m.Kind == "subscribe" && m.Channel == s.channel {
+				select {
+				case upc <- struct{}{}:
+				default:
+				}
+				s.onState(true, nil)
+			}
+		},
+	})
+	defer func() {
+		dc.Close() // the connection, not just back to the pool: it is subscribed
+		release()
+		for range hookErr { // closed once the hooks are done
+		}
+		select {
+		case <-upc:
+			wasUp = true
+		default:
+		}
+	}()
+
+	sctx, cancel := context.WithTimeout(ctx, 2*subscribePing)
+	err = dc.Do(sctx, dc.B().Subscribe().Channel(s.channel).Build()).Error()
+	cancel()
+	if err != nil {
+		return false, err
+	}
+	t := time.NewTicker(subscribePing)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case err, ok := <-hookErr:
+			if !ok || err == nil {
+				err = errClosed
+			}
+			return false, err
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(ctx, subscribePing)
+			err := dc.Do(pctx, dc.B().Ping().Build()).Error()
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return false, ctx.Err()
+				}
+				return false, fmt.Errorf("no answer to ping within %s: %w", subscribePing, err)
+			}
+		}
+	}
+}
+
+// parseRelease splits an announcement of the release script, "<id> <key>"
+// with a 16-digit id, into key and id. Anything else is taken as a bare key
+// with no id. (As redlock's RedisNode does.)
+func parseRelease(payload string) (key, release string) {
+	if len(payload) > 17 && payload[16] == ' ' {
+		return payload[17:], payload[:16]
+	}
+	return payload, ""
+}
