@@ -4,10 +4,14 @@ go 1.26.0
 
 replace github.com/quorumlock/quorumlock => ../
 
+replace github.com/quorumlock/quorumlock/rueidisnode => ../rueidisnode
+
 require (
 	github.com/go-redsync/redsync/v4 v4.18.0
 	github.com/quorumlock/quorumlock v0.0.0-00010101000000-000000000000
+	github.com/quorumlock/quorumlock/rueidisnode v0.0.0-00010101000000-000000000000
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -47,6 +51,6 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/text v0.28.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )

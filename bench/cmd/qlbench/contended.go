@@ -51,6 +51,21 @@ func (e *env) contenders(addrs []string, retryCfg string) ([]*contender, error) 
 		}
 		out = append(out, c)
 	}
+	if e.want(libQLRueidis) {
+		c := &contender{lib: libQLRueidis}
+		var opts []redlock.Option
+		if retryCfg == "1ms" {
+			opts = append(opts, redlock.WithRetry(retry.Constant(10, time.Millisecond, 0)))
+		}
+		for range contendedClients {
+			l, _, err := newQLRueidis(addrs, lockTTL, nil, opts...)
+			if err != nil {
+				return nil, err
+			}
+			c.clients = append(c.clients, l)
+		}
+		out = append(out, c)
+	}
 	if e.want(libRS) {
 		c := &contender{lib: libRS}
 		var opts []redsync.Option

@@ -49,6 +49,13 @@ func scenarioDegraded(e *env) error {
 			}
 			s.lockrs = append(s.lockrs, ql)
 		}
+		if e.want(libQLRueidis) {
+			qlr, _, err := newQLRueidis(s.addrs, degradedTTL, nil)
+			if err != nil {
+				return err
+			}
+			s.lockrs = append(s.lockrs, qlr)
+		}
 		if e.want(libRS) {
 			rs, _ := newRS(libRS, s.addrs, degradedTTL, nil)
 			rsf, _ := newRS(libRSFast, s.addrs, degradedTTL, nil, redsync.WithFailFast(true))

@@ -134,6 +134,14 @@ func newHeldKeepers(e *env, addrs []string, hooks map[string][]*harness.Counter)
 		names = append(names, name)
 		ks[name] = k
 	}
+	if e.want(libQLRueidis) {
+		l, _, err := newQLRueidis(addrs, heldTTL, hooks[libQLRueidis])
+		if err != nil {
+			return nil, nil, err
+		}
+		names = append(names, libQLRueidis)
+		ks[libQLRueidis] = &watchdogKeeper{l: l}
+	}
 	if e.want(libRS) {
 		l, _ := newRS(libRS, addrs, heldTTL, hooks[libRS])
 		ks[libRS] = &goroutineKeeper{l: l, extend: func(ctx context.Context, h any) error {
@@ -215,7 +223,7 @@ func scenarioHeld(e *env) error {
 	const n = 5
 	addrs := e.addrs[:n]
 	libsHooks := map[string][]*harness.Counter{}
-	for _, lib := range []string{libQL, libRS} {
+	for _, lib := range []string{libQL, libQLRueidis, libRS} {
 		for range n {
 			libsHooks[lib] = append(libsHooks[lib], &harness.Counter{})
 		}
@@ -236,7 +244,7 @@ func scenarioHeld(e *env) error {
 		for rep, name := range rotate(names, 0) {
 			k := keepers[name]
 			lib := name
-			if strings.HasPrefix(name, libQL) {
+			if _, own := libsHooks[name]; !own && strings.HasPrefix(name, libQL) {
 				lib = libQL
 			}
 			keys := keyRing(fmt.Sprintf("h%d:%d:", count, rep), count)

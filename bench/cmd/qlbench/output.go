@@ -13,7 +13,7 @@ import (
 )
 
 // libOrder fixes series order (and colours) in charts and tables.
-var libOrder = []string{libQL, libRS, libRSFast, libFloor, libRawRedis}
+var libOrder = []string{libQL, libQLRueidis, libRS, libRSFast, libFloor, libRawRedis}
 
 func libRank(l string) int {
 	if i := slices.Index(libOrder, l); i >= 0 {
@@ -238,32 +238,40 @@ func ratios(rp *harness.Report) []harness.Ratio {
 		out = append(out, r)
 	}
 	const u = "Uncontended"
-	add("uncontended 5 nodes cycles/s vs redsync", u, "nodes=5", libQL, "nodes=5", libRS, "cycles/s", ">=", 1.3, true, "")
-	add("uncontended 5 nodes allocs/cycle vs redsync", u, "nodes=5", libQL, "nodes=5", libRS, "allocs/op", "<=", 0.5, true, "")
-	for _, n := range []string{"nodes=1", "nodes=3", "nodes=5", "nodes=7"} {
-		add("uncontended "+n+" cycles/s vs redsync", u, n, libQL, n, libRS, "cycles/s", "", 0, false, "")
-		add("uncontended "+n+" cycles/s vs floor", u, n, libQL, n, libFloor, "cycles/s", "", 0, false, "")
-	}
-	add("uncontended 5 nodes p99 vs redsync", u, "nodes=5", libQL, "nodes=5", libRS, "p99-ns", "", 0, false, "lower is better")
 	const p, pc = "Parallel", "goroutines=16/nodes=5"
-	add("parallel 16 goroutines cycles/s vs redsync", p, pc, libQL, pc, libRS, "cycles/s", ">=", 1.5, true, "")
-	add("parallel 16 goroutines cycles/s vs floor", p, pc, libQL, pc, libFloor, "cycles/s", "", 0, false, "")
-	add("parallel 16 goroutines p99 vs redsync", p, pc, libQL, pc, libRS, "p99-ns", "", 0, false, "lower is better")
 	const c = "Contended"
-	for _, cas := range []string{"goroutines=32/retry=default", "goroutines=8/retry=default", "goroutines=32/retry=1ms", "goroutines=8/retry=1ms"} {
-		target := cas == "goroutines=32/retry=default"
-		add("contended "+cas+" wait p99 vs redsync", c, cas, libQL, cas, libRS, "wait-p99-ns", "<=", 0.05, target, "lower is better")
-		add("contended "+cas+" acq/s vs redsync", c, cas, libQL, cas, libRS, "acq/s", ">=", 2, target, "")
-		if target {
-			abs("contended "+cas+" quorumlock failed acquisitions (worst rep)", c, cas, libQL, "failed", "==", 0, "")
-		}
-	}
 	const d, dh, dd = "Degraded", "nodes=5/faults=none", "nodes=5/faults=blackhole+paused"
-	add("degraded quorumlock acquire p99 vs its healthy p99", d, dd, libQL, dh, libQL, "p99-ns", "<=", 2, true, "")
-	add("degraded redsync acquire p99 vs its healthy p99", d, dd, libRS, dh, libRS, "p99-ns", "", 0, false, "")
-	add("degraded redsync-failfast acquire p99 vs its healthy p99", d, dd, libRSFast, dh, libRSFast, "p99-ns", "", 0, false, "")
-	add("degraded acquire p99 vs redsync", d, dd, libQL, dd, libRS, "p99-ns", "", 0, false, "lower is better")
-	add("degraded acquire p99 vs redsync-failfast", d, dd, libQL, dd, libRSFast, "p99-ns", "", 0, false, "lower is better")
+	for _, ql := range []string{libQL, libQLRueidis} {
+		pre := "" // the go-redis node keeps the names of the targets
+		if ql != libQL {
+			pre = ql + ": "
+		}
+		add(pre+"uncontended 5 nodes cycles/s vs redsync", u, "nodes=5", ql, "nodes=5", libRS, "cycles/s", ">=", 1.3, true, "")
+		add(pre+"uncontended 5 nodes allocs/cycle vs redsync", u, "nodes=5", ql, "nodes=5", libRS, "allocs/op", "<=", 0.5, true, "")
+		for _, n := range []string{"nodes=1", "nodes=3", "nodes=5", "nodes=7"} {
+			add(pre+"uncontended "+n+" cycles/s vs redsync", u, n, ql, n, libRS, "cycles/s", "", 0, false, "")
+			add(pre+"uncontended "+n+" cycles/s vs floor", u, n, ql, n, libFloor, "cycles/s", "", 0, false, "")
+		}
+		add(pre+"uncontended 5 nodes p99 vs redsync", u, "nodes=5", ql, "nodes=5", libRS, "p99-ns", "", 0, false, "lower is better")
+		add(pre+"parallel 16 goroutines cycles/s vs redsync", p, pc, ql, pc, libRS, "cycles/s", ">=", 1.5, true, "")
+		add(pre+"parallel 16 goroutines cycles/s vs floor", p, pc, ql, pc, libFloor, "cycles/s", "", 0, false, "")
+		add(pre+"parallel 16 goroutines p99 vs redsync", p, pc, ql, pc, libRS, "p99-ns", "", 0, false, "lower is better")
+		for _, cas := range []string{"goroutines=32/retry=default", "goroutines=8/retry=default", "goroutines=32/retry=1ms", "goroutines=8/retry=1ms"} {
+			target := cas == "goroutines=32/retry=default"
+			add(pre+"contended "+cas+" wait p99 vs redsync", c, cas, ql, cas, libRS, "wait-p99-ns", "<=", 0.05, target, "lower is better")
+			add(pre+"contended "+cas+" acq/s vs redsync", c, cas, ql, cas, libRS, "acq/s", ">=", 2, target, "")
+			if target {
+				abs(pre+"contended "+cas+" "+ql+" failed acquisitions (worst rep)", c, cas, ql, "failed", "==", 0, "")
+			}
+		}
+		add(pre+"degraded "+ql+" acquire p99 vs its healthy p99", d, dd, ql, dh, ql, "p99-ns", "<=", 2, true, "")
+		if ql == libQL {
+			add("degraded redsync acquire p99 vs its healthy p99", d, dd, libRS, dh, libRS, "p99-ns", "", 0, false, "")
+			add("degraded redsync-failfast acquire p99 vs its healthy p99", d, dd, libRSFast, dh, libRSFast, "p99-ns", "", 0, false, "")
+		}
+		add(pre+"degraded acquire p99 vs redsync", d, dd, ql, dd, libRS, "p99-ns", "", 0, false, "lower is better")
+		add(pre+"degraded acquire p99 vs redsync-failfast", d, dd, ql, dd, libRSFast, "p99-ns", "", 0, false, "lower is better")
+	}
 	const h = "Held"
 	for _, r := range rp.Results {
 		if r.Scenario != h || !strings.HasPrefix(r.Lib, libQL) {

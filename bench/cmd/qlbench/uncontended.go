@@ -6,7 +6,7 @@ import (
 	"github.com/quorumlock/quorumlock/bench/internal/harness"
 )
 
-// lockers builds the floor, quorumlock and redsync over addrs (the ones e
+// lockers builds the floor, quorumlock (on go-redis and on rueidis) and redsync over addrs (the ones e
 // wants).
 func (e *env) lockers(addrs []string) ([]*locker, func(), error) {
 	var ls []*locker
@@ -25,6 +25,14 @@ func (e *env) lockers(addrs []string) ([]*locker, func(), error) {
 			return nil, nil, err
 		}
 		ls = append(ls, ql)
+	}
+	if e.want(libQLRueidis) {
+		qlr, _, err := newQLRueidis(addrs, lockTTL, nil)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		ls = append(ls, qlr)
 	}
 	if e.want(libRS) {
 		rs, _ := newRS(libRS, addrs, lockTTL, nil)

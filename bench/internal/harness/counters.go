@@ -38,3 +38,10 @@ func (c *Counter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 
 // Snapshot returns the commands and round trips so far.
 func (c *Counter) Snapshot() (cmds, rounds int64) { return c.cmds.Load(), c.rounds.Load() }
+
+// Add counts cmds commands sent in rounds round trips, for clients that
+// cannot take a go-redis hook (rueidis).
+func (c *Counter) Add(cmds, rounds int64) {
+	c.cmds.Add(cmds)
+	c.rounds.Add(rounds)
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/quorumlock/quorumlock/bench/internal/harness"
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/rueidisnode"
+)
+
+// libQLRueidis is quorumlock over rueidisnode (rueidis clients instead of
+// go-redis).
+const libQLRueidis = "quorumlock-rueidis"
+
+// newRueidisClient is the rueidis client of one node: a standalone client
+// (no cluster probe, no client-side cache), dial timeout as go-redis's.
+// A node that does not answer at start (the blackhole) still gets a
+// client, which dials again on use.
+func newRueidisClient(addr string) (rueidis.Client, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress:       []string{addr},
+		ForceSingleClient: true,
+		DisableCache:      true,
+		Dialer:            net.Dialer{Timeout: 500 * time.Millisecond},
+		ConnWriteTimeout:  time.Second,
+	})
+	if c == nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// countingClient counts a rueidis client's calls on a harness.Counter: a Do
+// is one round trip, a DoMulti one round trip of len(multi) commands.
+type countingClient struct {
+	rueidis.Client
+	n *harness.Counter
+}
+
+func (c countingClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	c.n.Add(1, 1)
+	return c.Client.Do(ctx, cmd)
+}
+
+func (c countingClient) DoMulti(ctx context.Context, multi ...rueidis.Completed) []rueidis.RedisResult {
+	c.n.Add(int64(len(multi)), 1)
+	return c.Client.DoMulti(ctx, multi...)
+}
+
+// newQLRueidis builds a quorumlock client over rueidisnode, with its own
+// rueidis clients.
+func newQLRueidis(addrs []string, ttl time.Duration, hooks []*harness.Counter, opts ...redlock.Option) (*locker, *redlock.Client, error) {
+	var rcs []rueidis.Client
+	closeRCs := func() {
+		for _, rc := range rcs {
+			rc.Close()
+		}
+	}
+	nodes := make([]redlock.Node, len(addrs))
+	for i, a := range addrs {
+		rc, err := newRueidisClient(a)
+		if err != nil {
+			closeRCs()
+			return nil, nil, err
+		}
+		rcs = append(rcs, rc)
+		var nc rueidis.Client = rc
+		if hooks != nil {
+			nc = countingClient{Client: rc, n: hooks[i]}
+		}
+		nodes[i] = rueidisnode.New(nc, rueidisnode.WithName(fmt.Sprintf("node%d", i)))
+	}
+	opts = append([]redlock.Option{redlock.WithKeyPrefix("bench:qlr:")}, opts...)
+	c, err := redlock.New(nodes, opts...)
+	if err != nil {
+		closeRCs()
+		return nil, nil, err
+	}
+	return &locker{
+		name: libQLRueidis,
+		acquire: func(ctx context.Context, key string) (any, error) {
+			return c.Acquire(ctx, key, ttl)
+		},
+		release: func(ctx context.Context, h any) error {
+			return h.(*redlock.Lock).Release(ctx)
+		},
+		close: func() { _ = c.Close(); closeRCs() },
+	}, c, nil
+}
