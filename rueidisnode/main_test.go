@@ -20,7 +20,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // newRueidis is a rueidis client to one node, closed with the test.
-func newRueidis(t *testing.T, addr string) rueidis.Client {
+func newRueidis(t testing.TB, addr string) rueidis.Client {
 	t.Helper()
 	c, err := rueidis.NewClient(rueidis.ClientOption{
 		InitAddress:       []string{addr},
