@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -121,13 +122,24 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration) (lo
 	n := len(c.nodes)
 	start := time.Now() // monotonic: validity is measured from before the first request
 
+	// One deadline for all nodes, cancelled by the last node to answer: not
+	// when attempt returns, since cancelling a request in flight makes
+	// go-redis drop its connection, and the late nodes' answers still
+	// strengthen the lock.
+	nctx, answered := sharedDeadline(ctx, timeout, n)
+	keys := []string{name, name + FenceSuffix}
 	replies := make(chan acquireReply, n)
 	for i, node := range c.nodes {
 		go func() {
-			nctx, cancel := context.WithTimeout(ctx, timeout)
-			r, err := node.Acquire(nctx, name, token, ttl)
-			cancel()
+			var r AcquireReply
+			var err error
+			if rn, ok := node.(*RedisNode); ok {
+				r, err = rn.acquireKeys(nctx, keys, token, ttl)
+			} else {
+				r, err = node.Acquire(nctx, name, token, ttl)
+			}
 			replies <- acquireReply{node: i, AcquireReply: r, err: err}
+			answered()
 		}()
 	}
 
@@ -258,3 +270,16 @@ drain:
 // stallGrace is how long past its timeout a node's answer is awaited before
 // the node counts as silent.
 const stallGrace = 50 * time.Millisecond
+
+// sharedDeadline is one timeout context for n requests; each calls answered
+// once when done, and the last one releases the context's timer.
+func sharedDeadline(ctx context.Context, timeout time.Duration, n int) (context.Context, func()) {
+	nctx, cancel := context.WithTimeout(ctx, timeout)
+	var outstanding atomic.Int32
+	outstanding.Store(int32(n))
+	return nctx, func() {
+		if outstanding.Add(-1) == 0 {
+			cancel()
+		}
+	}
+}

@@ -17,6 +17,8 @@ type Client struct {
 	logger *slog.Logger
 	notify notifyHub // release notifications and waiters; see notify.go
 	keeper keeper    // auto-extension watchdog; see watchdog.go
+
+	releaseChannel string // prefix + "released", built once: it is on every release's path
 }
 
 // New returns a Client over nodes. The nodes must be independent servers (no
@@ -55,6 +57,8 @@ func New(nodes []Node, opts ...Option) (*Client, error) {
 		quorum: len(nodes)/2 + 1,
 		cfg:    cfg,
 		logger: logger,
+
+		releaseChannel: cfg.prefix + "released",
 	}, nil
 }
 

@@ -48,7 +48,7 @@ func TestDoKeepsLockAliveBeyondTTL(t *testing.T) {
 	if stolen > 0 || tries < 20 {
 		t.Fatalf("other client took the lock %d times in %d tries during Do", stolen, tries)
 	}
-	if h := holders(t, cl, c.KeyName(key)); countEqual(h, "") != 3 {
+	if h := eventuallyFree(t, cl, c.KeyName(key)); countEqual(h, "") != 3 {
 		t.Fatalf("after Do the nodes hold %v", h)
 	}
 	if n := c.KeptLocks(); n != 0 {
@@ -137,7 +137,7 @@ func TestDoReleasesOnPanic(t *testing.T) {
 		})
 		t.Fatal("Do returned after fn panicked")
 	}()
-	if h := holders(t, cl, c.KeyName(key)); countEqual(h, "") != 3 {
+	if h := eventuallyFree(t, cl, c.KeyName(key)); countEqual(h, "") != 3 {
 		t.Fatalf("after the panic the nodes hold %v", h)
 	}
 	if n := c.KeptLocks(); n != 0 {
@@ -206,8 +206,10 @@ func TestNoExtensionAfterRelease(t *testing.T) {
 				t.Errorf("release: %v", err)
 				return
 			}
-			if h := holders(t, cl, c.KeyName(l.Key())); countEqual(h, "") != 3 {
-				t.Errorf("just after Release the nodes hold %v", h)
+			// Release returns once a majority deleted (and a short linger
+			// for the rest); a straggler's delete lands just after.
+			if h := eventuallyFree(t, cl, c.KeyName(l.Key())); countEqual(h, "") != 3 {
+				t.Errorf("after Release the nodes hold %v", h)
 			}
 			if l.Err() != redlock.ErrReleased {
 				t.Errorf("Err after Release = %v", l.Err())

@@ -130,3 +130,17 @@ func settled(t *testing.T, c *redistest.Cluster, name, token string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// eventuallyFree waits up to a second for name to be gone from every node
+// and returns what the nodes hold then.
+func eventuallyFree(t *testing.T, c *redistest.Cluster, name string) []string {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		h := holders(t, c, name)
+		if countEqual(h, "") == len(h) || time.Now().After(deadline) {
+			return h
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -100,15 +100,26 @@ type nodeOutcome struct {
 // reports true, or the linger it asked for has passed, or all nodes
 // answered. Replies that arrive later are dropped: the channel is buffered so
 // the node goroutines never block.
-func (l *Lock) fanOut(ctx context.Context, op string, call func(context.Context, Node) (ExtendResult, error), decided func(yes, no, failed int) (done bool, linger time.Duration)) (yes, no int, failures []error) {
+//
+// The requests share one deadline, released by the last node to answer, not
+// when fanOut returns: a straggler's request must still land (a release
+// must still delete), and cancelling it would make go-redis drop the
+// connection.
+func (l *Lock) fanOut(parent context.Context, deadline time.Time, op string, call func(context.Context, Node) (ExtendResult, error), decided func(yes, no, failed int) (done bool, linger time.Duration)) (yes, no int, failures []error) {
 	c := l.client
+	ctx, answered := sharedDeadline(parent, time.Until(deadline), len(c.nodes))
 	replies := make(chan nodeOutcome, len(c.nodes))
 	for i, node := range c.nodes {
 		go func() {
 			res, err := call(ctx, node)
 			replies <- nodeOutcome{node: i, res: res, err: err}
+			answered()
 		}()
 	}
+	// Whatever has not answered by the deadline counts as failed, even if
+	// its client ignores the context.
+	expired := time.NewTimer(time.Until(deadline))
+	defer expired.Stop()
 	var lingered <-chan time.Time
 	for pending := len(c.nodes); pending > 0; pending-- {
 		var r nodeOutcome
@@ -116,10 +127,11 @@ func (l *Lock) fanOut(ctx context.Context, op string, call func(context.Context,
 		case r = <-replies:
 		case <-lingered:
 			return yes, no, failures
-		case <-ctx.Done():
-			// Whatever has not answered by the deadline counts as failed,
-			// even if its client ignores the context.
-			failures = append(failures, fmt.Errorf("%d node(s) gave no answer: %w", pending, context.Cause(ctx)))
+		case <-expired.C:
+			failures = append(failures, fmt.Errorf("%d node(s) gave no answer: %w", pending, context.DeadlineExceeded))
+			return yes, no, failures
+		case <-parent.Done():
+			failures = append(failures, fmt.Errorf("%d node(s) gave no answer: %w", pending, context.Cause(parent)))
 			return yes, no, failures
 		}
 		switch {
@@ -179,10 +191,8 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if validUntil.Before(deadline) {
 		deadline = validUntil
 	}
-	nctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
 	q, n := c.quorum, len(c.nodes)
-	yes, no, failures := l.fanOut(nctx, "extend", func(ctx context.Context, node Node) (ExtendResult, error) {
+	yes, no, failures := l.fanOut(ctx, deadline, "extend", func(ctx context.Context, node Node) (ExtendResult, error) {
 		return node.Extend(ctx, l.name, l.token, ttl, l.fence)
 	}, func(yes, no, failed int) (bool, time.Duration) { return yes >= q || no+failed > n-q, 0 })
 
@@ -212,9 +222,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 // ours must not keep blocking others until those keys expire. The caller's
 // cancellation does not cut it short.
 func (l *Lock) dropKeys(ctx context.Context, ttl time.Duration) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.client.cfg.timeoutFor(ttl))
-	defer cancel()
-	l.fanOut(rctx, "release", func(ctx context.Context, node Node) (ExtendResult, error) {
+	l.fanOut(context.WithoutCancel(ctx), time.Now().Add(l.client.cfg.timeoutFor(ttl)), "release", func(ctx context.Context, node Node) (ExtendResult, error) {
 		_, err := node.Release(ctx, l.name, l.token)
 		return NotHeld, err
 	}, func(int, int, int) (bool, time.Duration) { return false, 0 })
@@ -251,10 +259,8 @@ func (l *Lock) Release(ctx context.Context) error {
 		return fmt.Errorf("%w: release %q: already released", ErrLockLost, l.key)
 	}
 	start := time.Now()
-	nctx, cancel := context.WithTimeout(ctx, c.cfg.timeoutFor(ttl))
-	defer cancel()
 	q, n := c.quorum, len(c.nodes)
-	yes, no, failures := l.fanOut(nctx, "release", func(ctx context.Context, node Node) (ExtendResult, error) {
+	yes, no, failures := l.fanOut(ctx, start.Add(c.cfg.timeoutFor(ttl)), "release", func(ctx context.Context, node Node) (ExtendResult, error) {
 		ok, err := c.releaseOn(ctx, node, l.name, l.token) // announces the release; see notify.go
 		if ok {
 			return Extended, err
@@ -287,6 +293,7 @@ func (l *Lock) Release(ctx context.Context) error {
 		return l.lost(ctx, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, yes, n))
 	}
 	l.end(ErrReleased)
+	c.releasedLocally(l.name, l.token)
 	c.observe(Event{Kind: EventReleased, Key: l.key, Latency: time.Since(start)})
 	return nil
 }

@@ -49,7 +49,7 @@ var ErrNotificationsUnsupported = errors.New("redlock: node cannot subscribe to 
 // ReleaseChannel is the Pub/Sub channel on which this client's releases are
 // announced and its waiters listen: the key prefix + "released". Every
 // client with the same prefix shares it.
-func (c *Client) ReleaseChannel() string { return c.cfg.prefix + "released" }
+func (c *Client) ReleaseChannel() string { return c.releaseChannel }
 
 // Close stops the client's release subscriptions (the goroutines and
 // connections that let waiters wake on a release). It does not release

@@ -42,7 +42,13 @@ func (n *RedisNode) keys(key string) []string { return []string{key, key + Fence
 
 // Acquire implements Node.
 func (n *RedisNode) Acquire(ctx context.Context, key, token string, ttl time.Duration) (AcquireReply, error) {
-	vals, err := acquireScript.Run(ctx, n.client, n.keys(key), token, ttl.Milliseconds()).Int64Slice()
+	return n.acquireKeys(ctx, n.keys(key), token, ttl)
+}
+
+// acquireKeys is Acquire with the key pair built once per attempt by the
+// client and shared by all its nodes (go-redis copies it, never writes it).
+func (n *RedisNode) acquireKeys(ctx context.Context, keys []string, token string, ttl time.Duration) (AcquireReply, error) {
+	vals, err := acquireScript.Run(ctx, n.client, keys, token, ttl.Milliseconds()).Int64Slice()
 	if err != nil {
 		return AcquireReply{}, err
 	}
@@ -52,7 +58,14 @@ func (n *RedisNode) Acquire(ctx context.Context, key, token string, ttl time.Dur
 	if vals[0] == 1 {
 		return AcquireReply{Acquired: true, Fence: uint64(vals[1])}, nil
 	}
-	return AcquireReply{HolderTTL: time.Duration(max(vals[1], 0)) * time.Millisecond}, nil
+	switch ms := vals[1]; {
+	case ms == -1: // a key without expiry: nobody can say when it frees up
+		return AcquireReply{}, nil
+	case ms <= 0: // expiring within the millisecond (or just gone)
+		return AcquireReply{HolderTTL: time.Millisecond}, nil
+	default:
+		return AcquireReply{HolderTTL: time.Duration(ms) * time.Millisecond}, nil
+	}
 }
 
 // Extend implements Node.

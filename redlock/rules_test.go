@@ -319,6 +319,7 @@ func TestRuleTakenOverLockIsLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	settled(t, cl, c.KeyName(key), b.Token())
 	if err := a.Extend(ctx, time.Second); !errors.Is(err, redlock.ErrLockLost) {
 		t.Fatalf("extend of taken-over lock: %v", err)
 	}
