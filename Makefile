@@ -10,15 +10,21 @@ PKGS        := ./...
 demo:
 	$(GO) run ./cmd/redlock demo
 
-## test: every test of the root module, with the race detector, against real redis-server nodes
+# Modules of their own, with a replace to the root: tested and linted by the same targets.
+SUBMODULES  := $(patsubst %/go.mod,%,$(wildcard bench/go.mod chaos/go.mod rueidisnode/go.mod))
+
+## test: every test of every module, with the race detector, against real redis-server nodes
+## (chaos/ runs its short fault-injection profile here)
 test:
 	$(GO) test -race -count=1 $(PKGS)
+	@set -e; for m in $(SUBMODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
 
 ## lint: go vet, gofmt and staticcheck (pinned)
 lint:
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) $(PKGS)
+	@set -e; for m in $(SUBMODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...); done
 
 fmt:
 	gofmt -w .
