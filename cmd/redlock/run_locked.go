@@ -24,8 +24,11 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 	group := ownGroup()
 	cmd.SysProcAttr = childSysProcAttr(group)
 
-	kctx, stopKeep := context.WithCancel(ctx)
-	lost := keepAlive(kctx, lock, a.ttl)
+	// The client's watchdog extends the lock; Done closes when it cannot
+	// (a safety margin before the validity ends) or the nodes say it is no
+	// longer ours. Nothing else closes it before Release below.
+	stopKeep := lock.KeepAlive()
+	lost := lock.Done()
 	if err := cmd.Start(); err != nil {
 		stopKeep()
 		releaseQuietly(lock)
@@ -48,9 +51,9 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 		case s := <-sigs:
 			proc.signal(s)
 			continue
-		case err := <-lost:
+		case <-lost:
 			lost = nil
-			lostErr = err
+			lostErr = lock.Err()
 			proc.signal(syscall.SIGTERM)
 			t := time.NewTimer(a.grace)
 			defer t.Stop()
