@@ -50,12 +50,32 @@ func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn fu
 	return true, c.runHeld(ctx, l, fn)
 }
 
-func (c *Client) runHeld(ctx context.Context, l *Lock, fn func(context.Context) error) (err error) {
-	l.KeepAlive()
+func (c *Client) runHeld(ctx context.Context, l *Lock, fn func(context.Context) error) error {
+	ferr, lostErr, rerr := l.Hold(ctx, fn)
+	if lostErr != nil {
+		return errors.Join(ferr, lostErr)
+	}
+	return errors.Join(ferr, rerr)
+}
+
+// Hold runs fn while l is held, as Do does after acquiring: it keeps l alive
+// (KeepAlive), gives fn a context that is cancelled with a cause wrapping
+// ErrLockLost when l is lost (and from which LockFromContext returns l),
+// and releases l when fn returns or panics (a panic is re-raised after the
+// release). The release is not cut short by ctx's cancellation.
+//
+// It returns fn's error, the loss of the lock while fn ran (errors.Is
+// ErrLockLost; nil if it was kept) and the release's error apart, for
+// callers that treat them differently (a failed release is often only worth
+// a log line: the TTL cleans up). After a loss the release's ErrLockLost is
+// not repeated.
+func (l *Lock) Hold(ctx context.Context, fn func(ctx context.Context) error) (fnErr, lostErr, releaseErr error) {
+	if ctx == nil || fn == nil {
+		return invalidArg("nil context or fn"), nil, nil
+	}
+	l.KeepAlive() // stopped by Release
 	wctx, cancel := l.Context(context.WithValue(ctx, lockKey{}, l))
 	defer cancel()
-	// The release must happen whatever fn does, and must not be cut short
-	// by the caller's cancellation.
 	rctx := context.WithoutCancel(ctx)
 	defer func() {
 		if r := recover(); r != nil {
@@ -63,13 +83,15 @@ func (c *Client) runHeld(ctx context.Context, l *Lock, fn func(context.Context) 
 			panic(r)
 		}
 	}()
-	ferr := fn(wctx)
-	lostErr := l.Err() // non-nil: lost while fn ran (nothing else ends it yet)
-	rerr := l.Release(rctx)
-	if lostErr != nil {
-		return errors.Join(ferr, lostErr)
+	fnErr = fn(wctx)
+	if cause := l.Err(); errors.Is(cause, ErrLockLost) { // lost while fn ran (nothing else ends it yet)
+		lostErr = cause
 	}
-	return errors.Join(ferr, rerr)
+	releaseErr = l.Release(rctx)
+	if lostErr != nil && errors.Is(releaseErr, ErrLockLost) {
+		releaseErr = nil // already reported as the loss
+	}
+	return fnErr, lostErr, releaseErr
 }
 
 type lockKey struct{}
