@@ -32,7 +32,7 @@ func TestHoldReportsReleaseFailureApart(t *testing.T) {
 	if fnErr != want || lostErr != nil || !errors.Is(releaseErr, redlock.ErrQuorumUnreachable) {
 		t.Fatalf("Hold = (%v, %v, %v); want fn's error, no loss, ErrQuorumUnreachable", fnErr, lostErr, releaseErr)
 	}
-	if _, _, err := l.Hold(ctx, nil); !errors.Is(err, redlock.ErrInvalidArgument) {
+	if err, _, _ := l.Hold(ctx, nil); !errors.Is(err, redlock.ErrInvalidArgument) {
 		t.Fatalf("Hold(nil fn) = %v", err)
 	}
 }
