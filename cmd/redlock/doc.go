@@ -26,9 +26,10 @@
 //   - -n gives up at once if another holder has the lock; -w TIMEOUT gives
 //     up after TIMEOUT. Both exit 1, or the code given with -E, without
 //     running CMD.
-//   - --ttl (default 10s) is the lock's time to live. The lock is extended
-//     every third of it while CMD runs; if a process dies without releasing,
-//     others get the lock after at most the TTL.
+//   - --ttl (default 10s) is the lock's time to live. The client's watchdog
+//     extends the lock while CMD runs, once a third of the TTL (at least
+//     500ms) or less remains; if a process dies without releasing, others
+//     get the lock after at most the TTL.
 //   - If the lock is lost while CMD runs (the nodes forgot it, or too many
 //     became unreachable for it to be extended), CMD gets SIGTERM, then
 //     SIGKILL after --grace (default 5s), and redlock exits 4.
@@ -104,8 +105,8 @@ const usageExec = `Usage: redlock exec [flags] KEY -- CMD [ARGS...]
 
 Acquire KEY on a majority of the nodes, run CMD while holding it, release it.
 CMD gets REDLOCK_KEY and REDLOCK_FENCE (a fencing token greater than that of
-every earlier holder) in its environment. The lock is extended every third of
-the TTL; if it is lost anyway, CMD gets SIGTERM, then SIGKILL after --grace,
+every earlier holder) in its environment. The lock is extended while a third
+of the TTL remains; if it is lost anyway, CMD gets SIGTERM, then SIGKILL after --grace,
 and redlock exits 4. SIGINT, SIGTERM and SIGHUP are passed on to CMD (to its
 process group unless stdin is a terminal).
 
