@@ -356,6 +356,7 @@ func judge(res *Result, p Profile) {
 		need(res.CriticalSections > 0, "no critical section at all")
 	case ExpectFenceLoss:
 		need(len(f.Overlaps) == 0, "%d overlapping critical sections", len(f.Overlaps))
+		need(len(f.FenceInversions) == 0, "%d fence inversions after the nodes lost their counters", len(f.FenceInversions))
 		fencing()
 		need(res.CriticalSections > 0, "no critical section at all")
 		need(res.NoQuorumAcqs == 0, "%d acquisitions succeeded while a majority was down", res.NoQuorumAcqs)
@@ -374,8 +375,6 @@ func judge(res *Result, p Profile) {
 		res.Verdict = fmt.Sprintf("ok (overlapped %d times, as documented; fencing refused %d writes, no update lost)", len(f.Overlaps), f.FencedRejects)
 	case res.Expect == ExpectUnsafe:
 		res.Verdict = "ok (no overlap this run; fencing held)"
-	case res.Expect == ExpectFenceLoss && len(f.FenceInversions) > 0:
-		res.Verdict = fmt.Sprintf("ok (no overlap; %d fence inversions after data loss, %d writes refused)", len(f.FenceInversions), f.FencedRejects)
 	default:
 		res.Verdict = "ok"
 	}

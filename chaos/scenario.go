@@ -31,10 +31,10 @@ const (
 	ExpectUnsafe Expect = "unsafe-fenced"
 	// ExpectFenceLoss: a majority of nodes lost their data (restarted
 	// empty after the delay). Mutual exclusion must hold (the delayed
-	// restart protects it) and no unsafe write may be accepted, but fences
-	// may go backwards: the counters lived in the lost data. Inversions are
-	// reported, not judged.
-	ExpectFenceLoss Expect = "fence-loss"
+	// restart protects it), no unsafe write may be accepted, and fences must
+	// still grow: the lost counters restart from the client's clock in
+	// microseconds, above every fence handed out before.
+	ExpectFenceLoss Expect = "data-loss"
 	// ExpectCaught: a deliberately broken client; the checker must find
 	// overlaps and lost updates.
 	ExpectCaught Expect = "caught"
@@ -270,7 +270,7 @@ func Scenarios() []Scenario {
 		},
 		{
 			Name: "majority-restart", Expect: ExpectFenceLoss, Clients: 3, LongEvery: 6,
-			What: "kill 3 of 5 nodes, restart them empty after 4 TTL: the lock stays safe, fence counters are lost",
+			What: "kill 3 of 5 nodes, restart them empty after 4 TTL: the lock stays safe, fences keep growing from the clock",
 			Inject: func(ctx context.Context, e *Env) error {
 				return cycle(ctx, 3*e.TTL, func() error {
 					return e.fault(ctx, "nodes 0,1,2 down, delayed restart", true, 4*e.TTL,

@@ -128,14 +128,18 @@ func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration) (lo
 	// strengthen the lock.
 	nctx, answered := sharedDeadline(ctx, timeout, n)
 	keys := []string{name, name + FenceSuffix}
+	seed := fenceSeed(start) // one value for every node: their new counters agree
 	replies := make(chan acquireReply, n)
 	for i, node := range c.nodes {
 		go func() {
 			var r AcquireReply
 			var err error
-			if rn, ok := node.(*RedisNode); ok {
-				r, err = rn.acquireKeys(nctx, keys, token, ttl)
-			} else {
+			switch nd := node.(type) {
+			case *RedisNode:
+				r, err = nd.acquireKeys(nctx, keys, token, ttl, seed)
+			case SeededAcquirer:
+				r, err = nd.AcquireSeeded(nctx, name, token, ttl, seed)
+			default:
 				r, err = node.Acquire(nctx, name, token, ttl)
 			}
 			replies <- acquireReply{node: i, AcquireReply: r, err: err}

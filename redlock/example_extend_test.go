@@ -18,7 +18,7 @@ func ExampleClient_Do() {
 
 	err := locks.Do(ctx, "rebuild-index", 300*time.Millisecond, func(ctx context.Context) error {
 		lock, _ := redlock.LockFromContext(ctx)
-		fmt.Println("fence:", lock.Fence())
+		fmt.Println("has a fence:", lock.Fence() > 0) // pass it with every write the work makes
 		select {
 		case <-time.After(time.Second): // longer than the TTL: kept alive meanwhile
 			fmt.Println("work done, lock still held:", lock.Err() == nil)
@@ -29,7 +29,7 @@ func ExampleClient_Do() {
 	})
 	fmt.Println("err:", err)
 	// Output:
-	// fence: 1
+	// has a fence: true
 	// work done, lock still held: true
 	// err: <nil>
 }

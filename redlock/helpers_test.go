@@ -103,6 +103,12 @@ func (s slowNode) Acquire(ctx context.Context, key, token string, ttl time.Durat
 	return r, err
 }
 
+func (s slowNode) AcquireSeeded(ctx context.Context, key, token string, ttl time.Duration, seed uint64) (redlock.AcquireReply, error) {
+	r, err := s.Node.(redlock.SeededAcquirer).AcquireSeeded(context.WithoutCancel(ctx), key, token, ttl, seed)
+	time.Sleep(s.delay)
+	return r, err
+}
+
 // hangingNode performs the real acquire, then does not answer until the
 // context ends: the write landed but the reply is lost.
 type hangingNode struct{ redlock.Node }

@@ -77,8 +77,13 @@ func (n *MemoryNode) enter(ctx context.Context) error {
 	return nil
 }
 
-// Acquire implements Node.
+// Acquire implements Node. A new fence counter starts from the clock.
 func (n *MemoryNode) Acquire(ctx context.Context, key, token string, ttl time.Duration) (AcquireReply, error) {
+	return n.AcquireSeeded(ctx, key, token, ttl, 0)
+}
+
+// AcquireSeeded implements SeededAcquirer.
+func (n *MemoryNode) AcquireSeeded(ctx context.Context, key, token string, ttl time.Duration, seed uint64) (AcquireReply, error) {
 	if err := n.enter(ctx); err != nil {
 		return AcquireReply{}, err
 	}
@@ -93,6 +98,12 @@ func (n *MemoryNode) Acquire(ctx context.Context, key, token string, ttl time.Du
 		return AcquireReply{HolderTTL: e.expires.Sub(now)}, nil
 	}
 	n.locks[key] = memoryEntry{token: token, expires: now.Add(ttl)}
+	if _, ok := n.fences[key]; !ok {
+		if seed == 0 {
+			seed = fenceSeed(now)
+		}
+		n.fences[key] = seed
+	}
 	n.fences[key]++
 	return AcquireReply{Acquired: true, Fence: n.fences[key]}, nil
 }
@@ -154,3 +165,9 @@ func (n *MemoryNode) Inspect(ctx context.Context, key string) (Holding, error) {
 	}
 	return h, nil
 }
+
+// fenceSeed is where a missing fence counter starts: the clock in
+// microseconds since 1970. A node that lost its counters (restarted empty)
+// then still counts above every fence it handed out before, unless a key was
+// locked more than once a microsecond or the clock went back.
+func fenceSeed(now time.Time) uint64 { return uint64(max(now.UnixMicro(), 1)) }

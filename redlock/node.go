@@ -69,3 +69,12 @@ type Holding struct {
 	TTL   time.Duration // remaining time to live; zero when free
 	Fence uint64        // the fence counter, also after the lock is gone
 }
+
+// SeededAcquirer is an optional Node method: Acquire with the value at which
+// a missing fence counter starts (the client's clock in microseconds, the
+// same for every node of one attempt, so that nodes seeding a new key agree
+// on its fence). A Node without it seeds from its own clock. RedisNode and
+// MemoryNode implement it.
+type SeededAcquirer interface {
+	AcquireSeeded(ctx context.Context, key, token string, ttl time.Duration, seed uint64) (AcquireReply, error)
+}

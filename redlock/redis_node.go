@@ -40,15 +40,28 @@ func (n *RedisNode) Client() redis.Scripter { return n.client }
 
 func (n *RedisNode) keys(key string) []string { return []string{key, key + FenceSuffix} }
 
-// Acquire implements Node.
+// Acquire implements Node. A new fence counter starts from the server's
+// clock.
 func (n *RedisNode) Acquire(ctx context.Context, key, token string, ttl time.Duration) (AcquireReply, error) {
-	return n.acquireKeys(ctx, n.keys(key), token, ttl)
+	return n.acquireKeys(ctx, n.keys(key), token, ttl, 0)
+}
+
+// AcquireSeeded implements SeededAcquirer.
+func (n *RedisNode) AcquireSeeded(ctx context.Context, key, token string, ttl time.Duration, seed uint64) (AcquireReply, error) {
+	return n.acquireKeys(ctx, n.keys(key), token, ttl, seed)
 }
 
 // acquireKeys is Acquire with the key pair built once per attempt by the
 // client and shared by all its nodes (go-redis copies it, never writes it).
-func (n *RedisNode) acquireKeys(ctx context.Context, keys []string, token string, ttl time.Duration) (AcquireReply, error) {
-	vals, err := acquireScript.Run(ctx, n.client, keys, token, ttl.Milliseconds()).Int64Slice()
+// A zero seed leaves the seeding to the server's clock.
+func (n *RedisNode) acquireKeys(ctx context.Context, keys []string, token string, ttl time.Duration, seed uint64) (AcquireReply, error) {
+	var cmd *redis.Cmd
+	if seed > 0 {
+		cmd = acquireScript.Run(ctx, n.client, keys, token, ttl.Milliseconds(), seed)
+	} else {
+		cmd = acquireScript.Run(ctx, n.client, keys, token, ttl.Milliseconds())
+	}
+	vals, err := cmd.Int64Slice()
 	if err != nil {
 		return AcquireReply{}, err
 	}

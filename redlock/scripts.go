@@ -9,6 +9,14 @@ import "github.com/redis/go-redis/v9"
 // acquireScript: set the key if free and count the acquisition; if the key is
 // free the reply is {1, fence}; if held by our token {1, fence} again (a
 // resent command); otherwise {0, holder's pttl}.
+//
+// A missing counter (a key never locked here, or a node that lost its data)
+// starts from a clock in microseconds, not from zero: fences then keep
+// growing across an empty restart of the nodes, as long as clocks move
+// forward and a key is not locked a million times a second. The client
+// passes its own clock as ARGV[3], the same value to every node of an
+// attempt, so that their new counters agree and no second round is needed
+// to settle the fence (fence.go); without it the node's clock is used.
 var acquireScript = redis.NewScript(`
 local cur = redis.call('GET', KEYS[1])
 if cur == ARGV[1] then
@@ -19,6 +27,14 @@ if cur then
   return {0, redis.call('PTTL', KEYS[1])}
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  local seed = ARGV[3]
+  if not seed then
+    local t = redis.call('TIME')
+    seed = t[1] .. string.format('%06d', tonumber(t[2]))
+  end
+  redis.call('SET', KEYS[2], seed)
+end
 return {1, redis.call('INCR', KEYS[2])}
 `)
 

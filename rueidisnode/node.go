@@ -104,9 +104,20 @@ func formatFence(f uint64) string { return strconv.FormatUint(f, 10) }
 
 // Acquire implements redlock.Node.
 func (n *Node) Acquire(ctx context.Context, key, token string, ttl time.Duration) (redlock.AcquireReply, error) {
+	return n.AcquireSeeded(ctx, key, token, ttl, 0)
+}
+
+// AcquireSeeded implements redlock.SeededAcquirer: a new fence counter
+// starts from seed (the client's clock, the same on every node of an
+// attempt), or from the server's clock when seed is zero.
+func (n *Node) AcquireSeeded(ctx context.Context, key, token string, ttl time.Duration, seed uint64) (redlock.AcquireReply, error) {
 	keys := [2]string{key, key + redlock.FenceSuffix}
-	args := [2]string{token, n.millis(ttl)}
-	vals, err := acquireLua.Exec(ctx, n.client, keys[:], args[:]).ToArray()
+	args := [3]string{token, n.millis(ttl), ""}
+	nargs := 2
+	if seed > 0 {
+		args[2], nargs = strconv.FormatUint(seed, 10), 3
+	}
+	vals, err := acquireLua.Exec(ctx, n.client, keys[:], args[:nargs]).ToArray()
 	if err != nil {
 		return redlock.AcquireReply{}, err
 	}
@@ -121,10 +132,15 @@ func (n *Node) Acquire(ctx context.Context, key, token string, ttl time.Duration
 	if err != nil {
 		return redlock.AcquireReply{}, err
 	}
-	if ok == 1 {
+	switch {
+	case ok == 1:
 		return redlock.AcquireReply{Acquired: true, Fence: uint64(v)}, nil
+	case v == -1: // a key without expiry: nobody can say when it frees up
+		return redlock.AcquireReply{}, nil
+	case v <= 0: // expiring within the millisecond (or just gone)
+		return redlock.AcquireReply{HolderTTL: time.Millisecond}, nil
 	}
-	return redlock.AcquireReply{HolderTTL: time.Duration(max(v, 0)) * time.Millisecond}, nil
+	return redlock.AcquireReply{HolderTTL: time.Duration(v) * time.Millisecond}, nil
 }
 
 // Extend implements redlock.Node.

@@ -43,11 +43,11 @@ func ExampleLocker_WithStatusLock() {
 	fmt.Println("worker:", err)
 
 	rec, _ := store.Get(ctx, "svc-1")
-	fmt.Println(rec.Status, "fence", rec.Fence)
+	fmt.Println(rec.Status, "written under a fence:", rec.Fence > 0)
 	// Output:
 	// api: <nil>
 	// worker: <nil>
-	// RUNNING fence 2
+	// RUNNING written under a fence: true
 }
 
 // When the lock stays busy through the retries, the function does not run.

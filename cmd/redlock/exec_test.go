@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,13 +18,14 @@ func TestExecChildSeesKeyAndFence(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d, want 0", r.code)
 	}
-	if !strings.Contains(r.stdout, "key=job:env fence=1") {
-		t.Errorf("stdout = %q, want key=job:env fence=1", r.stdout)
+	var first, second uint64
+	if _, err := fmt.Sscanf(strings.TrimSpace(r.stdout), "key=job:env fence=%d", &first); err != nil || first == 0 {
+		t.Errorf("stdout = %q, want key=job:env fence=<n> (%v)", r.stdout, err)
 	}
 	// The next holder gets a larger fence, and the lock was released.
 	r = runBin(t, c.Addrs(), "exec", "-n", "job:env", "sh", "-c", `echo "fence=$REDLOCK_FENCE"`)
-	if r.code != 0 || !strings.Contains(r.stdout, "fence=2") {
-		t.Errorf("second run: exit %d, stdout %q; want 0 and fence=2", r.code, r.stdout)
+	if _, err := fmt.Sscanf(strings.TrimSpace(r.stdout), "fence=%d", &second); r.code != 0 || err != nil || second != first+1 {
+		t.Errorf("second run: exit %d, stdout %q; want 0 and fence=%d", r.code, r.stdout, first+1)
 	}
 }
 

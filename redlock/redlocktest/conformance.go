@@ -26,6 +26,7 @@ func RunNodeConformance(t *testing.T, newNode func(t *testing.T) redlock.Node) {
 		{"KeyExpiresAfterTTL", keyExpiresAfterTTL},
 		{"ExtendOwnOtherAndMissing", extendOwnOtherAndMissing},
 		{"RaiseFenceNeverLowers", raiseFenceNeverLowers},
+		{"FenceStartsFromClock", fenceStartsFromClock},
 		{"InspectFreeKey", inspectFreeKey},
 		{"CancelledContextFails", cancelledContextFails},
 		{"ConcurrentAcquireHasOneWinner", concurrentAcquireHasOneWinner},
@@ -192,19 +193,47 @@ func extendOwnOtherAndMissing(t *testing.T, f fixture) {
 
 func raiseFenceNeverLowers(t *testing.T, f fixture) {
 	key := freshKey(t)
-	f.acquire(key, "a", time.Second)
-	if !f.raise(key, "a", 10) {
+	start := f.acquire(key, "a", time.Second).Fence
+	if !f.raise(key, "a", start+10) {
 		t.Fatal("RaiseFence did not see our token")
 	}
-	if f.raise(key, "b", 5) {
+	if f.raise(key, "b", start+5) {
 		t.Fatal("RaiseFence reported another token as held")
 	}
-	if h := f.inspect(key); h.Fence != 10 {
-		t.Fatalf("fence = %d, want 10 (raised, never lowered)", h.Fence)
+	if h := f.inspect(key); h.Fence != start+10 {
+		t.Fatalf("fence = %d, want %d (raised, never lowered)", h.Fence, start+10)
 	}
 	f.release(key, "a")
-	if r := f.acquire(key, "c", time.Second); r.Fence != 11 {
-		t.Fatalf("next acquisition fence = %d, want 11", r.Fence)
+	if r := f.acquire(key, "c", time.Second); r.Fence != start+11 {
+		t.Fatalf("next acquisition fence = %d, want %d", r.Fence, start+11)
+	}
+}
+
+// A fresh counter starts from a clock in microseconds, so that a node that
+// lost its data still counts above the fences it handed out before; a node
+// that takes a seed (redlock.SeededAcquirer) starts from the seed, and only
+// for a counter that does not exist yet.
+func fenceStartsFromClock(t *testing.T, f fixture) {
+	before := uint64(time.Now().Add(-5 * time.Second).UnixMicro()) // the node's clock may trail ours a little
+	if r := f.acquire(freshKey(t), "a", time.Second); r.Fence <= before {
+		t.Fatalf("first fence of a new key = %d, want above %d (seeded from the clock)", r.Fence, before)
+	}
+	sa, ok := f.n.(redlock.SeededAcquirer)
+	if !ok {
+		return
+	}
+	key := freshKey(t)
+	seed := uint64(time.Now().UnixMicro()) + 12345
+	r, err := sa.AcquireSeeded(context.Background(), key, "a", time.Second, seed)
+	f.fatal("acquire seeded", err)
+	if !r.Acquired || r.Fence != seed+1 {
+		t.Fatalf("seeded acquire = %+v, want fence %d", r, seed+1)
+	}
+	f.release(key, "a")
+	r, err = sa.AcquireSeeded(context.Background(), key, "b", time.Second, seed+1000)
+	f.fatal("acquire seeded", err)
+	if r.Fence != seed+2 {
+		t.Fatalf("an existing counter took a new seed: fence %d, want %d", r.Fence, seed+2)
 	}
 }
 
