@@ -1,0 +1,45 @@
+package redlock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/redis/go-redis/v9"
+)
+
+// The README's quickstart, line for line, on real redis-server nodes
+// instead of 10.0.0.x: it must run, not only compile (ExampleNew).
+func TestQuickstartRuns(t *testing.T) {
+	cl := startCluster(t, 3)
+	ran := false
+	quickstart := func(addrs []string) {
+		var nodes []redlock.Node
+		for _, addr := range addrs {
+			rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
+			defer rdb.Close()
+			nodes = append(nodes, redlock.NewRedisNode(rdb))
+		}
+		locks, err := redlock.New(nodes)
+		if err != nil {
+			panic(err)
+		}
+		defer locks.Close()
+		ctx := context.Background()
+		lock, err := locks.Acquire(ctx, "nightly-report", 30*time.Second)
+		if err != nil {
+			t.Errorf("acquire: %v", err)
+			return // another replica runs it, or the nodes are unreachable
+		}
+		defer lock.Release(context.WithoutCancel(ctx))
+		ran = lock.Fence() > 0
+	}
+	quickstart(cl.Addrs())
+	if !ran {
+		t.Fatal("the quickstart did not get a lock with a fence")
+	}
+	if h := eventuallyFree(t, cl, "lock:nightly-report"); countEqual(h, "") != 3 {
+		t.Fatalf("the quickstart's deferred release left %v", h)
+	}
+}
