@@ -150,3 +150,14 @@ func eventuallyFree(t *testing.T, c *redistest.Cluster, name string) []string {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// startSlow starts 3 real nodes whose answers all come delay late.
+func startSlow(t *testing.T, delay time.Duration, opts ...redlock.Option) (*redistest.Cluster, *redlock.Client) {
+	t.Helper()
+	cl := startCluster(t, 3)
+	var nodes []redlock.Node
+	for _, n := range nodesOf(cl) {
+		nodes = append(nodes, slowNode{Node: n, delay: delay})
+	}
+	return cl, newClient(t, nodes, opts...)
+}

@@ -95,12 +95,7 @@ func TestRuleReturnsOnceDecided(t *testing.T) {
 // left is refused, and leaves nothing behind. The nodes answer after the
 // validity (ttl - drift) but inside the client's patience for late answers.
 func TestRuleNoValidityNoLock(t *testing.T) {
-	cl := startCluster(t, 3)
-	var nodes []redlock.Node
-	for _, n := range nodesOf(cl) {
-		nodes = append(nodes, slowNode{Node: n, delay: 410 * time.Millisecond})
-	}
-	c := newClient(t, nodes, redlock.WithRetry(retry.Never()), redlock.WithNodeTimeout(390*time.Millisecond))
+	cl, c := startSlow(t, 410*time.Millisecond, redlock.WithRetry(retry.Never()), redlock.WithNodeTimeout(390*time.Millisecond))
 	key := uniqueKey(t)
 	_, err := c.TryAcquire(ctxFor(t), key, 400*time.Millisecond)
 	if !errors.Is(err, redlock.ErrNotAcquired) || !strings.Contains(err.Error(), "validity") {
@@ -114,12 +109,7 @@ func TestRuleNoValidityNoLock(t *testing.T) {
 // A node that answers after the node timeout (its client ignores the
 // context) counts as failed: the caller is not held up by it.
 func TestRuleSilentNodesCountAsFailed(t *testing.T) {
-	cl := startCluster(t, 3)
-	var nodes []redlock.Node
-	for _, n := range nodesOf(cl) {
-		nodes = append(nodes, slowNode{Node: n, delay: 2 * time.Second})
-	}
-	c := newClient(t, nodes, redlock.WithRetry(retry.Never()), redlock.WithNodeTimeout(100*time.Millisecond))
+	cl, c := startSlow(t, 2*time.Second, redlock.WithRetry(retry.Never()), redlock.WithNodeTimeout(100*time.Millisecond))
 	key := uniqueKey(t)
 	began := time.Now()
 	_, err := c.TryAcquire(ctxFor(t), key, 5*time.Second)
