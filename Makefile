@@ -4,7 +4,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages of the root module (bench/ and chaos/ are modules of their own).
 PKGS        := ./...
 
-.PHONY: demo test lint fmt bench chaos
+.PHONY: demo test lint fmt bench chaos redis-server
 
 ## demo: acquire and release on embedded memory nodes (or REDLOCK_NODES=host:port,...)
 demo:
@@ -15,7 +15,7 @@ SUBMODULES  := $(patsubst %/go.mod,%,$(wildcard bench/go.mod chaos/go.mod rueidi
 
 ## test: every test of every module, with the race detector, against real redis-server nodes
 ## (chaos/ runs its short fault-injection profile here)
-test:
+test: redis-server
 	$(GO) test -race -count=1 $(PKGS)
 	@set -e; for m in $(SUBMODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
 
@@ -37,3 +37,12 @@ bench:
 ## chaos: fault-injection scenarios on 5 real redis-server nodes with a safety checker (~4 min; fails on an unexpected verdict)
 chaos:
 	cd chaos && $(GO) run ./cmd/chaos -out chaos-out
+
+## redis-server: install it with apt-get when it is missing and we may (root on Debian/Ubuntu);
+## otherwise say how. The tests start their own processes from it; none needs to run.
+redis-server:
+	@if command -v redis-server >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing redis-server (apt-get)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; \
+	else echo "redis-server not found: install it (apt-get install -y redis-server); the Redis tests skip without it"; fi
