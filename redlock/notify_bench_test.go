@@ -16,8 +16,8 @@ import (
 
 // BenchmarkHandoff measures the handoff latency on 5 real redis-server
 // nodes: from the holder's call to Release to a blocked waiter's Acquire
-// returning (the waiter may win before Release returns, which waits for
-// every node), with the holder and the waiter on separate Clients (as two
+// returning (the waiter may win before Release returns, which lingers
+// briefly for the slower nodes), with the holder and the waiter on separate Clients (as two
 // processes would be). The holder releases at a random moment within 300 ms
 // after the waiter's first lost attempt, so that polling waiters are caught
 // anywhere in their sleep. It reports the p50, p90 and p99 latencies; ns/op
