@@ -260,6 +260,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	}
 	start := time.Now()
 	q, n := c.quorum, len(c.nodes)
+	woke := false
 	yes, no, failures := l.fanOut(ctx, start.Add(c.cfg.timeoutFor(ttl)), "release", func(ctx context.Context, node Node) (ExtendResult, error) {
 		ok, err := c.releaseOn(ctx, node, l.name, l.token) // announces the release; see notify.go
 		if ok {
@@ -273,6 +274,13 @@ func (l *Lock) Release(ctx context.Context) error {
 		// but healthy node, without waiting a whole timeout for a dead one.
 		if yes < q {
 			return false, 0
+		}
+		if !woke {
+			woke = true
+			// The key is free on a majority: this client's next waiter can
+			// try now, without waiting for the linger or the nodes'
+			// announcements.
+			c.releasedLocally(l.name, l.token)
 		}
 		return false, max(time.Since(start), time.Millisecond)
 	})
@@ -293,7 +301,6 @@ func (l *Lock) Release(ctx context.Context) error {
 		return l.lost(ctx, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, yes, n))
 	}
 	l.end(ErrReleased)
-	c.releasedLocally(l.name, l.token)
 	c.observe(Event{Kind: EventReleased, Key: l.key, Latency: time.Since(start)})
 	return nil
 }
