@@ -244,6 +244,13 @@ func (l *Lock) lost(ctx context.Context, err error) error {
 // clock (the keys are deleted anyway), or not ours on a majority;
 // ErrQuorumUnreachable when too many nodes failed (Release may be tried
 // again; the keys expire with their TTL in any case).
+//
+// Release returns once a majority deleted the key and the others had a
+// short while to answer (as long again as the majority took, at least 1
+// ms), so a dead node does not hold it up for a whole node timeout. Deletes
+// still in flight then complete in the background; closing the go-redis
+// clients at once may cut them short, and such a key, on a minority of
+// nodes, expires with its TTL.
 func (l *Lock) Release(ctx context.Context) error {
 	c := l.client
 	if ctx == nil {

@@ -39,7 +39,10 @@ func TestQuickstartRuns(t *testing.T) {
 	if !ran {
 		t.Fatal("the quickstart did not get a lock with a fence")
 	}
-	if h := eventuallyFree(t, cl, "lock:nightly-report"); countEqual(h, "") != 3 {
+	// Release returns once a majority deleted the key (and a short linger);
+	// the quickstart then closes its clients, which may cut a straggler's
+	// delete short: that key expires with its TTL, on a minority.
+	if h := eventuallyFree(t, cl, "lock:nightly-report"); countEqual(h, "") < 2 {
 		t.Fatalf("the quickstart's deferred release left %v", h)
 	}
 }
