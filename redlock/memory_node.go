@@ -23,7 +23,6 @@ type MemoryNode struct {
 	sweep  int // new keys set since the last sweep of expired ones
 	swept  int // entries left by the last sweep
 
-
 	broker memoryBroker // release notifications; see memory_notify.go
 }
 
