@@ -24,8 +24,10 @@ func TestExecChildSeesKeyAndFence(t *testing.T) {
 	}
 	// The next holder gets a larger fence, and the lock was released.
 	r = runBin(t, c.Addrs(), "exec", "-n", "job:env", "sh", "-c", `echo "fence=$REDLOCK_FENCE"`)
-	if _, err := fmt.Sscanf(strings.TrimSpace(r.stdout), "fence=%d", &second); r.code != 0 || err != nil || second != first+1 {
-		t.Errorf("second run: exit %d, stdout %q; want 0 and fence=%d", r.code, r.stdout, first+1)
+	// Greater, not necessarily first+1: a node that missed the first
+	// acquisition seeds its new counter from the clock, further up.
+	if _, err := fmt.Sscanf(strings.TrimSpace(r.stdout), "fence=%d", &second); r.code != 0 || err != nil || second <= first {
+		t.Errorf("second run: exit %d, stdout %q; want 0 and a fence above %d", r.code, r.stdout, first)
 	}
 }
 
