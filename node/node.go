@@ -1,0 +1,180 @@
+// Package node is the contract between the quorum client (package redlock)
+// and one lock server, and its implementations: Redis (Lua scripts over a
+// go-redis client), Memory (in-process, same semantics), and, in a module of
+// its own, rueidis. The conformance suite in package nodetest runs against
+// every implementation.
+//
+// A Node works on names: the lock's full key on the server, built by the
+// client (prefix, then the user's key in braces, so that every key of one
+// lock hashes to the same Redis Cluster slot). Beside each lock key a node
+// keeps the lock's fence counter (CounterKey) and, for a while after a
+// release, a tombstone per released token (TombstoneKey) that refuses late
+// requests of that token.
+package node
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"time"
+)
+
+// Node is one independent lock server. Every method is atomic on the server
+// and idempotent for the same token (clients resend requests whose replies
+// were lost). Implementations are safe for concurrent use.
+type Node interface {
+	// Name identifies the node in errors, logs and metrics (its address).
+	Name() string
+
+	// Identify reports which server answers (so that one server reached
+	// under two names is not counted twice) and its eviction policy.
+	Identify(ctx context.Context) (Identity, error)
+
+	// Acquire sets the lock key to the token for TTL if the key is free and
+	// no tombstone of the token exists, and increments the fence counter.
+	// A missing counter starts from Seed when Seed is within MaxSeedSkew of
+	// the server's clock (in microseconds), from the server's clock
+	// otherwise. The counter's expiry is reset to Retention on every
+	// acquisition. Acquiring again with the token that holds the key
+	// refreshes its TTL and reports the counter unchanged.
+	Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error)
+
+	// Extend resets the TTL of each lock that holds its token. A missing key
+	// without a tombstone of the token is set again (Reasserted) and its
+	// counter raised to at least the op's Fence. Results are in the order
+	// of ops; an error fails the whole batch.
+	Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, error)
+
+	// Release deletes the lock key if it holds the token, and in every case
+	// leaves a tombstone of the token for a.Tombstone, so that a request of
+	// the token that reaches the server later (an acquire or extend still
+	// in flight) cannot create the key again. When the key was deleted and
+	// a.Channel is not empty, it announces ReleaseID(token) and the name on
+	// that channel (best effort). It reports whether the key was deleted.
+	Release(ctx context.Context, a ReleaseArgs) (released bool, err error)
+
+	// RaiseFence lifts the counter of name to at least fence (resetting its
+	// expiry to retention) and reports whether name holds token,
+	// atomically.
+	RaiseFence(ctx context.Context, name, token string, fence uint64, retention time.Duration) (held bool, err error)
+
+	// Inspect reports who holds name and its counter, changing nothing.
+	Inspect(ctx context.Context, name string) (Holding, error)
+
+	// Subscribe delivers the releases announced on channel to onRelease
+	// (the name and ReleaseID of the token) until stop is called. It
+	// returns at once; the subscription is made, and remade after failures,
+	// in the background, and onState reports each change: up when the
+	// server confirmed it, down with the cause when it broke. Callbacks come
+	// from one goroutine at a time per subscription and must be quick. stop
+	// waits for deliveries to end and may be called more than once. A node
+	// that cannot subscribe returns ErrNotificationsUnsupported.
+	Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (stop func(), err error)
+}
+
+// MaxSeedSkew is how far a client's seed may be from the server's clock and
+// still start a missing fence counter. Clients send the same seed to every
+// node of one attempt, so that nodes with close clocks agree on a new
+// counter; a client whose clock is further off seeds nothing, and its fences
+// follow the servers' clocks.
+const MaxSeedSkew = time.Second
+
+// DefaultRetention is how long a fence counter outlives the last acquisition
+// of its key unless the client says otherwise.
+const DefaultRetention = 24 * time.Hour
+
+// AcquireArgs are the arguments of Node.Acquire.
+type AcquireArgs struct {
+	Name      string
+	Token     string
+	TTL       time.Duration
+	Seed      uint64        // client clock, microseconds since the Unix epoch
+	Retention time.Duration // counter expiry, reset on each acquisition
+}
+
+// AcquireReply is what a node answers to Acquire.
+type AcquireReply struct {
+	Acquired bool
+	// Fence is the key's counter on this node after the increment.
+	Fence uint64
+	// HolderTTL is the remaining TTL of the current holder when not
+	// Acquired; zero when unknown (no expiry, a tombstone, or a free key).
+	HolderTTL time.Duration
+}
+
+// ExtendArgs is one lock's extension in Node.Extend.
+type ExtendArgs struct {
+	Name      string
+	Token     string
+	TTL       time.Duration
+	Fence     uint64        // raise the counter to this when re-asserting
+	Retention time.Duration // counter expiry when re-asserting
+}
+
+// ExtendResult is what a node answers for one lock of Extend.
+type ExtendResult int
+
+const (
+	// NotHeld: another token holds the key, or the token has a tombstone;
+	// nothing changed.
+	NotHeld ExtendResult = iota
+	// Extended: the key held the token and its TTL was reset.
+	Extended
+	// Reasserted: the key was missing and was set again to the token.
+	Reasserted
+)
+
+func (r ExtendResult) String() string {
+	switch r {
+	case Extended:
+		return "extended"
+	case Reasserted:
+		return "reasserted"
+	}
+	return "not held"
+}
+
+// ReleaseArgs are the arguments of Node.Release.
+type ReleaseArgs struct {
+	Name      string
+	Token     string
+	Tombstone time.Duration // how long late requests of the token are refused
+	Channel   string        // where to announce the release; empty: nowhere
+}
+
+// Holding describes a key on one node.
+type Holding struct {
+	Token string        // empty when free
+	TTL   time.Duration // remaining TTL; zero when free or without expiry
+	Fence uint64        // the counter, also after the lock is gone; 0 if none
+}
+
+// Identity is who a server is.
+type Identity struct {
+	// ID is unique per running server (Redis: run_id; a memory node: an
+	// id drawn when it was created).
+	ID string
+	// Eviction is the server's maxmemory-policy ("noeviction" is the only
+	// one that can never evict a lock key or counter).
+	Eviction string
+}
+
+// CounterKey is the name of the fence counter of the lock key name.
+func CounterKey(name string) string { return name + ":fence" }
+
+// TombstoneKey is the name of the tombstone that refuses late requests of
+// token on the lock key name.
+func TombstoneKey(name, token string) string { return name + ":gone:" + token }
+
+// ErrNotificationsUnsupported is returned by Subscribe of a node that cannot
+// subscribe (a Redis node over a client without Pub/Sub).
+var ErrNotificationsUnsupported = errors.New("node: cannot subscribe to release notifications")
+
+// ReleaseID names one release in announcements without revealing the token
+// (which would let any subscriber release the lock): the first 16 hex digits
+// of the token's SHA-1, the same on every node.
+func ReleaseID(token string) string {
+	sum := sha1.Sum([]byte(token))
+	return hex.EncodeToString(sum[:8])
+}
