@@ -32,7 +32,9 @@ type Node interface {
 	Identify(ctx context.Context) (Identity, error)
 
 	// Acquire sets the lock key to the token for TTL if the key is free and
-	// no tombstone of the token exists, and increments the fence counter.
+	// no tombstone of the token exists, and increments the fence counter;
+	// when another token holds the key it reports that token's ReleaseID
+	// and remaining TTL.
 	// A missing counter starts from Seed when Seed is within MaxSeedSkew of
 	// the server's clock (in microseconds), from the server's clock
 	// otherwise. The counter's expiry is reset to Retention on every
@@ -101,6 +103,10 @@ type AcquireReply struct {
 	// HolderTTL is the remaining TTL of the current holder when not
 	// Acquired; zero when unknown (no expiry, a tombstone, or a free key).
 	HolderTTL time.Duration
+	// Holder is ReleaseID of the holder's token when not Acquired (empty
+	// for a tombstone): clients that split the votes between them agree
+	// on who holds what without seeing each other's tokens.
+	Holder string
 }
 
 // ExtendArgs is one lock's extension in Node.Extend.
