@@ -7,10 +7,10 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // Acquire takes the lock named key for ttl, retrying per the client's retry
@@ -24,43 +24,94 @@ import (
 // holder's release when release notifications are on (the default; see
 // WithReleaseNotifications). Waiters of one Client for one key are woken
 // one release at a time, in arrival order, so they do not stampede.
+// Attempts that split the votes with other clients are resolved as in
+// TryAcquire, without using up retries.
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return c.acquire(ctx, key, ttl, c.cfg.retry.NewBackOff())
+	return c.acquire(ctx, key, ttl, c.cfg.retry.NewBackOff(), true)
 }
 
-// TryAcquire makes a single attempt: it returns at once with an error that
-// wraps ErrNotAcquired when another holder has the lock.
+// TryAcquire makes a single attempt: it returns an error that wraps
+// ErrNotAcquired when another holder has the lock. An attempt in which the
+// votes split between clients so that none has a majority is not "held":
+// TryAcquire resolves it (see "Split votes" in the package doc), within a
+// few quick rounds, and reports ErrNotAcquired only when another client
+// then holds the lock or the rounds run out (the error then says "split
+// vote").
 func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return c.acquire(ctx, key, ttl, &backoff.StopBackOff{})
+	return c.acquire(ctx, key, ttl, &backoff.StopBackOff{}, false)
 }
 
-func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b backoff.BackOff) (*Lock, error) {
+// maxSplitRounds bounds the rounds in a row that one call spends resolving
+// split votes.
+const maxSplitRounds = 8
+
+func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b backoff.BackOff, waits bool) (*Lock, error) {
 	if err := c.checkArgs(ctx, key, ttl); err != nil {
 		return nil, err
 	}
+	if err := c.ready(ctx, c.cfg.timeoutFor(ttl)); err != nil {
+		return nil, err
+	}
+	name := c.keyName(key)
 	began := time.Now()
-	var w *waiter // registered with the client's release notifications after the first lost attempt
+	var w *waiter
+	if waits {
+		// Registered before the first attempt, so that a release that
+		// lands while an attempt is in flight is not missed.
+		w = c.joinWaiters(ctx, name, c.cfg.timeoutFor(ttl))
+	}
 	acquired := false
 	defer func() { c.leaveWaiters(w, acquired) }()
-	var retryAt time.Time // when the current retry delay of the policy runs out
+	var (
+		retryAt time.Time // when the current retry delay of the policy runs out
+		token   string    // kept across rounds while we win a split
+		splits  int       // split rounds in a row
+	)
 	for attempts := 1; ; attempts++ {
+		if token == "" {
+			token = newToken()
+		}
 		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts})
-		lock, wait, err := c.attempt(ctx, key, ttl)
-		if err == nil {
+		seen := c.notify.mark(w, token)
+		o := c.attempt(ctx, key, name, token, ttl)
+		if o.lock != nil {
 			acquired = true
 			c.observe(Event{Kind: EventAcquired, Key: key, Attempts: attempts, Latency: time.Since(began)})
 			if c.logger.Enabled(ctx, slog.LevelDebug) {
-				c.logger.DebugContext(ctx, "redlock: acquired", "key", key, "token", shortToken(lock.token),
-					"fence", lock.fence, "attempts", attempts, "validity", time.Until(lock.ValidUntil()))
+				c.logger.DebugContext(ctx, "redlock: acquired", "key", key, "token", shortToken(token),
+					"fence", o.lock.fence, "attempts", attempts, "validity", time.Until(o.lock.ValidUntil()))
 			}
-			return lock, nil
+			return o.lock, nil
 		}
-		if errors.Is(err, ErrNotAcquired) {
+		if !o.keep {
+			token = ""
+		}
+		if errors.Is(o.err, ErrNotAcquired) {
 			c.observe(Event{Kind: EventContended, Key: key, Attempts: attempts})
 		}
 		if ctx.Err() != nil {
+			c.abandon(key, name, token, ttl)
 			return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, context.Cause(ctx)))
 		}
+		if o.split {
+			// Resolve the split now, without using up a retry: the winner
+			// asks again as soon as the losers' undo can have landed, the
+			// losers look again once the winner can have finished.
+			if splits++; splits <= maxSplitRounds {
+				d := o.rtt + rand.N(o.rtt/2+time.Microsecond)
+				if !o.keep {
+					d = 3*o.rtt + rand.N(o.rtt+time.Microsecond)
+				}
+				if err := sleep(ctx, max(d, 100*time.Microsecond)); err != nil {
+					c.abandon(key, name, token, ttl)
+					return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
+				}
+				continue
+			}
+			c.abandon(key, name, token, ttl)
+			token = ""
+		}
+		splits = 0
 		// A retry of the policy is used up when its delay runs out, not
 		// when a release notification or the holder's expiry brings us
 		// back early: within one delay we try again on every such wake, so
@@ -69,21 +120,17 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		if !now.Before(retryAt) {
 			delay := b.NextBackOff()
 			if delay == backoff.Stop {
-				return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", key, attempts, err))
+				return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", key, attempts, o.err))
 			}
 			retryAt = now.Add(delay)
 		}
 		delay := retryAt.Sub(now)
-		if wait > 0 && wait < delay {
+		if o.wait > 0 && o.wait < delay {
 			// The holder's key expires before our next scheduled try: come
-			// back just then, spread by a little jitter so that waiters do
-			// not split the nodes' votes between them.
-			delay = wait + rand.N(2*time.Millisecond)
+			// back just then, spread by a little jitter.
+			delay = o.wait + rand.N(2*time.Millisecond)
 		}
-		if w == nil && errors.Is(err, ErrNotAcquired) {
-			w = c.joinWaiters(c.cfg.prefix + key)
-		}
-		if err := c.waitRelease(ctx, w, delay); err != nil {
+		if err := c.waitRelease(ctx, w, seen, delay); err != nil {
 			return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
 		}
 	}
@@ -92,6 +139,13 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 func (c *Client) gaveUp(key string, attempts int, began time.Time, err error) error {
 	c.observe(Event{Kind: EventNotAcquired, Key: key, Attempts: attempts, Latency: time.Since(began), Err: err})
 	return err
+}
+
+// abandon undoes a split we were winning, when we give it up.
+func (c *Client) abandon(key, name, token string, ttl time.Duration) {
+	if token != "" {
+		c.undo(key, name, token, ttl, nil)
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -105,105 +159,140 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-type acquireReply struct {
-	node int
-	AcquireReply
-	err error
+// outcome is what one attempt came to.
+type outcome struct {
+	lock  *Lock
+	err   error
+	wait  time.Duration // until the holder's keys expire on enough nodes, when known
+	split bool          // no client holds a majority of the nodes that answered
+	keep  bool          // split: we won it and keep our keys for the next round
+	rtt   time.Duration // how long the round took to decide
 }
 
 // attempt is one round of the Redlock algorithm: ask every node at once,
 // decide as soon as a majority said yes or can no longer say yes, make the
-// fence safe, and undo everything on failure. wait is how long until the
-// holder's key expires on enough nodes for us to win, when known.
-func (c *Client) attempt(ctx context.Context, key string, ttl time.Duration) (lock *Lock, wait time.Duration, err error) {
-	name := c.cfg.prefix + key
-	token := newToken()
+// fence safe, and undo (in the background) what a failed attempt set.
+func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.Duration) outcome {
 	timeout := c.cfg.timeoutFor(ttl)
-	n := len(c.nodes)
+	n, q := len(c.nodes), c.quorum
 	start := time.Now() // monotonic: validity is measured from before the first request
-
-	// One deadline for all nodes, cancelled by the last node to answer: not
-	// when attempt returns, since cancelling a request in flight makes
-	// go-redis drop its connection, and the late nodes' answers still
-	// strengthen the lock.
-	nctx, answered := sharedDeadline(ctx, timeout, n)
-	keys := []string{name, name + FenceSuffix}
-	seed := fenceSeed(start) // one value for every node: their new counters agree
-	replies := make(chan acquireReply, n)
-	for i, node := range c.nodes {
-		go func() {
-			var r AcquireReply
-			var err error
-			switch nd := node.(type) {
-			case *RedisNode:
-				r, err = nd.acquireKeys(nctx, keys, token, ttl, seed)
-			case SeededAcquirer:
-				r, err = nd.AcquireSeeded(nctx, name, token, ttl, seed)
-			default:
-				r, err = node.Acquire(nctx, name, token, ttl)
-			}
-			replies <- acquireReply{node: i, AcquireReply: r, err: err}
-			answered()
-		}()
-	}
+	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
+		Seed: uint64(c.cfg.wallClock().UnixMicro()), Retention: c.cfg.retention}
+	r := startRound(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.AcquireReply, error) {
+		return nd.Acquire(ctx, args)
+	})
+	defer r.close()
 
 	var (
-		acquired  = make([]acquireReply, 0, n)
-		contended []time.Duration // holders' remaining TTLs
-		failures  []error
-		failed    []int // indexes of the nodes that errored
-		pending   = n
+		yes      []answer[node.AcquireReply]
+		others   []answer[node.AcquireReply] // held by another token
+		failures []error
 	)
-	// The timer guards against a node whose client ignores context deadlines
-	// (go-redis without ContextTimeoutEnabled): its silence counts as a
-	// failure once the node timeout has passed.
-	stalled := time.NewTimer(timeout + stallGrace)
-	defer stalled.Stop()
-	for len(acquired) < c.quorum && len(contended)+len(failures) <= n-c.quorum {
-		var r acquireReply
-		select {
-		case r = <-replies:
-		case <-stalled.C:
-			failures = append(failures, fmt.Errorf("%d node(s) gave no answer within the node timeout %s", pending, timeout))
-			err = fmt.Errorf("%w: %d of %d nodes failed or did not answer: %w", ErrQuorumUnreachable, len(failed)+pending, n, errors.Join(failures...))
-			c.undo(key, name, token, timeout, replies, pending, acquired, failed)
-			return nil, 0, err
-		}
-		pending--
+	tally := func(a answer[node.AcquireReply]) {
 		switch {
-		case r.err != nil:
-			failed = append(failed, r.node)
-			failures = append(failures, c.nodeError(ctx, key, c.nodes[r.node], "acquire", r.err))
-		case r.Acquired:
-			acquired = append(acquired, r)
+		case a.err != nil:
+			failures = append(failures, a.err)
+		case !c.counts(a.node):
+			// Its yes does not count, and the undo reaches it like every
+			// node that did not answer "held".
+			failures = append(failures, &NodeError{Node: c.nodes[a.node].Name(), Op: "acquire", Err: errUnidentified(c.nodes[a.node].Name())})
+		case a.val.Acquired:
+			yes = append(yes, a)
 		default:
-			contended = append(contended, r.HolderTTL)
+			others = append(others, a)
 		}
+	}
+	for len(yes) < q && len(others)+len(failures) <= n-q {
+		a, ok := r.next()
+		if !ok {
+			break
+		}
+		tally(a)
+	}
+	rtt := time.Since(start)
+
+	if len(yes) >= q {
+		fence, err := c.settleFence(ctx, key, name, token, timeout, yes)
+		if err == nil {
+			if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
+				return outcome{lock: newLock(c, key, name, token, fence, ttl, start)}
+			}
+			err = fmt.Errorf("%w: %q: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, key, time.Since(start), ttl)
+		}
+		c.undo(key, name, token, ttl, nil)
+		return outcome{err: err, rtt: rtt}
+	}
+	if len(failures) > n-q {
+		c.undo(key, name, token, ttl, heldBy(others, n))
+		return outcome{err: quorumErr(fmt.Sprintf("acquire %q", key), failures, n), rtt: rtt}
 	}
 
-	if len(acquired) >= c.quorum {
-		fence, ferr := c.settleFence(ctx, key, name, token, timeout, acquired)
-		validity := ttl - time.Since(start) - c.cfg.drift(ttl)
-		if ferr == nil && validity > 0 {
-			return newLock(c, key, name, token, fence, ttl, start), 0, nil
+	top, votes := leader(others)
+	if votes < q && r.pending > 0 {
+		// Nobody holds a majority of the answers so far: before calling
+		// it a split, give the other nodes a moment (as long again as the
+		// round took) to complete the picture. A silent node costs that
+		// moment, not its timeout.
+		stop := time.NewTimer(max(rtt, time.Millisecond))
+		for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
+			tally(a)
 		}
-		if ferr == nil {
-			ferr = fmt.Errorf("%w: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, time.Since(start), ttl)
-		}
-		err = ferr
-	} else if len(failures) > n-c.quorum {
-		err = fmt.Errorf("%w: %d of %d nodes failed: %w", ErrQuorumUnreachable, len(failures), n, errors.Join(failures...))
-	} else {
-		err = fmt.Errorf("%w: held by another client on %d of %d nodes", ErrNotAcquired, len(contended), n)
-		wait = c.holderWait(contended, n)
+		stop.Stop()
+		top, votes = leader(others)
 	}
-	c.undo(key, name, token, timeout, replies, pending, acquired, failed)
-	return nil, wait, err
+	if votes >= q {
+		c.undo(key, name, token, ttl, heldBy(others, n))
+		return outcome{
+			err:  fmt.Errorf("%w: %q is held by another client (on %d of %d nodes)", ErrNotAcquired, key, votes, n),
+			wait: c.holderWait(others, n), rtt: rtt,
+		}
+	}
+	// A split: no token holds a majority of the nodes that answered. Every
+	// client that took part sees the same holders on the nodes it heard
+	// from, so they agree on a winner without talking to each other: the
+	// token with the most nodes, ties going to the smallest release id.
+	ours := node.ReleaseID(token)
+	win := len(yes) > votes || (len(yes) == votes && len(yes) > 0 && ours < top)
+	err := fmt.Errorf("%w: %q: split vote: no client holds a majority (%d of %d nodes ours, at most %d another's, %d failed or silent)",
+		ErrNotAcquired, key, len(yes), n, votes, n-len(yes)-len(others))
+	if !win {
+		c.undo(key, name, token, ttl, heldBy(others, n))
+	}
+	return outcome{err: err, split: true, keep: win, rtt: rtt}
+}
+
+// leader returns the holder with the most nodes among answers (ties: the
+// smallest release id) and its count.
+func leader(others []answer[node.AcquireReply]) (string, int) {
+	counts := make(map[string]int, 2)
+	best, most := "", 0
+	for _, a := range others {
+		h := a.val.Holder
+		counts[h]++
+		if k := counts[h]; k > most || (k == most && h < best) {
+			best, most = h, k
+		}
+	}
+	return best, most
+}
+
+// heldBy marks the nodes that answered "held by another token": our token
+// cannot be there, so an undo skips them.
+func heldBy(others []answer[node.AcquireReply], n int) []bool {
+	skip := make([]bool, n)
+	for _, a := range others {
+		skip[a.node] = true
+	}
+	return skip
 }
 
 // holderWait estimates when enough holders' keys expire for a majority to be
 // free. It is zero when unknown (a node gave no TTL).
-func (c *Client) holderWait(ttls []time.Duration, n int) time.Duration {
+func (c *Client) holderWait(others []answer[node.AcquireReply], n int) time.Duration {
+	ttls := make([]time.Duration, len(others))
+	for i, a := range others {
+		ttls[i] = a.val.HolderTTL
+	}
 	free := n - len(ttls)
 	need := c.quorum - free // this many of the held nodes must expire
 	if need <= 0 || need > len(ttls) {
@@ -216,74 +305,39 @@ func (c *Client) holderWait(ttls []time.Duration, n int) time.Duration {
 	return ttls[need-1]
 }
 
-// undo releases a failed attempt on every node that may hold our token:
-// those that said yes, those that failed (the write may have landed before
-// the error), and those that have not answered yet (after they answer, so
-// the release cannot overtake the acquire). The caller's cancellation must
-// not cut this short, or keys would stay until their TTL.
-func (c *Client) undo(key, name, token string, timeout time.Duration, replies <-chan acquireReply, pending int, acquired []acquireReply, failed []int) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*timeout)
-	defer cancel()
-	// Nodes that answered "held by another" need nothing: our token is not there.
-	targets := slices.Clone(failed)
-	for _, r := range acquired {
-		targets = append(targets, r.node)
-	}
-	done := make(chan struct{}, len(c.nodes))
-	release := func(i int) {
-		rctx, rcancel := context.WithTimeout(ctx, timeout)
-		defer rcancel()
-		if _, err := c.nodes[i].Release(rctx, name, token); err != nil {
-			_ = c.nodeError(rctx, key, c.nodes[i], "release", err)
-		}
-		done <- struct{}{}
-	}
-	for _, i := range targets {
-		go release(i)
-	}
-	started := len(targets)
-	stalled := time.NewTimer(timeout + stallGrace)
-	defer stalled.Stop()
-drain:
-	for ; pending > 0; pending-- {
-		select {
-		case r := <-replies:
-			if r.err != nil || r.Acquired {
-				go release(r.node)
-				started++
-			}
-		case <-stalled.C:
-			// Nodes that ignore their deadline: release each one when it
-			// finally answers, in the background, rather than block here.
-			go func(pending int) {
-				for ; pending > 0; pending-- {
-					r := <-replies
-					rctx, rcancel := context.WithTimeout(context.Background(), timeout)
-					_, _ = c.nodes[r.node].Release(rctx, name, token)
-					rcancel()
-				}
-			}(pending)
-			break drain
+// undo deletes a failed attempt's token, in the background, on every node
+// except those marked in skip (they answered that another token holds the
+// key): on those that said yes, those that failed (the write may have
+// landed before the error), and those that have not answered. Each delete
+// leaves a tombstone, so an acquire still in flight cannot set the key
+// after it. Close waits for it; the caller's cancellation cannot cut it
+// short.
+func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
+	var nodes []int
+	for i := range c.nodes {
+		if skip == nil || !skip[i] {
+			nodes = append(nodes, i)
 		}
 	}
-	for ; started > 0; started-- {
-		<-done
+	if len(nodes) == 0 {
+		return
 	}
+	c.background(func() {
+		r := c.deleteRound(context.Background(), key, name, token, ttl, nodes)
+		defer r.close()
+		for _, ok := r.next(); ok; _, ok = r.next() {
+		}
+	})
 }
 
-// stallGrace is how long past its timeout a node's answer is awaited before
-// the node counts as silent.
-const stallGrace = 50 * time.Millisecond
-
-// sharedDeadline is one timeout context for n requests; each calls answered
-// once when done, and the last one releases the context's timer.
-func sharedDeadline(ctx context.Context, timeout time.Duration, n int) (context.Context, func()) {
-	nctx, cancel := context.WithTimeout(ctx, timeout)
-	var outstanding atomic.Int32
-	outstanding.Store(int32(n))
-	return nctx, func() {
-		if outstanding.Add(-1) == 0 {
-			cancel()
-		}
+// deleteRound deletes our token's key on nodes and leaves a tombstone of the
+// token for ttl, announcing the release where the key was deleted.
+func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int) *round[bool] {
+	args := node.ReleaseArgs{Name: name, Token: token, Tombstone: ttl}
+	if !c.cfg.noNotify {
+		args.Channel = c.releaseChannel
 	}
+	return startRound(c, ctx, "release", key, nodes, c.cfg.timeoutFor(ttl), func(ctx context.Context, nd node.Node) (bool, error) {
+		return nd.Release(ctx, args)
+	})
 }

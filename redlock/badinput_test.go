@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -14,24 +15,26 @@ import (
 // Bad input never panics, never hangs and never succeeds silently: it is an
 // ErrInvalidArgument, reported before anything reaches a node.
 func TestNewRejectsBadInput(t *testing.T) {
-	a, b := redlock.NewMemoryNode("a"), redlock.NewMemoryNode("b")
-	var typedNil *redlock.MemoryNode
+	a, b := node.NewMemory("a"), node.NewMemory("b")
+	var typedNil *node.Memory
 	cases := map[string]struct {
-		nodes []redlock.Node
+		nodes []node.Node
 		opts  []redlock.Option
 	}{
 		"no nodes":             {nil, nil},
-		"nil node":             {[]redlock.Node{a, nil}, nil},
-		"typed nil node":       {[]redlock.Node{a, typedNil}, nil},
-		"same node twice":      {[]redlock.Node{a, b, a}, nil},
-		"same name twice":      {[]redlock.Node{a, redlock.NewMemoryNode("a")}, nil},
-		"negative drift":       {[]redlock.Node{a}, []redlock.Option{redlock.WithDriftFactor(-0.1)}},
-		"drift of one half":    {[]redlock.Node{a}, []redlock.Option{redlock.WithDriftFactor(0.5)}},
-		"NaN drift":            {[]redlock.Node{a}, []redlock.Option{redlock.WithDriftFactor(math.NaN())}},
-		"negative retry count": {[]redlock.Node{a}, []redlock.Option{redlock.WithRetry(retry.Constant(-1, time.Millisecond, 0))}},
-		"nil retry policy":     {[]redlock.Node{a}, []redlock.Option{redlock.WithRetry(nil)}},
-		"negative timeout":     {[]redlock.Node{a}, []redlock.Option{redlock.WithNodeTimeout(-time.Second)}},
-		"nil option":           {[]redlock.Node{a}, []redlock.Option{nil}},
+		"nil node":             {[]node.Node{a, nil}, nil},
+		"typed nil node":       {[]node.Node{a, typedNil}, nil},
+		"same node twice":      {[]node.Node{a, b, a}, nil},
+		"same name twice":      {[]node.Node{a, node.NewMemory("a")}, nil},
+		"negative drift":       {[]node.Node{a}, []redlock.Option{redlock.WithDriftFactor(-0.1)}},
+		"drift of one half":    {[]node.Node{a}, []redlock.Option{redlock.WithDriftFactor(0.5)}},
+		"NaN drift":            {[]node.Node{a}, []redlock.Option{redlock.WithDriftFactor(math.NaN())}},
+		"negative retry count": {[]node.Node{a}, []redlock.Option{redlock.WithRetry(retry.Constant(-1, time.Millisecond, 0))}},
+		"nil retry policy":     {[]node.Node{a}, []redlock.Option{redlock.WithRetry(nil)}},
+		"negative timeout":     {[]node.Node{a}, []redlock.Option{redlock.WithNodeTimeout(-time.Second)}},
+		"nil option":           {[]node.Node{a}, []redlock.Option{nil}},
+		"short retention":      {[]node.Node{a}, []redlock.Option{redlock.WithFenceRetention(time.Millisecond)}},
+		"nil wall clock":       {[]node.Node{a}, []redlock.Option{redlock.WithWallClock(nil)}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -41,21 +44,20 @@ func TestNewRejectsBadInput(t *testing.T) {
 			}
 		})
 	}
-	_, err := redlock.New([]redlock.Node{a}, redlock.WithRetry(retry.Constant(-1, 0, 0)))
+	_, err := redlock.New([]node.Node{a}, redlock.WithRetry(retry.Constant(-1, 0, 0)))
 	if !errors.Is(err, retry.ErrInvalidPolicy) {
 		t.Fatalf("a bad policy's cause is lost: %v", err)
 	}
 }
 
 func TestOperationsRejectBadInput(t *testing.T) {
-	node := redlock.NewMemoryNode("m")
-	c := newClient(t, []redlock.Node{node})
+	m := node.NewMemory("m")
+	c := newClient(t, []node.Node{m})
 	var nilCtx context.Context // a variable, so vet does not flag the nil literal
 	ctx := context.Background()
 	for name, call := range map[string]func() error{
 		"nil context":          func() error { _, err := c.Acquire(nilCtx, "k", time.Second); return err },
 		"empty key":            func() error { _, err := c.Acquire(ctx, "", time.Second); return err },
-		"reserved suffix":      func() error { _, err := c.TryAcquire(ctx, "k"+redlock.FenceSuffix, time.Second); return err },
 		"zero ttl":             func() error { _, err := c.Acquire(ctx, "k", 0); return err },
 		"negative ttl":         func() error { _, err := c.TryAcquire(ctx, "k", -time.Second); return err },
 		"ttl under node time":  func() error { _, err := c.Acquire(ctx, "k", 5*time.Millisecond); return err },
@@ -67,7 +69,7 @@ func TestOperationsRejectBadInput(t *testing.T) {
 			}
 		})
 	}
-	if h, _ := node.Inspect(ctx, "lock:k"); h.Token != "" || h.Fence != 0 {
+	if h, _ := m.Inspect(ctx, c.KeyName("k")); h.Token != "" || h.Fence != 0 {
 		t.Fatalf("a rejected call reached the node: %+v", h)
 	}
 

@@ -4,19 +4,26 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
-	"strings"
+	"sync"
 	"time"
+
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // Client acquires locks on a quorum of independent nodes. It is safe for
-// concurrent use; create one per process and share it.
+// concurrent use; create one per process and share it, and Close it when
+// done.
 type Client struct {
-	nodes  []Node
+	nodes  []node.Node
+	all    []int // 0..len(nodes)-1: every node, for rounds
 	quorum int
 	cfg    config
 	logger *slog.Logger
 	notify notifyHub // release notifications and waiters; see notify.go
 	keeper keeper    // auto-extension watchdog; see watchdog.go
+	ident  identity  // first-contact checks of the nodes; see identify.go
+
+	bg sync.WaitGroup // requests in flight and cleanup running in the background
 
 	releaseChannel string // prefix + "released", built once: it is on every release's path
 }
@@ -24,7 +31,13 @@ type Client struct {
 // New returns a Client over nodes. The nodes must be independent servers (no
 // replication between them): a majority of them, len(nodes)/2+1, must agree
 // for a lock to be held. Odd counts (3, 5, 7) make the best use of servers.
-func New(nodes []Node, opts ...Option) (*Client, error) {
+//
+// At its first operation the client asks each node who it is: two nodes
+// that turn out to be one server (127.0.0.1:6379 and localhost:6379) make
+// every operation fail with ErrInvalidArgument, and a node whose
+// maxmemory-policy may evict lock keys is logged once as a warning (or
+// refused, see WithRequireNoEviction).
+func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	if len(nodes) == 0 {
 		return nil, invalidArg("no nodes")
 	}
@@ -52,19 +65,24 @@ func New(nodes []Node, opts ...Option) (*Client, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Client{
-		nodes:  append([]Node(nil), nodes...),
+	c := &Client{
+		nodes:  append([]node.Node(nil), nodes...),
 		quorum: len(nodes)/2 + 1,
 		cfg:    cfg,
 		logger: logger,
 
 		releaseChannel: cfg.prefix + "released",
-	}, nil
+	}
+	c.all = make([]int, len(nodes))
+	for i := range c.all {
+		c.all[i] = i
+	}
+	return c, nil
 }
 
 // isNil catches both a nil interface and an interface holding a nil pointer,
 // which would otherwise panic on first use.
-func isNil(n Node) bool {
+func isNil(n node.Node) bool {
 	if n == nil {
 		return true
 	}
@@ -76,21 +94,29 @@ func isNil(n Node) bool {
 	return false
 }
 
-// Nodes returns the client's nodes, in the order given to New.
-func (c *Client) Nodes() []Node { return append([]Node(nil), c.nodes...) }
+// Close waits for the requests still in flight and the cleanup running in
+// the background (the undo of failed attempts, deletes of a lost lock's
+// keys), each bounded by its node timeout, and stops the client's release
+// subscriptions. It does not
+// release held locks. The Client stays usable: later waits fall back to the
+// retry policy's delays until a new subscription is made. Close is
+// idempotent and returns nil.
+func (c *Client) Close() error {
+	c.bg.Wait()
+	c.notify.close()
+	return nil
+}
 
-// Quorum is the number of nodes that must agree: len(nodes)/2 + 1.
-func (c *Client) Quorum() int { return c.quorum }
+// background runs cleanup that a decided call does not wait for; Close
+// waits for it. Its requests are bounded by their own node timeouts.
+func (c *Client) background(f func()) {
+	c.bg.Go(f)
+}
 
-// KeyName is the name of key on the nodes (the prefix prepended).
-func (c *Client) KeyName(key string) string { return c.cfg.prefix + key }
-
-// Drift is the time a lock of this ttl reserves for clock drift:
-// ttl*driftFactor + 2 ms.
-func (c *Client) Drift(ttl time.Duration) time.Duration { return c.cfg.drift(ttl) }
-
-// NodeTimeout is the per-node request timeout for a lock of this ttl.
-func (c *Client) NodeTimeout(ttl time.Duration) time.Duration { return c.cfg.timeoutFor(ttl) }
+// keyName is the name of key on the nodes: the prefix, then the key in
+// braces, so that the key, its fence counter and its tombstones hash to one
+// Redis Cluster slot and no key's name can be another key's counter.
+func (c *Client) keyName(key string) string { return c.cfg.prefix + "{" + key + "}" }
 
 // checkArgs validates what every lock operation takes.
 func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) error {
@@ -99,8 +125,6 @@ func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) e
 		return invalidArg("nil context")
 	case key == "":
 		return invalidArg("empty key")
-	case strings.HasSuffix(key, FenceSuffix):
-		return invalidArg("key %q ends with %q, the suffix reserved for fence counters", key, FenceSuffix)
 	}
 	return c.checkTTL(ttl)
 }
@@ -121,11 +145,11 @@ func (c *Client) observe(e Event) {
 	}
 }
 
-func (c *Client) nodeError(ctx context.Context, key string, node Node, op string, err error) error {
-	ne := &NodeError{Node: node.Name(), Op: op, Err: err}
-	c.observe(Event{Kind: EventNodeError, Key: key, Node: node.Name(), Op: op, Err: err})
+func (c *Client) nodeError(ctx context.Context, key string, n node.Node, op string, err error) error {
+	ne := &NodeError{Node: n.Name(), Op: op, Err: err}
+	c.observe(Event{Kind: EventNodeError, Key: key, Node: n.Name(), Op: op, Err: err})
 	if c.logger.Enabled(ctx, slog.LevelWarn) {
-		c.logger.WarnContext(ctx, "redlock: node failed", "node", node.Name(), "op", op, "key", key, "err", err)
+		c.logger.WarnContext(ctx, "redlock: node failed", "node", n.Name(), "op", op, "key", key, "err", err)
 	}
 	return ne
 }

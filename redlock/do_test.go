@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -177,9 +178,9 @@ func TestTryDoReturnsFalseWhenHeld(t *testing.T) {
 // rounds; afterwards no node holds any of them.
 func TestNoExtensionAfterRelease(t *testing.T) {
 	cl := startCluster(t, 3)
-	var nodes []redlock.Node
+	var nodes []node.Node
 	for _, n := range nodesOf(cl) {
-		nodes = append(nodes, delayedBatchNode{n.(*redlock.RedisNode), 15 * time.Millisecond})
+		nodes = append(nodes, delayedBatchNode{n.(*node.Redis), 15 * time.Millisecond})
 	}
 	c := newClient(t, nodes, redlock.WithNodeTimeout(500*time.Millisecond), redlock.WithExtendThreshold(950*time.Millisecond),
 		redlock.WithSafetyMargin(100*time.Millisecond), redlock.WithExtendTick(5*time.Millisecond))
@@ -231,19 +232,19 @@ func TestNoExtensionAfterRelease(t *testing.T) {
 // delayedBatchNode makes each batch slow, so that releases meet rounds in
 // flight.
 type delayedBatchNode struct {
-	*redlock.RedisNode
+	*node.Redis
 	delay time.Duration
 }
 
-func (d delayedBatchNode) ExtendBatch(ctx context.Context, ops []redlock.ExtendOp) ([]redlock.ExtendResult, []error) {
+func (d delayedBatchNode) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.ExtendResult, error) {
 	time.Sleep(d.delay)
-	return d.RedisNode.ExtendBatch(ctx, ops)
+	return d.Redis.Extend(ctx, ops)
 }
 
 // A lock that is only held (not kept) ends when its validity runs out: Done
 // closes, Err wraps ErrLockLost, and Extend moves the end.
 func TestDoneClosesWhenValidityEnds(t *testing.T) {
-	c := newClient(t, []redlock.Node{redlock.NewMemoryNode("a"), redlock.NewMemoryNode("b"), redlock.NewMemoryNode("c")})
+	c := newClient(t, []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")})
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 200*time.Millisecond)
 	if err != nil {
@@ -276,8 +277,8 @@ func TestDoneClosesWhenValidityEnds(t *testing.T) {
 // KeepAlive on memory nodes: the lock outlives its TTL; after a majority of
 // nodes fail, Done closes a safety margin before the validity ends.
 func TestKeepAliveMemoryNodes(t *testing.T) {
-	nodes := []*redlock.MemoryNode{redlock.NewMemoryNode("a"), redlock.NewMemoryNode("b"), redlock.NewMemoryNode("c")}
-	c := newClient(t, []redlock.Node{nodes[0], nodes[1], nodes[2]}, redlock.WithSafetyMargin(50*time.Millisecond))
+	nodes := []*node.Memory{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	c := newClient(t, []node.Node{nodes[0], nodes[1], nodes[2]}, redlock.WithSafetyMargin(50*time.Millisecond))
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 300*time.Millisecond)
 	if err != nil {
@@ -305,8 +306,11 @@ func TestKeepAliveMemoryNodes(t *testing.T) {
 	if left := time.Until(vu); left <= 0 {
 		t.Fatalf("Done closed %s after the validity ended", -left)
 	}
-	if !errors.Is(l.Err(), redlock.ErrLockLost) || !errors.Is(l.Err(), redlock.ErrQuorumUnreachable) {
-		t.Fatalf("Err = %v, want ErrLockLost with the last failure", l.Err())
+	// One sentinel: a loss caused by failing nodes is a loss (the failure
+	// is in the text), so a switch on errors.Is cannot misfile it.
+	if !errors.Is(l.Err(), redlock.ErrLockLost) || errors.Is(l.Err(), redlock.ErrQuorumUnreachable) ||
+		!strings.Contains(l.Err().Error(), "unreachable") {
+		t.Fatalf("Err = %v, want ErrLockLost (only) naming the last failure", l.Err())
 	}
 	if err := l.Release(ctx); !errors.Is(err, redlock.ErrLockLost) && !errors.Is(err, redlock.ErrQuorumUnreachable) {
 		t.Fatalf("Release of a lost lock: %v", err)
@@ -315,7 +319,7 @@ func TestKeepAliveMemoryNodes(t *testing.T) {
 
 // WithMaxHold ends a kept lock at the cap even though it could be extended.
 func TestDoMaxHold(t *testing.T) {
-	c := newClient(t, []redlock.Node{redlock.NewMemoryNode("a")}, redlock.WithMaxHold(400*time.Millisecond))
+	c := newClient(t, []node.Node{node.NewMemory("a")}, redlock.WithMaxHold(400*time.Millisecond))
 	ctx := ctxFor(t)
 	began := time.Now()
 	err := c.Do(ctx, uniqueKey(t), 300*time.Millisecond, func(ctx context.Context) error {
@@ -358,16 +362,16 @@ func TestExtendOptionsValidated(t *testing.T) {
 		"negative tick":      redlock.WithExtendTick(-time.Second),
 		"negative max hold":  redlock.WithMaxHold(-time.Second),
 	} {
-		if _, err := redlock.New([]redlock.Node{redlock.NewMemoryNode("a")}, opt); !errors.Is(err, redlock.ErrInvalidArgument) {
+		if _, err := redlock.New([]node.Node{node.NewMemory("a")}, opt); !errors.Is(err, redlock.ErrInvalidArgument) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
-	_, err := redlock.New([]redlock.Node{redlock.NewMemoryNode("a")},
+	_, err := redlock.New([]node.Node{node.NewMemory("a")},
 		redlock.WithExtendThreshold(time.Second), redlock.WithSafetyMargin(2*time.Second))
 	if !errors.Is(err, redlock.ErrInvalidArgument) {
 		t.Errorf("margin above threshold: %v", err)
 	}
-	c := newClient(t, []redlock.Node{redlock.NewMemoryNode("a")})
+	c := newClient(t, []node.Node{node.NewMemory("a")})
 	if err := c.Do(ctxFor(t), "k", time.Second, nil); !errors.Is(err, redlock.ErrInvalidArgument) {
 		t.Errorf("nil fn: %v", err)
 	}

@@ -8,15 +8,60 @@
 //	validity = ttl - elapsed - (ttl*driftFactor + 2ms)
 //
 // where elapsed is measured on the monotonic clock from before the first
-// request. A failed attempt is undone on every node, retried after a random
-// delay (package retry), and never waits longer than the holder's remaining
-// time to live.
+// request. A call returns as soon as its outcome is decided (a majority said
+// yes, or can no longer say yes): a silent node delays neither the answer
+// nor the next retry. A failed attempt is undone on every node in the
+// background (Close waits for it), retried after a random delay (package
+// retry), and never waits longer than the holder's remaining time to live.
+//
+// # Split votes
+//
+// Clients that try the same key at the same instant can split the nodes
+// between them so that none has a majority: with 5 nodes and 3 clients,
+// 2-2-1. Such an attempt is not "held by another". Each node that refuses
+// names its holder by a release id (a hash of the holder's token, which
+// stays secret), so every client that took part sees the same holders and
+// they agree on a winner without talking to each other: the token with the
+// most nodes, ties going to the smallest release id. The losers delete
+// their keys at once; the winner asks again as soon as those deletes can
+// have landed, keeping its own keys, and takes the freed nodes. Losers look
+// again once the winner can have finished: TryAcquire then reports the
+// winner as the holder, or wins itself if the winner went away. A call
+// spends at most 8 rounds in a row on this before it gives up with an error
+// that says "split vote"; Acquire does it without using up retries. See
+// TestV2SplitVoteHasExactlyOneRunner (60 rounds of 3 replicas on 5 nodes,
+// one runner in every round) and the chaos scenario split-vote.
+//
+// # Late requests
+//
+// A request can reach a node after the call that sent it has returned (a
+// slow link, a busy or paused server). Release and the undo of a failed
+// attempt leave a tombstone of the token on every node they reach, for the
+// lock's TTL, and the nodes refuse an acquire or extension of a tombstoned
+// token: once a node has processed the release, no request of that lock
+// can create its key there again (TestV2LateAcquireAfterReleaseCreatesNoKey,
+// TestV2LateExtendAfterReleaseCreatesNoKey). A request that a server holds
+// back for longer than the TTL is not covered; the key it creates expires
+// with its TTL.
+//
+// # Fences
 //
 // Each acquisition carries a fence: a number larger than that of every
-// earlier acquisition of the same key. Pass it to the resource the lock
+// earlier acquisition of the same key while a majority of nodes keep their
+// data (the counters of a majority intersect, and the fence is settled on a
+// majority before the lock is handed out). Pass it to the resource the lock
 // protects and let the resource refuse older fences; a lock alone cannot stop
 // a holder that was paused past its validity (a GC pause, a VM migration)
 // from writing late, a fence can.
+//
+// A counter that is missing (a node restarted empty, or the counter expired
+// after WithFenceRetention without an acquisition) starts again from the
+// node's clock in microseconds. The client offers its own clock so that
+// nodes agree on the value, but a node takes it only within a second of its
+// own clock (node.MaxSeedSkew): a client whose clock is off cannot push
+// fences ahead, and fences keep growing across data loss as long as the
+// nodes' clocks do not go back by more than the time between the losses
+// (TestV2Fence* tests; the chaos scenario clock-skew).
 //
 // # Keeping a lock while work runs
 //
@@ -34,11 +79,12 @@
 //
 // A Client keeps all its locks with one watchdog (package extend): the
 // extensions due in the same tick (50ms by default) go to each node in one
-// round, a single pipeline of EVALSHA on a RedisNode (nodes implementing
-// BatchNode), so that holding 10,000 locks costs one round trip per node per
-// tick rather than 10,000 timers and round trips. Once Release returns no
-// extension of the lock is in flight, and a batch extension never re-creates
-// a key that is gone.
+// round, a single pipeline of EVALSHA on a Redis node, so that holding
+// 10,000 locks costs one round trip per node per tick rather than 10,000
+// timers and round trips. Manual Extend is the same round for one lock:
+// both re-assert a key that a node lost, and neither counts that node toward
+// the majority. Once Release returns no extension of the lock starts, and
+// one still in flight cannot re-create the key (see Late requests).
 //
 // # Development without Redis
 //
@@ -48,14 +94,22 @@
 //
 // # Nodes
 //
-// A Node is one lock server. NewRedisNode wraps a go-redis client the caller
-// already has (Lua scripts, EVALSHA with EVAL after NOSCRIPT); set
-// ContextTimeoutEnabled on it so that the per-node timeout cuts slow requests
-// short (the client also stops waiting on its own, but the connection stays
-// busy). NewMemoryNode is an in-process node with the same semantics, for
-// demos, development without Redis, and unit tests of code that takes locks.
+// A node.Node is one lock server (package node). node.NewRedis wraps a
+// go-redis client the caller already has (Lua scripts, EVALSHA with EVAL
+// after NOSCRIPT), also a *redis.ClusterClient: a key, its fence counter
+// and its tombstones share one hash slot. Set ContextTimeoutEnabled on the
+// go-redis client so that the per-node timeout cuts slow requests short (the
+// client also stops waiting on its own, but the connection stays busy).
+// node.NewMemory is an in-process node with the same semantics, for demos,
+// development without Redis, and unit tests of code that takes locks.
+//
 // The nodes must be independent: no replication between them, each a
-// separate server.
+// separate server. At its first operation a client asks each node which
+// server it is; one server reached under two names (127.0.0.1:6379 and
+// localhost:6379) fails every operation with ErrInvalidArgument. Lock keys
+// must never be evicted: run the servers with maxmemory-policy noeviction.
+// A node with another policy is logged once as a warning, or refused with
+// WithRequireNoEviction.
 //
 // # Restarts
 //
@@ -65,8 +119,11 @@
 //
 // # Errors
 //
-// Every error wraps one of ErrNotAcquired, ErrQuorumUnreachable,
-// ErrLockLost, ErrInvalidArgument, or the caller's ctx.Err(); per-node
-// failures are *NodeError values joined inside. Check them with errors.Is and
-// errors.As.
+// Every error wraps exactly one of ErrNotAcquired, ErrQuorumUnreachable,
+// ErrLockLost, ErrInvalidArgument, or the caller's ctx.Err() (the one
+// exception: an error of the WithMaxHold cap wraps ErrLockLost and
+// ErrMaxHold). The per-node failures of an ErrQuorumUnreachable are
+// *NodeError values joined inside, one per failed node, as many as its text
+// counts. A lock lost because nodes failed is ErrLockLost, with the failure
+// in its text. Check them with errors.Is and errors.As.
 package redlock

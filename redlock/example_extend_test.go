@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // Do holds the lock while the work runs, extending it past its TTL, and
 // releases it afterwards.
 func ExampleClient_Do() {
-	nodes := []redlock.Node{redlock.NewMemoryNode("a"), redlock.NewMemoryNode("b"), redlock.NewMemoryNode("c")}
+	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
 	locks, _ := redlock.New(nodes)
 	ctx := context.Background()
 
@@ -53,8 +54,8 @@ func ExampleClient_TryDo() {
 // A lock whose nodes fail is declared lost before its validity ends: Done
 // closes and the cause wraps ErrLockLost.
 func ExampleLock_KeepAlive() {
-	a, b, c := redlock.NewMemoryNode("a"), redlock.NewMemoryNode("b"), redlock.NewMemoryNode("c")
-	locks, _ := redlock.New([]redlock.Node{a, b, c})
+	a, b, c := node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")
+	locks, _ := redlock.New([]node.Node{a, b, c})
 	ctx := context.Background()
 	lock, _ := locks.Acquire(ctx, "job", 200*time.Millisecond)
 	defer lock.Release(ctx)

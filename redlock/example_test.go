@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/redis/go-redis/v9"
@@ -13,11 +14,11 @@ import (
 
 // Three independent Redis servers; a lock needs two of them.
 func ExampleNew() {
-	var nodes []redlock.Node
+	var nodes []node.Node
 	for _, addr := range []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"} {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 		defer rdb.Close()
-		nodes = append(nodes, redlock.NewRedisNode(rdb))
+		nodes = append(nodes, node.NewRedis(rdb))
 	}
 	locks, err := redlock.New(nodes)
 	if err != nil {
@@ -34,7 +35,7 @@ func ExampleNew() {
 
 // Memory nodes lock within one process: for development and unit tests.
 func ExampleClient_Acquire() {
-	nodes := []redlock.Node{redlock.NewMemoryNode("a"), redlock.NewMemoryNode("b"), redlock.NewMemoryNode("c")}
+	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
 	locks, _ := redlock.New(nodes)
 	ctx := context.Background()
 
@@ -54,7 +55,7 @@ func ExampleClient_Acquire() {
 
 // A holder that outlived its lock finds out on Release or Extend.
 func ExampleLock_Release() {
-	locks, _ := redlock.New([]redlock.Node{redlock.NewMemoryNode("solo")}, redlock.WithRetry(retry.Never()))
+	locks, _ := redlock.New([]node.Node{node.NewMemory("solo")}, redlock.WithRetry(retry.Never()))
 	ctx := context.Background()
 	lock, _ := locks.Acquire(ctx, "short", 50*time.Millisecond)
 	time.Sleep(80 * time.Millisecond) // the work took longer than the TTL

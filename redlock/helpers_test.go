@@ -9,20 +9,21 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )
 
 // nodesOf wraps each real redis-server of the cluster in a RedisNode.
-func nodesOf(c *redistest.Cluster) []redlock.Node {
-	var nodes []redlock.Node
+func nodesOf(c *redistest.Cluster) []node.Node {
+	var nodes []node.Node
 	for _, rc := range c.Clients() {
-		nodes = append(nodes, redlock.NewRedisNode(rc))
+		nodes = append(nodes, node.NewRedis(rc))
 	}
 	return nodes
 }
 
-func newClient(t *testing.T, nodes []redlock.Node, opts ...redlock.Option) *redlock.Client {
+func newClient(t *testing.T, nodes []node.Node, opts ...redlock.Option) *redlock.Client {
 	t.Helper()
 	c, err := redlock.New(nodes, opts...)
 	if err != nil {
@@ -93,32 +94,26 @@ func setOn(t *testing.T, c *redistest.Cluster, name, token string, ttl time.Dura
 // the context says: a node behind a stalled network or a paused process
 // whose reply still arrives.
 type slowNode struct {
-	redlock.Node
+	node.Node
 	delay time.Duration
 }
 
-func (s slowNode) Acquire(ctx context.Context, key, token string, ttl time.Duration) (redlock.AcquireReply, error) {
-	r, err := s.Node.Acquire(context.WithoutCancel(ctx), key, token, ttl)
-	time.Sleep(s.delay)
-	return r, err
-}
-
-func (s slowNode) AcquireSeeded(ctx context.Context, key, token string, ttl time.Duration, seed uint64) (redlock.AcquireReply, error) {
-	r, err := s.Node.(redlock.SeededAcquirer).AcquireSeeded(context.WithoutCancel(ctx), key, token, ttl, seed)
+func (s slowNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
+	r, err := s.Node.Acquire(context.WithoutCancel(ctx), a)
 	time.Sleep(s.delay)
 	return r, err
 }
 
 // hangingNode performs the real acquire, then does not answer until the
 // context ends: the write landed but the reply is lost.
-type hangingNode struct{ redlock.Node }
+type hangingNode struct{ node.Node }
 
-func (h hangingNode) Acquire(ctx context.Context, key, token string, ttl time.Duration) (redlock.AcquireReply, error) {
-	if _, err := h.Node.Acquire(context.WithoutCancel(ctx), key, token, ttl); err != nil {
-		return redlock.AcquireReply{}, err
+func (h hangingNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
+	if _, err := h.Node.Acquire(context.WithoutCancel(ctx), a); err != nil {
+		return node.AcquireReply{}, err
 	}
 	<-ctx.Done()
-	return redlock.AcquireReply{}, ctx.Err()
+	return node.AcquireReply{}, ctx.Err()
 }
 
 func startCluster(t *testing.T, n int) *redistest.Cluster { return redistest.StartT(t, n) }
@@ -155,7 +150,7 @@ func eventuallyFree(t *testing.T, c *redistest.Cluster, name string) []string {
 func startSlow(t *testing.T, delay time.Duration, opts ...redlock.Option) (*redistest.Cluster, *redlock.Client) {
 	t.Helper()
 	cl := startCluster(t, 3)
-	var nodes []redlock.Node
+	var nodes []node.Node
 	for _, n := range nodesOf(cl) {
 		nodes = append(nodes, slowNode{Node: n, delay: delay})
 	}

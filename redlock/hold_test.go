@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // Hold keeps fn's error, the loss and the release's failure apart, so a
 // caller can log a failed release without failing the work.
 func TestHoldReportsReleaseFailureApart(t *testing.T) {
-	nodes := []*redlock.MemoryNode{redlock.NewMemoryNode("a"), redlock.NewMemoryNode("b"), redlock.NewMemoryNode("c")}
-	c := newClient(t, []redlock.Node{nodes[0], nodes[1], nodes[2]})
+	nodes := []*node.Memory{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	c := newClient(t, []node.Node{nodes[0], nodes[1], nodes[2]})
 	ctx := context.Background()
 	l, err := c.Acquire(ctx, "hold", 10*time.Second)
 	if err != nil {

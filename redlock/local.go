@@ -1,6 +1,10 @@
 package redlock
 
-import "context"
+import (
+	"context"
+
+	"github.com/quorumlock/quorumlock/node"
+)
 
 // NewLocal returns a Client on a single in-process memory node, for
 // development and tests without Redis. Its locks exclude only within this
@@ -11,7 +15,7 @@ import "context"
 // Redis nodes it was given fail; their failures are returned as errors
 // (ErrQuorumUnreachable).
 func NewLocal(opts ...Option) (*Client, error) {
-	c, err := New([]Node{NewMemoryNode("local")}, opts...)
+	c, err := New([]node.Node{node.NewMemory("local")}, opts...)
 	if err != nil {
 		return nil, err
 	}

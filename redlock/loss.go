@@ -141,8 +141,15 @@ func (l *Lock) expired() {
 // its validity is about to end (or the hold cap was reached). The lock is
 // over from now on, by our own clock too.
 func (l *Lock) watchdogLost(err error) {
-	if !errors.Is(err, ErrLockLost) {
+	// One sentinel per error: a loss caused by failing nodes is a loss, not
+	// ErrQuorumUnreachable (the cause stays in the text); the hold cap is
+	// the documented exception, wrapping both ErrLockLost and ErrMaxHold.
+	switch {
+	case errors.Is(err, ErrLockLost):
+	case errors.Is(err, ErrMaxHold):
 		err = fmt.Errorf("%w: %q: %w", ErrLockLost, l.key, err)
+	default:
+		err = fmt.Errorf("%w: %q: %v", ErrLockLost, l.key, err)
 	}
 	first := l.end(err) // before expire: whoever sees the validity cut short also sees Err
 	l.expire(time.Now())

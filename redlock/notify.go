@@ -3,73 +3,13 @@ package redlock
 import (
 	"cmp"
 	"context"
-	"crypto/sha1"
-	"encoding/hex"
 	"errors"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/quorumlock/quorumlock/node"
 )
-
-// Notifier is implemented by nodes that can announce releases and deliver
-// those announcements, so that waiters need not poll. RedisNode and
-// MemoryNode implement it. A Client uses it when WithReleaseNotifications is
-// on (the default); a Node without it works as before, its waiters polling.
-type Notifier interface {
-	// ReleaseNotify is Node.Release that, when it deletes key, publishes
-	// key on channel, atomically with the delete where the node can. It
-	// must stay idempotent: a resent call deletes and announces nothing.
-	ReleaseNotify(ctx context.Context, key, token, channel string) (released bool, err error)
-	// SubscribeReleases delivers the releases announced on channel to
-	// onRelease until stop is called: the key, and an id that is the same
-	// in every node's announcement of one release (releaseID of the
-	// token), so that one release wakes one waiter. stop waits for the
-	// delivery to end and may be called more than once. It returns at once: the
-	// subscription is made, and remade after failures, in the background,
-	// and onState reports each change: up when the node confirmed the
-	// subscription (again), down with the cause when it broke, when
-	// notifications may be missed. Callbacks must be quick and come from
-	// one goroutine at a time per subscription. It fails with
-	// ErrNotificationsUnsupported when the node cannot subscribe at all.
-	SubscribeReleases(ctx context.Context, channel string, onRelease func(key, release string), onState func(up bool, err error)) (stop func(), err error)
-}
-
-// releaseID identifies a release in announcements: the first 16 hex digits
-// of the token's SHA-1, as the release script computes it.
-func releaseID(token string) string {
-	sum := sha1.Sum([]byte(token))
-	return hex.EncodeToString(sum[:8])
-}
-
-// ErrNotificationsUnsupported is returned by SubscribeReleases of a node
-// that cannot subscribe, e.g. a RedisNode over a redis.Scripter that is not
-// a full go-redis client.
-var ErrNotificationsUnsupported = errors.New("redlock: node cannot subscribe to release notifications")
-
-// ReleaseChannel is the Pub/Sub channel on which this client's releases are
-// announced and its waiters listen: the key prefix + "released". Every
-// client with the same prefix shares it.
-func (c *Client) ReleaseChannel() string { return c.releaseChannel }
-
-// Close stops the client's release subscriptions (the goroutines and
-// connections that let waiters wake on a release). It does not release
-// locks, and the Client stays usable afterwards: Acquire then waits by the
-// retry policy's delays alone. Close is idempotent and always returns nil;
-// call it when done with a Client that waited on contended locks.
-// Subscriptions also end on their own a minute after the last waiter left.
-func (c *Client) Close() error {
-	c.notify.close()
-	return nil
-}
-
-// releaseOn releases key on one node, announcing it when notifications are
-// on and the node can.
-func (c *Client) releaseOn(ctx context.Context, node Node, key, token string) (bool, error) {
-	if nf, ok := node.(Notifier); ok && !c.cfg.noNotify {
-		return nf.ReleaseNotify(ctx, key, token, c.ReleaseChannel())
-	}
-	return node.Release(ctx, key, token)
-}
 
 // subscriptionLinger is how long subscriptions outlive their last waiter,
 // so that a steady trickle of contention does not resubscribe every time.
@@ -96,7 +36,9 @@ type notifyHub struct {
 	idle     *time.Timer // stops the subscriptions subscriptionLinger after the last waiter
 	queues   map[string]*waitQueue
 	seq      uint64
-	disabled bool // no node is a Notifier
+	disabled bool          // no node can subscribe
+	ups      uint64        // transitions from no subscription up to one up
+	ready    chan struct{} // closed when a subscription of this generation is up (or none can be)
 }
 
 type nodeSub struct {
@@ -109,6 +51,7 @@ type waitQueue struct {
 	members int       // registered waiters of the key, parked or not
 	waiting []*waiter // parked, by arrival order
 	active  *waiter
+	own     map[string]bool // release ids of its waiters' own attempts
 	missed  bool
 	woke    string // id of the release that last woke a waiter
 }
@@ -116,13 +59,19 @@ type waitQueue struct {
 type waiter struct {
 	key  string // full name on the nodes
 	seq  uint64
+	mine []string      // release ids of the tokens of its attempts
 	wake chan struct{} // buffered 1: the hub made this waiter active
 }
 
 // join registers a waiter for key (the full name), starting the
 // subscriptions if needed. It returns nil when notifications are off or
 // unavailable: the caller then just sleeps.
-func (c *Client) joinWaiters(key string) *waiter {
+//
+// A call that starts the subscriptions waits (at most timeout) until one is
+// up, so that its first attempt is already covered: a release during the
+// attempt is then seen, and no extra attempt is needed to make up for a
+// blind one.
+func (c *Client) joinWaiters(ctx context.Context, key string, timeout time.Duration) *waiter {
 	if c.cfg.noNotify {
 		return nil
 	}
@@ -153,32 +102,63 @@ func (c *Client) joinWaiters(key string) *waiter {
 		h.gen++
 		gen = h.gen
 		h.subs = make([]*nodeSub, len(c.nodes))
+		h.ready = make(chan struct{})
 	}
+	ready := h.ready
 	h.mu.Unlock()
 	if start {
 		c.subscribe(gen)
 	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 	return w
+}
+
+// seen is what a waiter knew of the subscriptions when an attempt began.
+type seen struct {
+	up  bool
+	ups uint64
+}
+
+// mark records the subscriptions' state before an attempt of w with
+// token, and the token's release id: the undo of w's own failed attempt
+// announces a release that must not wake w's key's waiters.
+func (h *notifyHub) mark(w *waiter, token string) seen {
+	if w == nil {
+		return seen{}
+	}
+	id := node.ReleaseID(token)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if q := h.queues[w.key]; q != nil {
+		if q.own == nil {
+			q.own = map[string]bool{}
+		}
+		q.own[id] = true
+		w.mine = append(w.mine, id) // the undo of an earlier attempt may land later
+	}
+	return seen{up: h.up > 0, ups: h.ups}
 }
 
 // subscribe starts one subscription per Notifier node for generation gen.
 // It runs without h.mu: nodes may report their state synchronously.
 func (c *Client) subscribe(gen uint64) {
 	h := &c.notify
-	channel := c.ReleaseChannel()
+	channel := c.releaseChannel
 	subscribed := false
-	for i, node := range c.nodes {
-		nf, ok := node.(Notifier)
-		if !ok {
-			continue
-		}
-		stop, err := nf.SubscribeReleases(context.Background(), channel,
+	for i, nd := range c.nodes {
+		stop, err := nd.Subscribe(context.Background(), channel,
 			func(key, release string) { c.released(gen, key, release) },
 			func(up bool, err error) { c.subState(gen, i, up, err) })
 		if err != nil {
-			if !errors.Is(err, ErrNotificationsUnsupported) {
+			if !errors.Is(err, node.ErrNotificationsUnsupported) {
 				c.logger.Warn("redlock: cannot subscribe to release notifications; waiting by the retry policy's delays",
-					"node", node.Name(), "channel", channel, "err", err)
+					"node", nd.Name(), "channel", channel, "err", err)
 			}
 			continue
 		}
@@ -199,6 +179,8 @@ func (c *Client) subscribe(gen uint64) {
 		h.mu.Lock()
 		if h.gen == gen {
 			h.disabled = true // no node can notify: don't try again
+			close(h.ready)
+			h.ready = nil
 		}
 		h.mu.Unlock()
 	}
@@ -224,10 +206,12 @@ func (c *Client) subState(gen uint64, i int, up bool, err error) {
 		logRestored = s.warned
 		s.warned = false
 		if h.up == 1 {
-			// Nobody was listening until now: a release may have gone
-			// unnoticed. Let each key's first waiter look.
-			for _, q := range h.queues {
-				h.announce(q, "")
+			// Waiters whose attempt began before this saw it blind; they
+			// look again at once (see park).
+			h.ups++
+			if h.ready != nil {
+				close(h.ready)
+				h.ready = nil
 			}
 		}
 	} else if !up {
@@ -243,9 +227,9 @@ func (c *Client) subState(gen uint64, i int, up bool, err error) {
 	switch {
 	case logBroken:
 		c.logger.Warn("redlock: release notifications broken; waiting by the retry policy's delays until they are back",
-			"node", name, "channel", c.ReleaseChannel(), "err", err)
+			"node", name, "channel", c.releaseChannel, "err", err)
 	case logRestored:
-		c.logger.Info("redlock: release notifications restored", "node", name, "channel", c.ReleaseChannel())
+		c.logger.Info("redlock: release notifications restored", "node", name, "channel", c.releaseChannel)
 	}
 }
 
@@ -257,7 +241,7 @@ func (c *Client) released(gen uint64, key, release string) {
 	if h.gen != gen || h.subs == nil {
 		return
 	}
-	if q := h.queues[key]; q != nil {
+	if q := h.queues[key]; q != nil && !q.own[release] {
 		h.announce(q, release)
 	}
 }
@@ -294,13 +278,14 @@ func (h *notifyHub) wakeNext(q *waitQueue) {
 }
 
 // waitRelease sleeps d, or until a release of w's key is announced to w,
-// or until ctx ends. With w nil it just sleeps.
-func (c *Client) waitRelease(ctx context.Context, w *waiter, d time.Duration) error {
+// or until ctx ends. With w nil it just sleeps. s is what w knew of the
+// subscriptions when its last attempt began.
+func (c *Client) waitRelease(ctx context.Context, w *waiter, s seen, d time.Duration) error {
 	if w == nil {
 		return sleep(ctx, d)
 	}
 	h := &c.notify
-	if h.park(w) { // announced while we tried: try again now
+	if h.park(w, s) { // announced while we tried, or we tried blind: try again now
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -321,9 +306,10 @@ func (c *Client) waitRelease(ctx context.Context, w *waiter, d time.Duration) er
 }
 
 // park queues w by arrival order, or reports true when a release was
-// announced while it (or no one) was listening: the caller tries at once,
-// as the active waiter.
-func (h *notifyHub) park(w *waiter) bool {
+// announced while it (or no one) was listening, or when its last attempt
+// began before a subscription came up (a release then may have gone
+// unseen): the caller tries at once, as the active waiter.
+func (h *notifyHub) park(w *waiter, s seen) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	select {
@@ -337,7 +323,8 @@ func (h *notifyHub) park(w *waiter) bool {
 		q.active = nil
 		q.woke = ""
 	}
-	if q.missed && q.active == nil {
+	blind := h.up > 0 && (!s.up || s.ups != h.ups)
+	if (q.missed || blind) && q.active == nil {
 		q.missed = false
 		q.active = w
 		return true
@@ -368,6 +355,9 @@ func (c *Client) leaveWaiters(w *waiter, acquired bool) {
 	defer h.mu.Unlock()
 	q := h.queues[w.key]
 	q.waiting = slices.DeleteFunc(q.waiting, func(x *waiter) bool { return x == w })
+	for _, id := range w.mine {
+		delete(q.own, id)
+	}
 	if acquired {
 		q.missed = false // what was announced is ours now
 	}
@@ -428,5 +418,9 @@ func (h *notifyHub) detach() []func() {
 	h.subs = nil
 	h.up = 0
 	h.gen++
+	if h.ready != nil {
+		close(h.ready)
+		h.ready = nil
+	}
 	return stops
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -26,9 +27,9 @@ import (
 //	go test -run '^$' -bench BenchmarkHandoff -benchtime 200x ./redlock/
 func BenchmarkHandoff(b *testing.B) {
 	cl := redistest.StartT(b, 5)
-	var nodes []redlock.Node
+	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, redlock.NewRedisNode(rc))
+		nodes = append(nodes, node.NewRedis(rc))
 	}
 	cases := []struct {
 		name   string
@@ -98,7 +99,7 @@ func BenchmarkHandoff(b *testing.B) {
 	}
 }
 
-func benchClient(b *testing.B, nodes []redlock.Node, opts ...redlock.Option) *redlock.Client {
+func benchClient(b *testing.B, nodes []node.Node, opts ...redlock.Option) *redlock.Client {
 	c, err := redlock.New(nodes, opts...)
 	if err != nil {
 		b.Fatal(err)

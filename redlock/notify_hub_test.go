@@ -1,8 +1,11 @@
 package redlock
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // woken reports whether w was made active (without blocking).
@@ -17,7 +20,7 @@ func woken(w *waiter) bool {
 
 func hubClient(t *testing.T) *Client {
 	t.Helper()
-	c, err := New([]Node{NewMemoryNode("m0"), NewMemoryNode("m1"), NewMemoryNode("m2")})
+	c, err := New([]node.Node{node.NewMemory("m0"), node.NewMemory("m1"), node.NewMemory("m2")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,21 +38,17 @@ func TestHubRules(t *testing.T) {
 	const key = "lock:k"
 	ws := make([]*waiter, 3)
 	for i := range ws {
-		ws[i] = c.joinWaiters(key)
+		ws[i] = c.joinWaiters(context.Background(), key, time.Second)
 		if ws[i] == nil {
 			t.Fatal("no waiter: notifications off?")
 		}
 	}
 	// Park in reverse: the queue still follows arrival order. (The memory
-	// subscriptions came up on join and announced "maybe missed": the first
-	// to park consumes that and tries at once.)
-	if !h.park(ws[2]) {
-		t.Fatal("the first waiter to park after subscribing did not try at once")
-	}
-	if h.park(ws[1]) || h.park(ws[0]) {
+	// subscriptions came up on join, before any attempt: nothing was
+	// missed, so nobody tries again at once.)
+	if h.park(ws[2], h.mark(ws[2], "")) || h.park(ws[1], h.mark(ws[1], "")) || h.park(ws[0], h.mark(ws[0], "")) {
 		t.Fatal("parked waiters told to try at once")
 	}
-	h.park(ws[2]) // lost again: back in the queue, in its place
 	gen := h.gen
 
 	// Three nodes announce one release: one waiter wakes, the first to come.
@@ -61,12 +60,12 @@ func TestHubRules(t *testing.T) {
 	}
 	// It lost (the release had not reached every node when it tried): the
 	// announcements that came meanwhile make it try again at once.
-	if !h.park(ws[0]) {
+	if !h.park(ws[0], h.mark(ws[0], "")) {
 		t.Fatal("woken waiter that lost while announcements came in did not retry at once")
 	}
 	// It lost again, and only then do more nodes announce the release: they
 	// wake it again, not the others.
-	if h.park(ws[0]) {
+	if h.park(ws[0], h.mark(ws[0], "")) {
 		t.Fatal("retried at once with nothing announced")
 	}
 	c.released(gen, key, "r1")
@@ -101,13 +100,13 @@ func TestHubRules(t *testing.T) {
 	if h.subs != nil {
 		t.Fatal("subscriptions kept after the linger")
 	}
-	w := c.joinWaiters(key)
+	w := c.joinWaiters(context.Background(), key, time.Second)
 	if h.subs == nil {
 		t.Fatal("no subscriptions for a new waiter")
 	}
 	c.leaveWaiters(w, false)
 	_ = c.Close()
-	if c.joinWaiters(key) != nil || h.subs != nil {
+	if c.joinWaiters(context.Background(), key, time.Second) != nil || h.subs != nil {
 		t.Fatal("closed client subscribes again")
 	}
 }
@@ -115,19 +114,19 @@ func TestHubRules(t *testing.T) {
 // With notifications off, nothing is registered and no announcement is
 // published by memory nodes.
 func TestHubOff(t *testing.T) {
-	_, err := New([]Node{NewMemoryNode("m0")}, WithReleaseNotifications(false), WithRetry(nil))
+	_, err := New([]node.Node{node.NewMemory("m0")}, WithReleaseNotifications(false), WithRetry(nil))
 	if err == nil {
 		t.Fatal("nil retry accepted")
 	}
-	c, err := New([]Node{NewMemoryNode("m0")}, WithReleaseNotifications(false))
+	c, err := New([]node.Node{node.NewMemory("m0")}, WithReleaseNotifications(false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.joinWaiters("lock:k") != nil {
+	if c.joinWaiters(context.Background(), "lock:k", time.Second) != nil {
 		t.Fatal("waiter registered with notifications off")
 	}
 	start := time.Now()
-	if err := c.waitRelease(t.Context(), nil, time.Millisecond); err != nil || time.Since(start) < time.Millisecond {
+	if err := c.waitRelease(t.Context(), nil, seen{}, time.Millisecond); err != nil || time.Since(start) < time.Millisecond {
 		t.Fatalf("nil waiter: %v after %s, want a plain sleep", err, time.Since(start))
 	}
 }

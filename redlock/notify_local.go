@@ -1,5 +1,7 @@
 package redlock
 
+import "github.com/quorumlock/quorumlock/node"
+
 // releasedLocally wakes this client's next waiter for key (its full name)
 // as soon as our own Release succeeded, without waiting for the nodes'
 // announcement to travel through Pub/Sub: within one process the handoff
@@ -16,6 +18,6 @@ func (c *Client) releasedLocally(key, token string) {
 		return
 	}
 	if q := h.queues[key]; q != nil {
-		h.announce(q, releaseID(token))
+		h.announce(q, node.ReleaseID(token))
 	}
 }

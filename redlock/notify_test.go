@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/redis/go-redis/v9"
@@ -242,10 +243,10 @@ type scripterOnly struct{ redis.Scripter }
 func TestNotifySubscriptionBreaksAndRecovers(t *testing.T) {
 	cl := redistest.StartT(t, 3)
 	rcs := cl.Clients()
-	nodes := []redlock.Node{
-		redlock.NewRedisNode(rcs[0]), // the only node whose client can subscribe
-		redlock.NewRedisNodeNamed("scripter-1", scripterOnly{rcs[1]}),
-		redlock.NewRedisNodeNamed("scripter-2", scripterOnly{rcs[2]}),
+	nodes := []node.Node{
+		node.NewRedis(rcs[0]), // the only node whose client can subscribe
+		node.NewRedisNamed("scripter-1", scripterOnly{rcs[1]}),
+		node.NewRedisNamed("scripter-2", scripterOnly{rcs[2]}),
 	}
 	logs := &logRecorder{}
 	obs := &eventCounter{}
@@ -290,8 +291,10 @@ func TestNotifyCloseStopsGoroutines(t *testing.T) {
 	holder := newClient(t, nodesOf(cl))
 	waiter := newClient(t, nodesOf(cl), redlock.WithObserver(obs), redlock.WithRetry(retry.Constant(5, 300*time.Millisecond, 0)))
 	// Warm the go-redis pools so their state is part of the baseline.
-	if l, err := holder.TryAcquire(ctxFor(t), uniqueKey(t), time.Second); err == nil {
-		_ = l.Release(ctxFor(t))
+	for _, c := range []*redlock.Client{holder, waiter} {
+		if l, err := c.TryAcquire(ctxFor(t), uniqueKey(t), time.Second); err == nil {
+			_ = l.Release(ctxFor(t))
+		}
 	}
 	baseline := goleak.IgnoreCurrent()
 
@@ -314,63 +317,12 @@ func TestNotifyCloseStopsGoroutines(t *testing.T) {
 
 // Memory nodes announce releases in process, with the same waking.
 func TestNotifyMemoryNodes(t *testing.T) {
-	nodes := []redlock.Node{redlock.NewMemoryNode("m0"), redlock.NewMemoryNode("m1"), redlock.NewMemoryNode("m2")}
+	nodes := []node.Node{node.NewMemory("m0"), node.NewMemory("m1"), node.NewMemory("m2")}
 	obs := &eventCounter{}
 	holder := newClient(t, nodes)
 	waiter := newClient(t, nodes, redlock.WithObserver(obs), redlock.WithRetry(retry.Constant(5, 2*time.Second, 0)))
 	if d := handoff(t, holder, waiter, obs); d >= time.Second {
 		t.Fatalf("acquired %s after the release, want woken", d)
-	}
-}
-
-// The release script announces "<16-hex id> <key>" once, when it deleted
-// the key: a resent release (the reply was lost) announces nothing more,
-// and the id is the same on every node and is not the token.
-func TestNotifyReleaseScriptAnnouncesOnce(t *testing.T) {
-	cl := redistest.StartT(t, 2)
-	ctx := ctxFor(t)
-	const channel = "test:released"
-	var subs []*redis.PubSub
-	for _, rc := range cl.Clients() {
-		ps := rc.Subscribe(ctx, channel)
-		t.Cleanup(func() { _ = ps.Close() })
-		if _, err := ps.ReceiveTimeout(ctx, 5*time.Second); err != nil { // the confirmation
-			t.Fatal(err)
-		}
-		subs = append(subs, ps)
-	}
-	var ids []string
-	for i, rc := range cl.Clients() {
-		node := redlock.NewRedisNode(rc)
-		if _, err := node.Acquire(ctx, "k", "tok", 10*time.Second); err != nil {
-			t.Fatal(err)
-		}
-		for try, want := range []bool{true, false} {
-			ok, err := node.ReleaseNotify(ctx, "k", "tok", channel)
-			if err != nil || ok != want {
-				t.Fatalf("node %d release %d: %v, %v; want %v", i, try, ok, err, want)
-			}
-		}
-		msg, err := subs[i].ReceiveMessage(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, key, ok := strings.Cut(msg.Payload, " ")
-		if !ok || key != "k" || len(id) != 16 || strings.Contains(msg.Payload, "tok") {
-			t.Fatalf("announcement %q, want \"<16 hex> k\" without the token", msg.Payload)
-		}
-		ids = append(ids, id)
-		if m, err := subs[i].ReceiveTimeout(ctx, 200*time.Millisecond); err == nil {
-			t.Fatalf("second announcement %v for one release", m)
-		}
-	}
-	if ids[0] != ids[1] {
-		t.Fatalf("ids %v differ between nodes for one token", ids)
-	}
-	// A Scripter-only node cannot subscribe, and says so.
-	node := redlock.NewRedisNodeNamed("s", scripterOnly{cl.Clients()[0]})
-	if _, err := node.SubscribeReleases(ctx, channel, func(string, string) {}, func(bool, error) {}); !errors.Is(err, redlock.ErrNotificationsUnsupported) {
-		t.Fatalf("scripter-only subscribe: %v, want ErrNotificationsUnsupported", err)
 	}
 }
 
@@ -381,7 +333,7 @@ func TestNotifyReleaseScriptAnnouncesOnce(t *testing.T) {
 // the wake of a woken waiter that gives up, are in notify_hub_test.go.)
 func TestNotifyFIFOAndPassOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		nodes := []redlock.Node{redlock.NewMemoryNode("m0"), redlock.NewMemoryNode("m1"), redlock.NewMemoryNode("m2")}
+		nodes := []node.Node{node.NewMemory("m0"), node.NewMemory("m1"), node.NewMemory("m2")}
 		c, err := redlock.New(nodes, redlock.WithRetry(retry.Constant(10, 10*time.Second, 0)))
 		if err != nil {
 			t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/retry"
 )
 
@@ -38,12 +39,16 @@ type config struct {
 	logger      *slog.Logger
 	observer    Observer
 	noNotify    bool // WithReleaseNotifications(false); see options_notify.go
+	retention   time.Duration
+	strict      bool             // WithRequireNoEviction
+	wallClock   func() time.Time // seeds of new fence counters
 
 	ext extendConfig // auto-extension; see options_extend.go
 }
 
 func defaultConfig() config {
-	return config{prefix: DefaultKeyPrefix, driftFactor: DefaultDriftFactor, retry: DefaultRetry()}
+	return config{prefix: DefaultKeyPrefix, driftFactor: DefaultDriftFactor, retry: DefaultRetry(),
+		retention: node.DefaultRetention, wallClock: time.Now}
 }
 
 // WithKeyPrefix sets the prefix of every key on the nodes. Default "lock:".
@@ -71,6 +76,28 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // release, loss and node error. Default: none.
 func WithObserver(o Observer) Option { return func(c *config) { c.observer = o } }
 
+// WithFenceRetention is how long a key's fence counter outlives the key's
+// last acquisition on each node. Default 24h, at least 1s. After it the
+// counter is gone, and the key's next fence starts again from the nodes'
+// clocks in microseconds (as after a node's data loss; see Lock.Fence):
+// larger than every earlier fence as long as the key was acquired fewer
+// times than the microseconds that have passed, which a retention of a
+// second or more ensures for any real lock.
+func WithFenceRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
+
+// WithRequireNoEviction refuses nodes whose maxmemory-policy is not
+// noeviction: an evicting server can drop a held lock's key under memory
+// pressure and hand the lock to a second holder. With it every operation
+// fails with ErrInvalidArgument once such a node is seen; without it (the
+// default) the client logs a warning once per node.
+func WithRequireNoEviction() Option { return func(c *config) { c.strict = true } }
+
+// WithWallClock sets the clock whose time, in microseconds, the client
+// offers the nodes as the start of a new fence counter (see Lock.Fence).
+// Default time.Now. Nodes take it only when it is within a second of their
+// own clock. It exists to test clients with skewed clocks.
+func WithWallClock(now func() time.Time) Option { return func(c *config) { c.wallClock = now } }
+
 func (c *config) validate() error {
 	switch {
 	case c.driftFactor < 0 || c.driftFactor >= 0.5 || c.driftFactor != c.driftFactor:
@@ -79,6 +106,10 @@ func (c *config) validate() error {
 		return invalidArg("node timeout %s is negative", c.nodeTimeout)
 	case c.retry == nil:
 		return invalidArg("nil retry policy")
+	case c.retention < time.Second:
+		return invalidArg("fence retention %s is under 1s", c.retention)
+	case c.wallClock == nil:
+		return invalidArg("nil wall clock")
 	}
 	if err := c.retry.Validate(); err != nil {
 		return invalidArg("%w", err)

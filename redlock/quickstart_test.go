@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -15,11 +16,11 @@ func TestQuickstartRuns(t *testing.T) {
 	cl := startCluster(t, 3)
 	ran := false
 	quickstart := func(addrs []string) {
-		var nodes []redlock.Node
+		var nodes []node.Node
 		for _, addr := range addrs {
 			rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 			defer rdb.Close()
-			nodes = append(nodes, redlock.NewRedisNode(rdb))
+			nodes = append(nodes, node.NewRedis(rdb))
 		}
 		locks, err := redlock.New(nodes)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -61,6 +62,7 @@ func TestRuleQuorumIsMajority(t *testing.T) {
 	if _, err := c.TryAcquire(ctx, key, 5*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("2 of 5 free nodes: err = %v, want ErrNotAcquired", err)
 	}
+	_ = c.Close() // the undo runs in the background; Close waits for it
 	if h := holders(t, cl, c.KeyName(key)); countEqual(h, "other") != 3 || countEqual(h, "") != 2 {
 		t.Fatalf("failed attempt left %v, want other on 3 nodes and nothing on 2", h)
 	}
@@ -164,6 +166,7 @@ func TestRuleCancelledAttemptLeavesNoKey(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
+	_ = c.Close() // the undo runs in the background; Close waits for it
 	if h := holders(t, cl, c.KeyName(key)); countEqual(h, "") != 5 {
 		t.Fatalf("cancelled attempt left keys: %v", h)
 	}
@@ -259,10 +262,11 @@ func TestRuleExtendReassertsRestartedNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := c.KeyName(l.Key())
+	_ = c.Close() // Extend returned at a majority; Close waits for the third answer
 	if h := holders(t, cl, name); countEqual(h, l.Token()) != 3 {
 		t.Fatalf("after extend nodes hold %v, want our token on all 3", h)
 	}
-	fence, _ := cl.Nodes()[0].Client().Get(ctx, name+redlock.FenceSuffix).Uint64()
+	fence, _ := cl.Nodes()[0].Client().Get(ctx, node.CounterKey(name)).Uint64()
 	if fence < l.Fence() {
 		t.Fatalf("restarted node's fence counter %d below the lock's fence %d", fence, l.Fence())
 	}
@@ -289,6 +293,7 @@ func TestRuleExtendLostOnMajorityRestart(t *testing.T) {
 	if err := l.Extend(ctx, 5*time.Second); !errors.Is(err, redlock.ErrLockLost) {
 		t.Fatalf("extend with 2 of 3 nodes restarted: %v, want ErrLockLost", err)
 	}
+	_ = c.Close() // the lost lock's keys are deleted in the background
 	if h := holders(t, cl, c.KeyName(l.Key())); countEqual(h, "") != 3 {
 		t.Fatalf("lost extend left keys: %v", h)
 	}
@@ -369,7 +374,7 @@ func TestRuleFenceSurvivesDivergedCounters(t *testing.T) {
 	key := uniqueKey(t)
 	name := c.KeyName(key)
 	const ahead = 1 << 52 // above any clock-seeded counter of the other nodes
-	if err := cl.Nodes()[2].Client().Set(ctx, name+redlock.FenceSuffix, ahead, 0).Err(); err != nil {
+	if err := cl.Nodes()[2].Client().Set(ctx, node.CounterKey(name), ahead, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	// Node 0 is busy, so the first acquisition is decided by nodes 1 and 2:

@@ -24,6 +24,5 @@ func (c *Client) watchdog() *extend.Watchdog {
 	return c.keeper.wd
 }
 
-// KeptLocks is the number of locks whose auto-extension (Lock.KeepAlive,
-// Client.Do) is running.
-func (c *Client) KeptLocks() int { return c.watchdog().Len() }
+// keptLocks is the number of locks whose auto-extension is running.
+func (c *Client) keptLocks() int { return c.watchdog().Len() }

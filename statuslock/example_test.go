@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/quorumlock/quorumlock/statuslock"
@@ -13,7 +14,7 @@ import (
 
 // memoryLocker returns a Locker on three in-process lock nodes.
 func memoryLocker(opts ...statuslock.Option) *statuslock.Locker {
-	nodes := []redlock.Node{redlock.NewMemoryNode("a"), redlock.NewMemoryNode("b"), redlock.NewMemoryNode("c")}
+	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
 	locks, err := redlock.New(nodes)
 	if err != nil {
 		panic(err)

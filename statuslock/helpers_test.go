@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/statuslock"
 )
@@ -19,9 +20,9 @@ import (
 func startNodes(t *testing.T, n int, opts ...redlock.Option) (*redistest.Cluster, *redlock.Client) {
 	t.Helper()
 	cl := redistest.StartT(t, n)
-	var nodes []redlock.Node
+	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, redlock.NewRedisNode(rc))
+		nodes = append(nodes, node.NewRedis(rc))
 	}
 	c, err := redlock.New(nodes, opts...)
 	if err != nil {
@@ -33,7 +34,7 @@ func startNodes(t *testing.T, n int, opts ...redlock.Option) (*redistest.Cluster
 // memoryClient is a redlock client on three in-process nodes.
 func memoryClient(t *testing.T, opts ...redlock.Option) *redlock.Client {
 	t.Helper()
-	nodes := []redlock.Node{redlock.NewMemoryNode("a"), redlock.NewMemoryNode("b"), redlock.NewMemoryNode("c")}
+	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
 	c, err := redlock.New(nodes, opts...)
 	if err != nil {
 		t.Fatal(err)

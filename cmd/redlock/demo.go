@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/statuslock"
 )
@@ -51,8 +52,8 @@ func parseDemo(args []string, stdout io.Writer) (*demoConfig, error) {
 // demoBackend is where the demo's locks live: embedded memory nodes (which
 // can be stopped) or real Redis nodes (which the demo does not stop).
 type demoBackend struct {
-	nodes  []redlock.Node
-	memory []*redlock.MemoryNode // nil on real nodes
+	nodes  []node.Node
+	memory []*node.Memory // nil on real nodes
 	label  string
 	close  func()
 }
@@ -61,7 +62,7 @@ func newDemoBackend(ctx context.Context, c *demoConfig) (*demoBackend, error) {
 	if nodeSpec(c.nodes) == "" {
 		b := &demoBackend{label: "5 embedded memory nodes", close: func() {}}
 		for i := range 5 {
-			m := redlock.NewMemoryNode(fmt.Sprintf("n%d", i+1))
+			m := node.NewMemory(fmt.Sprintf("n%d", i+1))
 			b.memory = append(b.memory, m)
 			b.nodes = append(b.nodes, m)
 		}

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -45,7 +46,9 @@ func runLs(ctx context.Context, args []string, stdout io.Writer) error {
 // scanKeys returns the lock keys (without prefix) matching pattern on any
 // reachable node, fence counters left out, sorted.
 func scanKeys(ctx context.Context, r *remote, prefix, pattern string) ([]string, error) {
-	match := globEscape(prefix) + pattern
+	// Lock keys are prefix{key}: counters and tombstones beside them do
+	// not end with "}".
+	match := globEscape(prefix+"{") + pattern + globEscape("}")
 	var (
 		mu   sync.Mutex
 		set  = map[string]bool{}
@@ -60,11 +63,11 @@ func scanKeys(ctx context.Context, r *remote, prefix, pattern string) ([]string,
 			it := c.Scan(ctx, 0, match, 256).Iterator()
 			for it.Next(ctx) {
 				k := it.Val()
-				if strings.HasSuffix(k, redlock.FenceSuffix) || !strings.HasPrefix(k, prefix) {
+				if !strings.HasSuffix(k, "}") || !strings.HasPrefix(k, prefix+"{") {
 					continue
 				}
 				mu.Lock()
-				set[strings.TrimPrefix(k, prefix)] = true
+				set[k[len(prefix)+1:len(k)-1]] = true
 				mu.Unlock()
 			}
 			if err := it.Err(); err != nil {
@@ -89,7 +92,7 @@ func scanKeys(ctx context.Context, r *remote, prefix, pattern string) ([]string,
 func globEscape(s string) string {
 	var b strings.Builder
 	for _, c := range s {
-		if strings.ContainsRune(`*?[]\`, c) {
+		if strings.ContainsRune(`*?[]{}\`, c) {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(c)
@@ -110,7 +113,7 @@ func joinErrs(errs []error) string {
 // lockRow is one key as seen by every node.
 type lockRow struct {
 	key      string
-	holdings []*redlock.Holding // nil: node down or failed
+	holdings []*node.Holding // nil: node down or failed
 	token    string             // the token most nodes hold
 	votes    int                // how many nodes hold token
 	fence    uint64             // the largest fence counter
@@ -120,13 +123,13 @@ func inspectKeys(ctx context.Context, r *remote, prefix string, keys []string) [
 	rows := make([]lockRow, len(keys))
 	var wg sync.WaitGroup
 	for k, key := range keys {
-		rows[k] = lockRow{key: key, holdings: make([]*redlock.Holding, len(r.nodes))}
+		rows[k] = lockRow{key: key, holdings: make([]*node.Holding, len(r.nodes))}
 		for i, n := range r.nodes {
 			if !r.up[i] {
 				continue
 			}
 			wg.Go(func() {
-				if h, err := n.Inspect(ctx, prefix+key); err == nil {
+				if h, err := n.Inspect(ctx, prefix+"{"+key+"}"); err == nil {
 					rows[k].holdings[i] = &h
 				}
 			})
@@ -200,7 +203,7 @@ func printLocks(w io.Writer, r *remote, rows []lockRow) {
 // ttlCell shows one node's view of a key: the holder's remaining TTL, "-"
 // when free, "down" when the node did not answer, and the other token's
 // prefix when another holder has it there.
-func ttlCell(h *redlock.Holding, token string) string {
+func ttlCell(h *node.Holding, token string) string {
 	switch {
 	case h == nil:
 		return "down"

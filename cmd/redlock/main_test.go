@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -89,9 +90,9 @@ func withoutNodesEnv() []string {
 // lockClient is a redlock client on the cluster's nodes, closed with t.
 func lockClient(t *testing.T, c *redistest.Cluster) *redlock.Client {
 	t.Helper()
-	var nodes []redlock.Node
+	var nodes []node.Node
 	for _, rc := range c.Clients() {
-		nodes = append(nodes, redlock.NewRedisNode(rc))
+		nodes = append(nodes, node.NewRedis(rc))
 	}
 	client, err := redlock.New(nodes)
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // nodesEnv names the environment variable read when --nodes is not given.
@@ -81,7 +81,7 @@ func parseNodes(spec string) ([]*redis.Options, error) {
 // remote is a set of connected Redis nodes.
 type remote struct {
 	clients []*redis.Client
-	nodes   []redlock.Node
+	nodes   []node.Node
 	up      []bool  // answered PING at connect time
 	errs    []error // why a node is not up
 }
@@ -118,7 +118,7 @@ func connect(ctx context.Context, cmd, flagValue string) (*remote, error) {
 	for _, o := range opts {
 		c := redis.NewClient(o)
 		r.clients = append(r.clients, c)
-		r.nodes = append(r.nodes, redlock.NewRedisNodeNamed(o.Addr, c))
+		r.nodes = append(r.nodes, node.NewRedisNamed(o.Addr, c))
 	}
 	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()

@@ -1,4 +1,4 @@
-package redlock
+package node
 
 import (
 	"context"
@@ -17,36 +17,32 @@ type subscriber interface {
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
 
-// Timing of a RedisNode subscription: an idle subscription is pinged every
-// subscribePing, and counts as broken when the pong (or the confirmation of
-// SUBSCRIBE) is not back within another subscribePing. After a break it is
-// remade with a backoff from subscribeRetryMin doubling up to
-// subscribeRetryMax.
+// Timing of a subscription: an idle one is pinged every subscribePing and
+// counts as broken when the pong (or the confirmation of SUBSCRIBE) is not
+// back within another subscribePing. After a break it is remade with a
+// backoff from subscribeRetryMin doubling up to subscribeRetryMax.
 const (
 	subscribePing     = 2 * time.Second
 	subscribeRetryMin = 50 * time.Millisecond
 	subscribeRetryMax = time.Second
 )
 
-// ReleaseNotify implements Notifier: the release script publishes key on
-// channel when it deletes it.
-func (n *RedisNode) ReleaseNotify(ctx context.Context, key, token, channel string) (bool, error) {
-	v, err := releaseScript.Run(ctx, n.client, []string{key}, token, channel).Int64()
-	return v == 1, err
-}
-
-// SubscribeReleases implements Notifier when the node's client can
-// subscribe (a *redis.Client, *redis.Ring, *redis.ClusterClient or other
-// redis.UniversalClient); over a bare redis.Scripter it fails with
-// ErrNotificationsUnsupported. The subscription holds one connection of its
-// own. A goroutine reads it, pings it when idle, and remakes it after a
-// break (the node restarted, a network fault, no pong in time).
-func (n *RedisNode) SubscribeReleases(ctx context.Context, channel string, onRelease func(key, release string), onState func(up bool, err error)) (func(), error) {
+// Subscribe implements Node when the client can subscribe; over a bare
+// redis.Scripter it returns ErrNotificationsUnsupported. The subscription
+// holds a connection of its own, read by one goroutine that pings it when
+// idle and remakes it after a break; stop ends that goroutine.
+func (n *Redis) Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
+	if channel == "" {
+		return nil, invalid("empty channel")
+	}
+	if onRelease == nil || onState == nil {
+		return nil, invalid("nil callback")
+	}
 	sc, ok := n.client.(subscriber)
 	if !ok {
 		return nil, fmt.Errorf("%w: %T", ErrNotificationsUnsupported, n.client)
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &redisSub{client: sc, channel: channel, onRelease: onRelease, onState: onState}
 	done := make(chan struct{})
 	go func() {
@@ -66,7 +62,7 @@ func (n *RedisNode) SubscribeReleases(ctx context.Context, channel string, onRel
 type redisSub struct {
 	client    subscriber
 	channel   string
-	onRelease func(key, release string)
+	onRelease func(name, releaseID string)
 	onState   func(bool, error)
 
 	mu sync.Mutex
@@ -95,8 +91,12 @@ func (s *redisSub) run(ctx context.Context) {
 		if wasUp {
 			retry = subscribeRetryMin
 		}
-		if sleep(ctx, retry) != nil {
+		t := time.NewTimer(retry)
+		select {
+		case <-ctx.Done():
+			t.Stop()
 			return
+		case <-t.C:
 		}
 		retry = min(2*retry, subscribeRetryMax)
 	}
@@ -127,7 +127,7 @@ func (s *redisSub) receive(ctx context.Context, ps *redis.PubSub) (wasUp bool, e
 		pinged = false
 		switch m := msg.(type) {
 		case *redis.Message:
-			s.onRelease(parseRelease(m.Payload))
+			s.onRelease(ParseRelease(m.Payload))
 		case *redis.Subscription:
 			if m.Kind == "subscribe" && m.Channel == s.channel {
 				wasUp = true
@@ -145,10 +145,10 @@ func (s *redisSub) closeCurrent() {
 	}
 }
 
-// parseRelease splits an announcement of the release script, "<id> <key>"
-// with a 16-digit id, into key and id. Anything else is taken as a bare key
-// with no id.
-func parseRelease(payload string) (key, release string) {
+// ParseRelease splits an announcement of the release script, "<releaseID>
+// <name>" with a 16-digit id, into name and id. Anything else is taken as a
+// bare name with no id.
+func ParseRelease(payload string) (name, releaseID string) {
 	if len(payload) > 17 && payload[16] == ' ' {
 		return payload[17:], payload[:16]
 	}

@@ -1,0 +1,17 @@
+package redlock
+
+import (
+	"time"
+
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// Accessors for tests only.
+
+func (c *Client) KeyName(key string) string                   { return c.keyName(key) }
+func (c *Client) Nodes() []node.Node                          { return append([]node.Node(nil), c.nodes...) }
+func (c *Client) Quorum() int                                 { return c.quorum }
+func (c *Client) Drift(ttl time.Duration) time.Duration       { return c.cfg.drift(ttl) }
+func (c *Client) NodeTimeout(ttl time.Duration) time.Duration { return c.cfg.timeoutFor(ttl) }
+func (c *Client) KeptLocks() int                              { return c.keptLocks() }
+func (c *Client) ReleaseChannel() string                      { return c.releaseChannel }

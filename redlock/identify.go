@@ -1,0 +1,136 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// identity holds what the client learnt of its nodes at first contact: the
+// server behind each (so that one server under two names is not counted
+// twice) and whether its eviction policy can drop lock keys.
+type identity struct {
+	all atomic.Bool // every node identified and accepted: the fast path
+
+	mu      sync.Mutex
+	ids     []string // per node; "" while unknown
+	err     error    // sticky: a configuration the client refuses
+	asking  bool     // a background identification is running
+	retryAt time.Time
+}
+
+// identifyRetry is how often nodes that could not be identified are asked
+// again, in the background; until then their answers do not count.
+const identifyRetry = time.Second
+
+// identifyTimeout is the least time a node has to say who it is.
+const identifyTimeout = 2 * time.Second
+
+// ready returns nil when the client's nodes may be used. The first call
+// identifies every node (one round); nodes that do not answer stay
+// unidentified, their answers not counted, and are asked again in the
+// background at most every identifyRetry. Two nodes that are one server,
+// or an evicting node with WithRequireNoEviction, make every call fail
+// with ErrInvalidArgument from then on.
+func (c *Client) ready(ctx context.Context, timeout time.Duration) error {
+	id := &c.ident
+	if id.all.Load() {
+		return nil
+	}
+	// First contact dials new connections: give it at least a second.
+	timeout = max(timeout, identifyTimeout)
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	switch {
+	case id.err != nil || id.all.Load():
+		return id.err
+	case id.ids == nil:
+		id.ids = make([]string, len(c.nodes))
+		c.accept(c.ask(ctx, c.all, timeout))
+		return id.err
+	case !id.asking && !time.Now().Before(id.retryAt):
+		id.asking = true
+		var ask []int
+		for i, s := range id.ids {
+			if s == "" {
+				ask = append(ask, i)
+			}
+		}
+		c.background(func() {
+			got := c.ask(context.Background(), ask, timeout) // without the lock: counts must not wait
+			id.mu.Lock()
+			defer id.mu.Unlock()
+			c.accept(got)
+			id.asking = false
+		})
+	}
+	return nil
+}
+
+// ask asks nodes who they are; the answers of those that said.
+func (c *Client) ask(ctx context.Context, nodes []int, timeout time.Duration) []answer[node.Identity] {
+	r := startRound(c, ctx, "identify", "", nodes, timeout, func(ctx context.Context, n node.Node) (node.Identity, error) {
+		return n.Identify(ctx)
+	})
+	defer r.close()
+	var got []answer[node.Identity]
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		if a.err == nil && a.val.ID != "" {
+			got = append(got, a)
+		}
+	}
+	return got
+}
+
+// accept records identities, refusing duplicates and, with
+// WithRequireNoEviction, evicting servers. Called with c.ident.mu held.
+func (c *Client) accept(got []answer[node.Identity]) {
+	id := &c.ident
+	id.retryAt = time.Now().Add(identifyRetry)
+	for _, a := range got {
+		name := c.nodes[a.node].Name()
+		for j, other := range id.ids {
+			if other == a.val.ID && j != a.node {
+				id.err = invalidArg("nodes %q and %q are the same server (id %s); a quorum needs independent servers", c.nodes[j].Name(), name, a.val.ID)
+				return
+			}
+		}
+		if a.val.Eviction != "noeviction" {
+			if c.cfg.strict {
+				id.err = invalidArg("node %q has maxmemory-policy %q, which can evict lock keys and fence counters; set it to noeviction", name, a.val.Eviction)
+				return
+			}
+			c.logger.Warn("redlock: node may evict lock keys under memory pressure, which breaks mutual exclusion; set maxmemory-policy noeviction",
+				"node", name, "maxmemory-policy", a.val.Eviction)
+		}
+		id.ids[a.node] = a.val.ID
+	}
+	for _, s := range id.ids {
+		if s == "" {
+			return
+		}
+	}
+	id.all.Store(true)
+}
+
+// counts reports whether node i's answers may count toward a quorum: it
+// was identified as a server distinct from the others.
+func (c *Client) counts(i int) bool {
+	id := &c.ident
+	if id.all.Load() {
+		return true
+	}
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	return id.ids != nil && id.ids[i] != ""
+}
+
+// errUnidentified is the failure recorded for the answer of a node that
+// does not count yet.
+func errUnidentified(name string) error {
+	return fmt.Errorf("node %s not identified yet (it did not say which server it is); its answer does not count", name)
+}

@@ -1,0 +1,164 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// The quorum round is the one mechanism behind every operation: acquire,
+// the undo of a failed attempt, extend, release, the watchdog's renewals and
+// the fence settle. A round sends one request to each of a set of nodes at
+// once, under one deadline, and the caller reads answers until it has
+// decided; it never waits for more than it needs. Answers it did not read
+// are dropped (the channel is buffered, so no node goroutine blocks), and
+// the requests still in flight are not cancelled when the caller returns:
+// cancelling them would make go-redis drop the connection, and a late
+// release must still delete.
+
+// answer is one node's reply in a round.
+type answer[T any] struct {
+	node int // index in Client.nodes
+	val  T
+	err  error // a *NodeError when not nil
+}
+
+type round[T any] struct {
+	c       *Client
+	op, key string
+	parent  context.Context
+	answers chan answer[T]
+	waiting []bool // per node of the client: asked and not answered yet
+	pending int
+	stall   *time.Timer
+	stalled <-chan time.Time // the stall guard; nil once fired
+	done    <-chan struct{}  // parent's; nil once it ended
+	start   time.Time
+}
+
+// errNoAnswer is the error of a node that did not answer within its
+// timeout (plus stallGrace), whatever its client does with deadlines.
+var errNoAnswer = errors.New("no answer within the node timeout")
+
+// stallGrace is how long past its timeout a node's answer is awaited before
+// the node counts as silent: the guard against clients that ignore context
+// deadlines (go-redis without ContextTimeoutEnabled).
+const stallGrace = 50 * time.Millisecond
+
+// startRound asks the nodes (indexes into c.nodes; nil: all of them) with
+// call, each with timeout, under parent.
+func startRound[T any](c *Client, parent context.Context, op, key string, nodes []int, timeout time.Duration, call func(ctx context.Context, n node.Node) (T, error)) *round[T] {
+	if nodes == nil {
+		nodes = c.all
+	}
+	r := &round[T]{
+		c: c, op: op, key: key, parent: parent,
+		// Room for every node's own answer and for the failure giveUp
+		// may report in its place: no sender ever blocks.
+		answers: make(chan answer[T], 2*len(nodes)),
+		waiting: make([]bool, len(c.nodes)),
+		pending: len(nodes),
+		start:   time.Now(),
+	}
+	ctx, answered := sharedDeadline(parent, timeout, len(nodes))
+	for _, i := range nodes {
+		r.waiting[i] = true
+		c.bg.Go(func() { // Close waits for requests still in flight
+			v, err := call(ctx, c.nodes[i])
+			r.answers <- answer[T]{node: i, val: v, err: err}
+			answered()
+		})
+	}
+	r.stall = time.NewTimer(timeout + stallGrace)
+	r.stalled, r.done = r.stall.C, parent.Done()
+	return r
+}
+
+// next returns the next answer, false when every node has answered. Nodes
+// still silent when the stall guard fires or parent ends are returned one
+// by one as failures (errNoAnswer or parent's cause).
+func (r *round[T]) next() (answer[T], bool) {
+	return r.nextBefore(nil)
+}
+
+// nextBefore is next that also gives up (returning false) when stop fires.
+func (r *round[T]) nextBefore(stop <-chan time.Time) (answer[T], bool) {
+	if r.pending == 0 {
+		return answer[T]{}, false
+	}
+	var a answer[T]
+	select {
+	case a = <-r.answers:
+		if !r.waiting[a.node] { // already counted as silent
+			return r.nextBefore(stop)
+		}
+	case <-r.stalled:
+		r.giveUp(errNoAnswer)
+		return r.nextBefore(stop)
+	case <-r.done:
+		r.giveUp(context.Cause(r.parent))
+		return r.nextBefore(stop)
+	case <-stop:
+		return answer[T]{}, false
+	}
+	r.waiting[a.node] = false
+	r.pending--
+	if a.err != nil {
+		a.err = r.c.nodeError(r.parent, r.key, r.c.nodes[a.node], r.op, a.err)
+	}
+	return a, true
+}
+
+// giveUp turns every node still waiting into a failed answer, delivered by
+// the next calls of next.
+func (r *round[T]) giveUp(cause error) {
+	for i, w := range r.waiting {
+		if w {
+			// A buffered slot is free for every waiting node: its own
+			// goroutine's answer, when it comes, is skipped above.
+			err := cause
+			if cause != errNoAnswer {
+				err = fmt.Errorf("%w: %w", errNoAnswer, cause)
+			}
+			r.answers <- answer[T]{node: i, err: fmt.Errorf("%w after %s", err, time.Since(r.start).Round(time.Millisecond))}
+		}
+	}
+	r.stall.Stop()
+	r.stalled, r.done = nil, nil // report once
+}
+
+// unanswered lists the nodes that have not answered.
+func (r *round[T]) unanswered() []int {
+	var out []int
+	for i, w := range r.waiting {
+		if w {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func (r *round[T]) close() { r.stall.Stop() }
+
+// sharedDeadline is one timeout context for n requests; each calls answered
+// once when done, and the last one releases the context's timer.
+func sharedDeadline(ctx context.Context, timeout time.Duration, n int) (context.Context, func()) {
+	nctx, cancel := context.WithTimeout(ctx, timeout)
+	var outstanding atomic.Int32
+	outstanding.Store(int32(n))
+	return nctx, func() {
+		if outstanding.Add(-1) == 0 {
+			cancel()
+		}
+	}
+}
+
+// quorumErr is the error of a round in which too many nodes failed: it
+// wraps ErrQuorumUnreachable and each node's failure.
+func quorumErr(what string, failures []error, n int) error {
+	return fmt.Errorf("%w: %s: %d of %d nodes failed: %w", ErrQuorumUnreachable, what, len(failures), n, errors.Join(failures...))
+}
