@@ -3,7 +3,7 @@
 //
 // A Watchdog watches leases (anything with a ValidUntil and a TTL, such as a
 // *redlock.Lock) and renews each one when its remaining validity falls under
-// a threshold. All leases due within the same tick are handed to the Renewer
+// a threshold. All leases due within the same tick are handed to the renew function
 // in one call, so a process holding thousands of locks makes one round per
 // tick (the redlock client turns that round into one pipelined request per
 // node) instead of running one timer and one round trip per lock.
@@ -15,8 +15,8 @@
 // ends a lease even when it could still be renewed.
 //
 // The package does not know about Redis or redlock: redlock imports it and
-// supplies the Renewer. Its timing is tested with testing/synctest and a fake
-// Renewer.
+// supplies the renew function. Its timing is tested with testing/synctest and a fake
+// renew function.
 //
 // # Defaults
 //

@@ -10,13 +10,13 @@ import (
 	"github.com/quorumlock/quorumlock/extend"
 )
 
-// A lease renewed by a Renewer that gives up after two renewals: the
+// A lease renewed by a function that gives up after two renewals: the
 // watchdog declares it lost before its validity ends.
 func Example() {
 	l := newLease(300 * time.Millisecond)
 	var mu sync.Mutex
 	renewals := 0
-	w, _ := extend.New(extend.RenewFunc(func(_ context.Context, ls []extend.Lease) []error {
+	w, _ := extend.New(extend.Renew[*lease](func(_ context.Context, ls []*lease) []error {
 		mu.Lock()
 		defer mu.Unlock()
 		errs := make([]error, len(ls))
@@ -26,7 +26,7 @@ func Example() {
 				continue
 			}
 			renewals++
-			x.(*lease).renew(time.Now())
+			x.renew(time.Now())
 		}
 		return errs
 	}), extend.WithTick(10*time.Millisecond))

@@ -10,7 +10,7 @@ import (
 )
 
 // Lease is what the watchdog keeps alive. ValidUntil is read often and must
-// be cheap and safe for concurrent use; the Renewer moves it forward.
+// be cheap and safe for concurrent use; the renew function moves it forward.
 type Lease interface {
 	// ValidUntil is the instant (monotonic clock) after which the lease may
 	// belong to someone else.
@@ -20,25 +20,16 @@ type Lease interface {
 	TTL() time.Duration
 }
 
-// Renewer renews leases. The watchdog calls Renew with every lease due in
-// one tick, from one goroutine per round; rounds for disjoint sets of leases
-// may overlap when a round outlasts a tick, but a lease is never in two
-// rounds at once.
-type Renewer interface {
-	// Renew renews each lease and returns one error per lease, in order:
-	// nil when the lease was renewed (its ValidUntil moved forward). Any
-	// error is retried after the retry interval while the validity lasts; a
-	// Renewer that knows a lease is gone for good should also move its
-	// ValidUntil to the past, and the watchdog then declares it lost at once
-	// with that error. ctx ends at the latest ValidUntil of the round.
-	Renew(ctx context.Context, leases []Lease) []error
-}
-
-// RenewFunc adapts a function to Renewer.
-type RenewFunc func(ctx context.Context, leases []Lease) []error
-
-// Renew implements Renewer.
-func (f RenewFunc) Renew(ctx context.Context, leases []Lease) []error { return f(ctx, leases) }
+// Renew renews leases: the watchdog calls it with every lease due in one
+// tick, from one goroutine per round; rounds for disjoint sets of leases may
+// overlap when a round outlasts a tick, but a lease is never in two rounds
+// at once. It returns one error per lease, in order: nil when the lease was
+// renewed (its ValidUntil moved forward). Any error is retried after the
+// retry interval while the validity lasts; a renew function that knows a
+// lease is gone for good should also move its ValidUntil to the past, and
+// the watchdog then declares it lost at once with that error. ctx ends at
+// the latest ValidUntil of the round.
+type Renew[L Lease] func(ctx context.Context, leases []L) []error
 
 var (
 	// ErrLost is the cause given to onLost when a lease could not be
@@ -53,21 +44,21 @@ var (
 // Watchdog keeps leases alive. It runs one goroutine while it has leases
 // (none when idle) plus one per renewal round in flight. It is safe for
 // concurrent use; the zero value is not usable, call New.
-type Watchdog struct {
-	r   Renewer
+type Watchdog[L Lease] struct {
+	renew Renew[L]
 	cfg config
 	log *slog.Logger
 
 	mu        sync.Mutex
-	leases    map[*entry]struct{}
+	leases    map[*entry[L]]struct{}
 	inflight  int  // rounds in flight
 	running   bool // the loop goroutine is alive
 	lastRound time.Time
 	wake      chan struct{}
 }
 
-type entry struct {
-	lease   Lease
+type entry[L Lease] struct {
+	lease   L
 	onLost  func(error)
 	since   time.Time
 	retryAt time.Time // after a failed renewal: not before
@@ -80,11 +71,11 @@ type entry struct {
 
 type round struct{ finished chan struct{} }
 
-// New returns a Watchdog that renews through r. See the package
+// New returns a Watchdog that renews through renew. See the package
 // documentation for the defaults of the options.
-func New(r Renewer, opts ...Option) (*Watchdog, error) {
-	if r == nil {
-		return nil, fmt.Errorf("%w: nil Renewer", ErrInvalidOption)
+func New[L Lease](renew Renew[L], opts ...Option) (*Watchdog[L], error) {
+	if renew == nil {
+		return nil, fmt.Errorf("%w: nil renew function", ErrInvalidOption)
 	}
 	cfg := config{tick: DefaultTick}
 	for _, o := range opts {
@@ -100,21 +91,21 @@ func New(r Renewer, opts ...Option) (*Watchdog, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Watchdog{r: r, cfg: cfg, log: log, leases: map[*entry]struct{}{}, wake: make(chan struct{}, 1)}, nil
+	return &Watchdog[L]{renew: renew, cfg: cfg, log: log, leases: map[*entry[L]]struct{}{}, wake: make(chan struct{}, 1)}, nil
 }
 
 // Threshold, SafetyMargin and RetryInterval are the settings in effect for
 // a lease of this ttl.
-func (w *Watchdog) Threshold(ttl time.Duration) time.Duration { return w.cfg.thresholdFor(ttl) }
+func (w *Watchdog[L]) Threshold(ttl time.Duration) time.Duration { return w.cfg.thresholdFor(ttl) }
 
 // SafetyMargin: see Threshold.
-func (w *Watchdog) SafetyMargin(ttl time.Duration) time.Duration { return w.cfg.marginFor(ttl) }
+func (w *Watchdog[L]) SafetyMargin(ttl time.Duration) time.Duration { return w.cfg.marginFor(ttl) }
 
 // RetryInterval: see Threshold.
-func (w *Watchdog) RetryInterval(ttl time.Duration) time.Duration { return w.cfg.retryFor(ttl) }
+func (w *Watchdog[L]) RetryInterval(ttl time.Duration) time.Duration { return w.cfg.retryFor(ttl) }
 
 // Len is the number of leases being kept.
-func (w *Watchdog) Len() int {
+func (w *Watchdog[L]) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.leases)
@@ -129,8 +120,8 @@ func (w *Watchdog) Len() int {
 // stop returns only when no renewal of l is in flight, and after it returns
 // neither a renewal of l nor onLost starts. It may be called more than once
 // and after loss.
-func (w *Watchdog) Keep(l Lease, onLost func(error)) (stop func()) {
-	e := &entry{lease: l, onLost: onLost, since: time.Now()}
+func (w *Watchdog[L]) Keep(l L, onLost func(error)) (stop func()) {
+	e := &entry[L]{lease: l, onLost: onLost, since: time.Now()}
 	w.mu.Lock()
 	w.leases[e] = struct{}{}
 	if !w.running {
@@ -143,7 +134,7 @@ func (w *Watchdog) Keep(l Lease, onLost func(error)) (stop func()) {
 	return func() { once.Do(func() { w.stop(e) }) }
 }
 
-func (w *Watchdog) stop(e *entry) {
+func (w *Watchdog[L]) stop(e *entry[L]) {
 	w.mu.Lock()
 	delete(w.leases, e)
 	r := e.round
@@ -160,14 +151,14 @@ func (w *Watchdog) stop(e *entry) {
 	}
 }
 
-func (w *Watchdog) poke() {
+func (w *Watchdog[L]) poke() {
 	select {
 	case w.wake <- struct{}{}:
 	default:
 	}
 }
 
-func (w *Watchdog) loop() {
+func (w *Watchdog[L]) loop() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -183,15 +174,15 @@ func (w *Watchdog) loop() {
 	}
 }
 
-type loss struct {
-	e   *entry
+type loss[L Lease] struct {
+	e   *entry[L]
 	err error
 }
 
 // scan declares lost leases, starts a round for the leases due before the
 // next tick (at most one round per tick), and says how long to sleep. It
 // reports false when there is nothing left to watch (the loop then exits).
-func (w *Watchdog) scan() (time.Duration, bool) {
+func (w *Watchdog[L]) scan() (time.Duration, bool) {
 	now := time.Now()
 	w.mu.Lock()
 	if len(w.leases) == 0 && w.inflight == 0 {
@@ -205,8 +196,8 @@ func (w *Watchdog) scan() (time.Duration, bool) {
 	nextRound := w.lastRound.Add(tick)
 	roundOK := !now.Before(nextRound)
 	var (
-		due  []*entry
-		lost []loss
+		due  []*entry[L]
+		lost []loss[L]
 	)
 	for e := range w.leases {
 		ttl, vu := e.lease.TTL(), e.lease.ValidUntil()
@@ -214,7 +205,7 @@ func (w *Watchdog) scan() (time.Duration, bool) {
 			capAt := e.since.Add(w.cfg.maxHold)
 			if !now.Before(capAt) {
 				delete(w.leases, e)
-				lost = append(lost, loss{e, fmt.Errorf("%w: held %s", ErrMaxHold, now.Sub(e.since))})
+				lost = append(lost, loss[L]{e, fmt.Errorf("%w: held %s", ErrMaxHold, now.Sub(e.since))})
 				continue
 			}
 			next = earliest(next, capAt)
@@ -227,7 +218,7 @@ func (w *Watchdog) scan() (time.Duration, bool) {
 			if e.lastErr != nil {
 				err = fmt.Errorf("%w; last renewal: %w", err, e.lastErr)
 			}
-			lost = append(lost, loss{e, err})
+			lost = append(lost, loss[L]{e, err})
 			continue
 		}
 		next = earliest(next, lossAt)
@@ -274,15 +265,15 @@ func earliest(a, b time.Time) time.Time {
 }
 
 // run is one renewal round.
-func (w *Watchdog) run(r *round, due []*entry) {
-	leases := make([]Lease, len(due))
+func (w *Watchdog[L]) run(r *round, due []*entry[L]) {
+	leases := make([]L, len(due))
 	var deadline time.Time
 	for i, e := range due {
 		leases[i] = e.lease
 		deadline = latest(deadline, e.lease.ValidUntil())
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	errs := w.r.Renew(ctx, leases)
+	errs := w.renew(ctx, leases)
 	cancel()
 	now := time.Now()
 	failed := 0
@@ -311,7 +302,7 @@ func (w *Watchdog) run(r *round, due []*entry) {
 	}
 }
 
-var errMissing = errors.New("extend: Renewer returned no result for this lease")
+var errMissing = errors.New("extend: the renew function returned no result for this lease")
 
 func latest(a, b time.Time) time.Time {
 	if b.After(a) {
@@ -321,7 +312,7 @@ func latest(a, b time.Time) time.Time {
 }
 
 // declare calls onLost once, unless stop got there first.
-func (w *Watchdog) declare(e *entry, err error) {
+func (w *Watchdog[L]) declare(e *entry[L], err error) {
 	e.cbMu.Lock()
 	defer e.cbMu.Unlock()
 	if e.stopped {

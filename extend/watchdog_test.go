@@ -33,7 +33,7 @@ func (l *lease) renew(start time.Time) {
 	l.mu.Unlock()
 }
 
-// renewer is a fake Renewer: it renews every lease unless fail says no, and
+// renewer is a fake renew function: it renews every lease unless fail says no, and
 // records each call.
 type renewer struct {
 	mu    sync.Mutex
@@ -48,7 +48,7 @@ type call struct {
 	left   []time.Duration // remaining validity of each lease at the call
 }
 
-func (r *renewer) Renew(ctx context.Context, ls []extend.Lease) []error {
+func (r *renewer) Renew(ctx context.Context, ls []*lease) []error {
 	start := time.Now()
 	c := call{at: start, leases: len(ls)}
 	for _, l := range ls {
@@ -69,7 +69,7 @@ func (r *renewer) Renew(ctx context.Context, ls []extend.Lease) []error {
 	for i, l := range ls {
 		errs[i] = err
 		if err == nil {
-			l.(*lease).renew(start)
+			l.renew(start)
 		}
 	}
 	return errs
@@ -81,7 +81,7 @@ func (r *renewer) snapshot() []call {
 	return append([]call(nil), r.calls...)
 }
 
-func newWatchdog(t *testing.T, r extend.Renewer, opts ...extend.Option) *extend.Watchdog {
+func newWatchdog(t *testing.T, r extend.Renew[*lease], opts ...extend.Option) *extend.Watchdog[*lease] {
 	t.Helper()
 	w, err := extend.New(r, opts...)
 	if err != nil {
@@ -95,7 +95,7 @@ func newWatchdog(t *testing.T, r extend.Renewer, opts ...extend.Option) *extend.
 func TestWatchdogRenewsBeforeThreshold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &renewer{}
-		w := newWatchdog(t, r)
+		w := newWatchdog(t, r.Renew)
 		l := newLease(3 * time.Second)
 		lost := make(chan error, 1)
 		stop := w.Keep(l, func(err error) { lost <- err })
@@ -132,7 +132,7 @@ func TestWatchdogRetriesFailedRenewalQuickly(t *testing.T) {
 			}
 			return nil
 		}}
-		w := newWatchdog(t, r)
+		w := newWatchdog(t, r.Renew)
 		l := newLease(3 * time.Second)
 		var lost atomic.Bool
 		stop := w.Keep(l, func(error) { lost.Store(true) })
@@ -160,7 +160,7 @@ func TestWatchdogDeclaresLossBeforeValidityEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		down := errors.New("quorum unreachable")
 		r := &renewer{fail: func(int) error { return down }}
-		w := newWatchdog(t, r)
+		w := newWatchdog(t, r.Renew)
 		l := newLease(3 * time.Second)
 		type lostAt struct {
 			at  time.Time
@@ -186,13 +186,13 @@ func TestWatchdogDeclaresLossBeforeValidityEnds(t *testing.T) {
 	})
 }
 
-// A Renewer that knows the lease is gone moves its validity to the past: the
+// A renew function that knows the lease is gone moves its validity to the past: the
 // loss is declared at once, not at the end of the old validity.
-func TestWatchdogLossReportedByRenewer(t *testing.T) {
+func TestWatchdogLossReportedByRenew(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gone := errors.New("not ours")
 		var l *lease
-		r := extend.RenewFunc(func(_ context.Context, ls []extend.Lease) []error {
+		r := extend.Renew[*lease](func(_ context.Context, ls []*lease) []error {
 			l.mu.Lock()
 			l.vu = time.Now()
 			l.mu.Unlock()
@@ -209,7 +209,7 @@ func TestWatchdogLossReportedByRenewer(t *testing.T) {
 			t.Fatalf("declared %s after keep, want at the first renewal (2s)", took)
 		}
 		if !errors.Is(err, gone) {
-			t.Fatalf("cause %v, want the Renewer's error", err)
+			t.Fatalf("cause %v, want the renew function's error", err)
 		}
 	})
 }
@@ -218,7 +218,7 @@ func TestWatchdogLossReportedByRenewer(t *testing.T) {
 func TestWatchdogNoRenewalAfterStop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &renewer{delay: 300 * time.Millisecond}
-		w := newWatchdog(t, r)
+		w := newWatchdog(t, r.Renew)
 		l := newLease(3 * time.Second)
 		var lost atomic.Bool
 		stop := w.Keep(l, func(error) { lost.Store(true) })
@@ -250,7 +250,7 @@ func TestWatchdogNoRenewalAfterStop(t *testing.T) {
 func TestWatchdogStopIdle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &renewer{}
-		w := newWatchdog(t, r)
+		w := newWatchdog(t, r.Renew)
 		stop := w.Keep(newLease(time.Second), func(error) { t.Error("onLost after stop") })
 		time.Sleep(100 * time.Millisecond)
 		stop()
@@ -266,7 +266,7 @@ func TestWatchdogStopIdle(t *testing.T) {
 func TestWatchdogMaxHold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &renewer{}
-		w := newWatchdog(t, r, extend.WithMaxHold(7*time.Second))
+		w := newWatchdog(t, r.Renew, extend.WithMaxHold(7*time.Second))
 		l := newLease(3 * time.Second)
 		start := time.Now()
 		lost := make(chan error, 1)
@@ -294,7 +294,7 @@ func TestWatchdogMaxHold(t *testing.T) {
 func TestWatchdogBatchesLeasesDueInOneTick(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &renewer{}
-		w := newWatchdog(t, r)
+		w := newWatchdog(t, r.Renew)
 		const n = 10000
 		var stops []func()
 		for i := 0; i < n; i++ {
@@ -326,7 +326,7 @@ func TestWatchdogBatchesLeasesDueInOneTick(t *testing.T) {
 func TestWatchdogAtMostOneRoundPerTick(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := &renewer{}
-		w := newWatchdog(t, r)
+		w := newWatchdog(t, r.Renew)
 		var stops []func()
 		for i := 0; i < 500; i++ {
 			stops = append(stops, w.Keep(newLease(3*time.Second), nil))
@@ -360,11 +360,11 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		"zero tick":        {extend.WithTick(0)},
 		"margin>threshold": {extend.WithThreshold(time.Second), extend.WithSafetyMargin(2 * time.Second)},
 	} {
-		if _, err := extend.New(r, opts...); !errors.Is(err, extend.ErrInvalidOption) {
+		if _, err := extend.New(r.Renew, opts...); !errors.Is(err, extend.ErrInvalidOption) {
 			t.Errorf("%s: err = %v, want ErrInvalidOption", name, err)
 		}
 	}
-	if _, err := extend.New(nil); !errors.Is(err, extend.ErrInvalidOption) {
+	if _, err := extend.New[*lease](nil); !errors.Is(err, extend.ErrInvalidOption) {
 		t.Errorf("nil renewer: err = %v", err)
 	}
 }

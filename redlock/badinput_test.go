@@ -34,7 +34,6 @@ func TestNewRejectsBadInput(t *testing.T) {
 		"negative timeout":     {[]node.Node{a}, []redlock.Option{redlock.WithNodeTimeout(-time.Second)}},
 		"nil option":           {[]node.Node{a}, []redlock.Option{nil}},
 		"short retention":      {[]node.Node{a}, []redlock.Option{redlock.WithFenceRetention(time.Millisecond)}},
-		"nil wall clock":       {[]node.Node{a}, []redlock.Option{redlock.WithWallClock(nil)}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -113,53 +112,6 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 		default:
 			out[k] = fmt.Errorf("%w: extend %q: %d of %d nodes failed: %w", ErrQuorumUnreachable, l.key, len(failures), n, errors.Join(failures...))
 		}
-	}
-	return out
-}
-
-// errBusy: the lock was being extended or released by its holder when the
-// round started; the watchdog retries it.
-var errBusy = errors.New("redlock: lock busy with another extend or release")
-
-// renewer is the Client's extend.Renewer: one extension round for every
-// lock due in a tick.
-type renewer struct{ c *Client }
-
-func (r renewer) Renew(ctx context.Context, leases []extend.Lease) []error {
-	c := r.c
-	out := make([]error, len(leases))
-	start := time.Now()
-	items := make([]extendItem, 0, len(leases))
-	at := make([]int, 0, len(leases))
-	for i, le := range leases {
-		l, ok := le.(*Lock)
-		if !ok || l.client != c {
-			out[i] = fmt.Errorf("%w: lease %T is not a lock of this client", ErrInvalidArgument, le)
-			continue
-		}
-		if !l.op.TryLock() { // the holder is extending or releasing it right now
-			out[i] = errBusy
-			continue
-		}
-		it, err := l.extendable(start, l.TTL())
-		if err != nil {
-			out[i] = err
-			l.op.Unlock()
-			continue
-		}
-		items = append(items, it)
-		at = append(at, i)
-	}
-	if len(items) == 0 {
-		return out
-	}
-	defer func() {
-		for _, it := range items {
-			it.l.op.Unlock()
-		}
-	}()
-	for k, err := range c.extendLocks(context.WithoutCancel(ctx), items) {
-		out[at[k]] = err
 	}
 	return out
 }

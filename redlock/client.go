@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -19,9 +20,9 @@ type Client struct {
 	quorum int
 	cfg    config
 	logger *slog.Logger
-	notify notifyHub // release notifications and waiters; see notify.go
-	keeper keeper    // auto-extension watchdog; see watchdog.go
-	ident  identity  // first-contact checks of the nodes; see identify.go
+	notify notifyHub              // release notifications and waiters; see notify.go
+	keeper *extend.Watchdog[kept] // auto-extension; see watchdog.go
+	ident  identity               // first-contact checks of the nodes; see identify.go
 
 	bg sync.WaitGroup // requests in flight and cleanup running in the background
 
@@ -72,6 +73,9 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 		logger: logger,
 
 		releaseChannel: cfg.prefix + "released",
+	}
+	if err := c.newWatchdog(); err != nil {
+		return nil, err
 	}
 	c.all = make([]int, len(nodes))
 	for i := range c.all {

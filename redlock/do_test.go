@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
@@ -182,8 +183,8 @@ func TestNoExtensionAfterRelease(t *testing.T) {
 	for _, n := range nodesOf(cl) {
 		nodes = append(nodes, delayedBatchNode{n.(*node.Redis), 15 * time.Millisecond})
 	}
-	c := newClient(t, nodes, redlock.WithNodeTimeout(500*time.Millisecond), redlock.WithExtendThreshold(950*time.Millisecond),
-		redlock.WithSafetyMargin(100*time.Millisecond), redlock.WithExtendTick(5*time.Millisecond))
+	c := newClient(t, nodes, redlock.WithNodeTimeout(500*time.Millisecond), redlock.WithKeepAlive(extend.WithThreshold(950*time.Millisecond)),
+		redlock.WithKeepAlive(extend.WithSafetyMargin(100*time.Millisecond)), redlock.WithKeepAlive(extend.WithTick(5*time.Millisecond)))
 	ctx := ctxFor(t)
 	const n = 200
 	locks := make([]*redlock.Lock, n)
@@ -278,7 +279,7 @@ func TestDoneClosesWhenValidityEnds(t *testing.T) {
 // nodes fail, Done closes a safety margin before the validity ends.
 func TestKeepAliveMemoryNodes(t *testing.T) {
 	nodes := []*node.Memory{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
-	c := newClient(t, []node.Node{nodes[0], nodes[1], nodes[2]}, redlock.WithSafetyMargin(50*time.Millisecond))
+	c := newClient(t, []node.Node{nodes[0], nodes[1], nodes[2]}, redlock.WithKeepAlive(extend.WithSafetyMargin(50*time.Millisecond)))
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 300*time.Millisecond)
 	if err != nil {
@@ -319,14 +320,14 @@ func TestKeepAliveMemoryNodes(t *testing.T) {
 
 // WithMaxHold ends a kept lock at the cap even though it could be extended.
 func TestDoMaxHold(t *testing.T) {
-	c := newClient(t, []node.Node{node.NewMemory("a")}, redlock.WithMaxHold(400*time.Millisecond))
+	c := newClient(t, []node.Node{node.NewMemory("a")}, redlock.WithKeepAlive(extend.WithMaxHold(400*time.Millisecond)))
 	ctx := ctxFor(t)
 	began := time.Now()
 	err := c.Do(ctx, uniqueKey(t), 300*time.Millisecond, func(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	})
-	if !errors.Is(err, redlock.ErrLockLost) || !errors.Is(err, redlock.ErrMaxHold) {
+	if !errors.Is(err, redlock.ErrLockLost) || !errors.Is(err, extend.ErrMaxHold) {
 		t.Fatalf("Do = %v, want ErrLockLost and ErrMaxHold", err)
 	}
 	if held := time.Since(began); held < 400*time.Millisecond {
@@ -357,17 +358,17 @@ func TestNewLocalWarnsOnce(t *testing.T) {
 
 func TestExtendOptionsValidated(t *testing.T) {
 	for name, opt := range map[string]redlock.Option{
-		"negative threshold": redlock.WithExtendThreshold(-time.Second),
-		"negative margin":    redlock.WithSafetyMargin(-time.Second),
-		"negative tick":      redlock.WithExtendTick(-time.Second),
-		"negative max hold":  redlock.WithMaxHold(-time.Second),
+		"negative threshold": redlock.WithKeepAlive(extend.WithThreshold(-time.Second)),
+		"negative margin":    redlock.WithKeepAlive(extend.WithSafetyMargin(-time.Second)),
+		"negative tick":      redlock.WithKeepAlive(extend.WithTick(-time.Second)),
+		"negative max hold":  redlock.WithKeepAlive(extend.WithMaxHold(-time.Second)),
 	} {
 		if _, err := redlock.New([]node.Node{node.NewMemory("a")}, opt); !errors.Is(err, redlock.ErrInvalidArgument) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
 	_, err := redlock.New([]node.Node{node.NewMemory("a")},
-		redlock.WithExtendThreshold(time.Second), redlock.WithSafetyMargin(2*time.Second))
+		redlock.WithKeepAlive(extend.WithThreshold(time.Second)), redlock.WithKeepAlive(extend.WithSafetyMargin(2*time.Second)))
 	if !errors.Is(err, redlock.ErrInvalidArgument) {
 		t.Errorf("margin above threshold: %v", err)
 	}

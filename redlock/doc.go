@@ -74,8 +74,7 @@
 // If the lock cannot be kept, the function's context is cancelled with a
 // cause wrapping ErrLockLost a safety margin before the validity ends
 // (max(10ms, ttl/10) by default), never after; Lock.Done and Lock.Err say the
-// same to code holding a *Lock. See the WithExtend*, WithSafetyMargin and
-// WithMaxHold options.
+// same to code holding a *Lock. See WithKeepAlive for the settings.
 //
 // A Client keeps all its locks with one watchdog (package extend): the
 // extensions due in the same tick (50ms by default) go to each node in one
@@ -121,8 +120,8 @@
 //
 // Every error wraps exactly one of ErrNotAcquired, ErrQuorumUnreachable,
 // ErrLockLost, ErrInvalidArgument, or the caller's ctx.Err() (the one
-// exception: an error of the WithMaxHold cap wraps ErrLockLost and
-// ErrMaxHold). The per-node failures of an ErrQuorumUnreachable are
+// exception: an error of the extend.WithMaxHold cap wraps ErrLockLost and
+// extend.ErrMaxHold). The per-node failures of an ErrQuorumUnreachable are
 // *NodeError values joined inside, one per failed node, as many as its text
 // counts. A lock lost because nodes failed is ErrLockLost, with the failure
 // in its text. Check them with errors.Is and errors.As.

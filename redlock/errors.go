@@ -3,8 +3,6 @@ package redlock
 import (
 	"errors"
 	"fmt"
-
-	"github.com/quorumlock/quorumlock/extend"
 )
 
 // Sentinel errors. Every error returned by this package wraps one of them (or
@@ -26,9 +24,6 @@ var (
 	// Lock.Context) after its own Release succeeded. It does not wrap
 	// ErrLockLost: the lock was given up, not taken away.
 	ErrReleased = errors.New("redlock: lock released")
-	// ErrMaxHold: the cap of WithMaxHold was reached and auto-extension
-	// stopped. Errors that carry it also wrap ErrLockLost.
-	ErrMaxHold = extend.ErrMaxHold
 )
 
 // NodeError is the failure of one node during one operation. Several are

@@ -15,3 +15,9 @@ func (c *Client) Drift(ttl time.Duration) time.Duration       { return c.cfg.dri
 func (c *Client) NodeTimeout(ttl time.Duration) time.Duration { return c.cfg.timeoutFor(ttl) }
 func (c *Client) KeptLocks() int                              { return c.keptLocks() }
 func (c *Client) ReleaseChannel() string                      { return c.releaseChannel }
+
+func (l *Lock) Token() string { return l.token }
+
+// WithWallClock sets the clock whose microseconds the client offers as the
+// seed of new fence counters, to test clients with skewed clocks.
+func WithWallClock(now func() time.Time) Option { return func(c *config) { c.wallClock = now } }

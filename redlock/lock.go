@@ -43,10 +43,6 @@ func newLock(c *Client, key, name, token string, fence uint64, ttl time.Duration
 // Key is the lock's name as given to Acquire (without the client's prefix).
 func (l *Lock) Key() string { return l.key }
 
-// Token is the random value that proves this acquisition on the nodes.
-// Treat it as a secret: whoever has it can release the lock.
-func (l *Lock) Token() string { return l.token }
-
 // Fence is a number greater than the fence of every earlier acquisition of
 // the same key, as long as a majority of the nodes kept their data, and
 // also across data loss while the nodes' clocks do not go back (see
@@ -57,8 +53,8 @@ func (l *Lock) Token() string { return l.token }
 // of a lost update.
 func (l *Lock) Fence() uint64 { return l.fence }
 
-// TTL is the time to live of the last successful acquire or extend.
-func (l *Lock) TTL() time.Duration {
+// currentTTL is the time to live of the last successful acquire or extend.
+func (l *Lock) currentTTL() time.Duration {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.ttl

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/quorumlock/quorumlock/extend"
 )
 
 // lifecycle is the part of a Lock that tells its holder when it ends: the
@@ -44,7 +46,7 @@ func (l *Lock) Done() <-chan struct{} { return l.life.ctx.Done() }
 
 // Err is nil while the lock is held. Once Done is closed it is why the lock
 // ended: an error wrapping ErrLockLost when it was lost (also wrapping
-// ErrMaxHold when the hold cap ended it), or ErrReleased after Release.
+// extend.ErrMaxHold when the hold cap ended it), or ErrReleased after Release.
 func (l *Lock) Err() error {
 	if l.life.ctx.Err() == nil {
 		return nil
@@ -86,7 +88,7 @@ func (l *Lock) KeepAlive() (stop func()) {
 		return func() {}
 	}
 	if l.life.keep == nil {
-		l.life.keep = l.client.watchdog().Keep(l, l.watchdogLost)
+		l.life.keep = l.client.keeper.Keep(kept{l}, l.watchdogLost)
 	}
 	return l.life.keep
 }
@@ -143,10 +145,10 @@ func (l *Lock) expired() {
 func (l *Lock) watchdogLost(err error) {
 	// One sentinel per error: a loss caused by failing nodes is a loss, not
 	// ErrQuorumUnreachable (the cause stays in the text); the hold cap is
-	// the documented exception, wrapping both ErrLockLost and ErrMaxHold.
+	// the documented exception, wrapping both ErrLockLost and extend.ErrMaxHold.
 	switch {
 	case errors.Is(err, ErrLockLost):
-	case errors.Is(err, ErrMaxHold):
+	case errors.Is(err, extend.ErrMaxHold):
 		err = fmt.Errorf("%w: %q: %w", ErrLockLost, l.key, err)
 	default:
 		err = fmt.Errorf("%w: %q: %v", ErrLockLost, l.key, err)

@@ -20,7 +20,7 @@ const (
 	EventReleased
 	// EventLost: an extension or release found the lock no longer ours, or
 	// auto-extension gave it up (a safety margin before its validity ends,
-	// or at the WithMaxHold cap).
+	// or at the extend.WithMaxHold cap).
 	EventLost
 	// EventNodeError: one node failed one operation; Node and Err say which.
 	EventNodeError

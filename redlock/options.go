@@ -4,27 +4,30 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/retry"
 )
 
-// Defaults of a Client.
+// DefaultKeyPrefix is the prefix of every key on the nodes unless
+// WithKeyPrefix says otherwise.
+const DefaultKeyPrefix = "lock:"
+
 const (
-	DefaultKeyPrefix   = "lock:"
-	DefaultDriftFactor = 0.01
-	// DriftFloor is added to the drift of every lock: the resolution of the
+	defaultDriftFactor = 0.01
+	// driftFloor is added to the drift of every lock: the resolution of the
 	// nodes' expiry clocks (Redis expires with millisecond precision).
-	DriftFloor = 2 * time.Millisecond
-	// MinNodeTimeout and MaxNodeTimeout bound the default per-node timeout,
+	driftFloor = 2 * time.Millisecond
+	// minNodeTimeout and maxNodeTimeout bound the default per-node timeout,
 	// a tenth of the lock's TTL.
-	MinNodeTimeout = 10 * time.Millisecond
-	MaxNodeTimeout = time.Second
+	minNodeTimeout = 10 * time.Millisecond
+	maxNodeTimeout = time.Second
 )
 
-// DefaultRetry is the retry policy of Acquire unless WithRetry says
+// defaultRetry is the retry policy of Acquire unless WithRetry says
 // otherwise: 10 retries, 200 ms apart plus up to 100 ms of random jitter (the
 // defaults of node-redlock, so migrating services keep their behaviour).
-func DefaultRetry() retry.Policy {
+func defaultRetry() retry.Policy {
 	return retry.Constant(10, 200*time.Millisecond, 100*time.Millisecond)
 }
 
@@ -41,13 +44,13 @@ type config struct {
 	noNotify    bool // WithReleaseNotifications(false); see options_notify.go
 	retention   time.Duration
 	strict      bool             // WithRequireNoEviction
-	wallClock   func() time.Time // seeds of new fence counters
+	wallClock   func() time.Time // seeds of new fence counters; tests skew it
 
-	ext extendConfig // auto-extension; see options_extend.go
+	keep []extend.Option // WithKeepAlive; see watchdog.go
 }
 
 func defaultConfig() config {
-	return config{prefix: DefaultKeyPrefix, driftFactor: DefaultDriftFactor, retry: DefaultRetry(),
+	return config{prefix: DefaultKeyPrefix, driftFactor: defaultDriftFactor, retry: defaultRetry(),
 		retention: node.DefaultRetention, wallClock: time.Now}
 }
 
@@ -64,7 +67,10 @@ func WithDriftFactor(f float64) Option { return func(c *config) { c.driftFactor 
 // ttl > drift + node timeout, or the operation fails with ErrInvalidArgument.
 func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
 
-// WithRetry sets the retry policy of Acquire. Default DefaultRetry().
+// WithRetry sets the retry policy of Acquire. Default: 10 retries, 200 ms
+// apart plus up to 100 ms of random jitter (retry.Constant(10, 200ms,
+// 100ms), the defaults of node-redlock, so migrating services keep their
+// behaviour).
 // TryAcquire never retries.
 func WithRetry(p retry.Policy) Option { return func(c *config) { c.retry = p } }
 
@@ -92,12 +98,6 @@ func WithFenceRetention(d time.Duration) Option { return func(c *config) { c.ret
 // default) the client logs a warning once per node.
 func WithRequireNoEviction() Option { return func(c *config) { c.strict = true } }
 
-// WithWallClock sets the clock whose time, in microseconds, the client
-// offers the nodes as the start of a new fence counter (see Lock.Fence).
-// Default time.Now. Nodes take it only when it is within a second of their
-// own clock. It exists to test clients with skewed clocks.
-func WithWallClock(now func() time.Time) Option { return func(c *config) { c.wallClock = now } }
-
 func (c *config) validate() error {
 	switch {
 	case c.driftFactor < 0 || c.driftFactor >= 0.5 || c.driftFactor != c.driftFactor:
@@ -108,18 +108,16 @@ func (c *config) validate() error {
 		return invalidArg("nil retry policy")
 	case c.retention < time.Second:
 		return invalidArg("fence retention %s is under 1s", c.retention)
-	case c.wallClock == nil:
-		return invalidArg("nil wall clock")
 	}
 	if err := c.retry.Validate(); err != nil {
 		return invalidArg("%w", err)
 	}
-	return c.ext.validate()
+	return nil
 }
 
 // drift is the time reserved for clock drift for a lock of this ttl.
 func (c *config) drift(ttl time.Duration) time.Duration {
-	return time.Duration(float64(ttl)*c.driftFactor) + DriftFloor
+	return time.Duration(float64(ttl)*c.driftFactor) + driftFloor
 }
 
 // timeoutFor is the per-node request timeout for a lock of this ttl.
@@ -127,5 +125,5 @@ func (c *config) timeoutFor(ttl time.Duration) time.Duration {
 	if c.nodeTimeout > 0 {
 		return c.nodeTimeout
 	}
-	return min(max(ttl/10, MinNodeTimeout), MaxNodeTimeout)
+	return min(max(ttl/10, minNodeTimeout), maxNodeTimeout)
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -355,7 +356,7 @@ func TestV2FirstWaitAttemptsMatchPolicy(t *testing.T) {
 // Finding 5 / rule 13: once the lock was declared lost, Extend fails with
 // ErrLockLost and does not move ValidUntil. Loss is final.
 func TestV2ExtendAfterLossFails(t *testing.T) {
-	_, c := start(t, 3, redlock.WithMaxHold(300*time.Millisecond))
+	_, c := start(t, 3, redlock.WithKeepAlive(extend.WithMaxHold(300*time.Millisecond)))
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 10*time.Second)
 	if err != nil {

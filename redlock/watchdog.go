@@ -1,28 +1,89 @@
 package redlock
 
 import (
-	"sync"
+	"context"
+	"fmt"
+	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
 )
 
-// keeper is a Client's watchdog, created on first use. The watchdog runs a
-// goroutine only while it keeps locks.
-type keeper struct {
-	once sync.Once
-	wd   *extend.Watchdog
+// WithKeepAlive sets the options of the watchdog that extends kept locks
+// (Lock.KeepAlive, Client.Do, TryDo, Hold): extend.WithThreshold,
+// extend.WithSafetyMargin, extend.WithRetryInterval, extend.WithTick,
+// extend.WithMaxHold. The defaults, for a lock of time to live ttl, are
+//
+//	threshold      max(500ms, ttl/3), at most ttl/2
+//	safety margin  max(10ms, ttl/10), at most threshold/2
+//	retry interval max(10ms, threshold/5)
+//	tick           50ms
+//	max hold       none
+//
+// A kept lock is extended when less than the threshold of its validity is
+// left; one that cannot be extended is declared lost the safety margin
+// before its validity ends, so that the work has that long to stop while
+// the lock still excludes others. The client's logger is the watchdog's.
+func WithKeepAlive(opts ...extend.Option) Option {
+	return func(c *config) { c.keep = append(c.keep, opts...) }
 }
 
-func (c *Client) watchdog() *extend.Watchdog {
-	c.keeper.once.Do(func() {
-		wd, err := extend.New(renewer{c}, c.cfg.ext.options(c.logger)...)
-		if err != nil {
-			panic("redlock: extend options passed validation but not extend.New: " + err.Error())
-		}
-		c.keeper.wd = wd
-	})
-	return c.keeper.wd
+// kept is a lock as the watchdog sees it: a lease with a TTL and a validity.
+type kept struct{ l *Lock }
+
+func (k kept) TTL() time.Duration    { return k.l.currentTTL() }
+func (k kept) ValidUntil() time.Time { return k.l.ValidUntil() }
+
+// newWatchdog builds the client's watchdog; it validates the keep-alive
+// options and runs a goroutine only while it keeps locks.
+func (c *Client) newWatchdog() error {
+	opts := append([]extend.Option{extend.WithLogger(c.logger)}, c.cfg.keep...)
+	wd, err := extend.New(c.renew, opts...)
+	if err != nil {
+		return invalidArg("%w", err)
+	}
+	c.keeper = wd
+	return nil
 }
 
 // keptLocks is the number of locks whose auto-extension is running.
-func (c *Client) keptLocks() int { return c.watchdog().Len() }
+func (c *Client) keptLocks() int { return c.keeper.Len() }
+
+// renew is the watchdog's renew function: one extension round for every
+// lock due in a tick (see extendLocks).
+func (c *Client) renew(ctx context.Context, leases []kept) []error {
+	out := make([]error, len(leases))
+	start := time.Now()
+	items := make([]extendItem, 0, len(leases))
+	at := make([]int, 0, len(leases))
+	for i, k := range leases {
+		l := k.l
+		if !l.op.TryLock() { // the holder is extending or releasing it right now
+			out[i] = errBusy
+			continue
+		}
+		it, err := l.extendable(start, l.currentTTL())
+		if err != nil {
+			out[i] = err
+			l.op.Unlock()
+			continue
+		}
+		items = append(items, it)
+		at = append(at, i)
+	}
+	if len(items) == 0 {
+		return out
+	}
+	defer func() {
+		for _, it := range items {
+			it.l.op.Unlock()
+		}
+	}()
+	for k, err := range c.extendLocks(context.WithoutCancel(ctx), items) {
+		out[at[k]] = err
+	}
+	return out
+}
+
+// errBusy: the lock was being extended or released by its holder when the
+// round started; the watchdog retries it.
+var errBusy = fmt.Errorf("redlock: lock busy with another extend or release")

@@ -19,7 +19,7 @@ type Locker struct {
 
 // New returns a Locker on client. The client's nodes, key prefix, drift,
 // node timeouts, retry policy (unless WithRetry) and auto-extension options
-// (redlock.WithExtendThreshold, WithSafetyMargin, ...) apply.
+// (redlock.WithKeepAlive) apply.
 func New(client *redlock.Client, opts ...Option) (*Locker, error) {
 	if client == nil {
 		return nil, invalidArg("nil redlock client")
