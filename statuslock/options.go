@@ -21,7 +21,7 @@ const (
 
 // DefaultRetry is 10 retries, 200 ms apart plus up to 100 ms of random
 // jitter (about 2 to 3 seconds in all), as node-redlock's defaults. It is
-// also redlock.DefaultRetry, the retry policy of a redlock client built
+// also the retry policy of a redlock client built
 // without redlock.WithRetry, which Acquire and WithStatusLock use unless
 // given WithRetry.
 func DefaultRetry() retry.Policy {
