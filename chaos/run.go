@@ -434,7 +434,13 @@ func judge(res *Result, p Profile) {
 	case res.Summary != "":
 		res.Verdict = "ok: " + res.Summary
 	case res.Expect == ExpectSkewLoss:
-		res.Verdict = fmt.Sprintf("ok (%d fence inversions, %d unsafe writes accepted, history %s after %d wipes)", len(f.FenceInversions), f.UnsafeAccepted, f.Linearizable, len(res.Windows)/2)
+		wipes := 0
+		for _, w := range res.Windows {
+			if w.NoQuorum {
+				wipes++
+			}
+		}
+		res.Verdict = fmt.Sprintf("ok (%d wipes; %d fence inversions, %d unsafe writes accepted, no overlap, history %s)", wipes, len(f.FenceInversions), f.UnsafeAccepted, f.Linearizable)
 	case res.Expect == ExpectCaught:
 		res.Verdict = fmt.Sprintf("ok (caught: %d overlaps, lost updates)", len(f.Overlaps))
 	case res.Expect == ExpectUnsafe && len(f.Overlaps) > 0:
