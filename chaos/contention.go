@@ -240,6 +240,9 @@ func runSilentNode(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 		}
 		wg.Wait()
 	}
+	// A warm-up block, not recorded: dials and script loads.
+	block(false)
+	healthy, outcomes[false] = nil, kinds{}
 	for hard.Err() == nil && (len(healthy) < p.SilentAttempts || len(paused) < p.SilentAttempts) {
 		if blocks > 0 && pausedTime >= p.SilentCap {
 			break // the silent blocks' time is used up (today: every attempt waits 2 node timeouts)
