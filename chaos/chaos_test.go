@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,10 @@ import (
 
 // TestShortProfile runs every scenario for a few seconds against real
 // redis-server nodes and fails on any unexpected verdict. Safety verdicts do
-// not depend on timing; liveness thresholds are "some progress".
+// not depend on timing; liveness thresholds are "some progress"; the
+// measuring scenarios (split-vote, exact-quorum, silent-node) count events
+// or compare two measurements of the same run. CHAOS_ONLY=a,b runs only
+// those scenarios.
 func TestShortProfile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos short profile skipped with -short")
@@ -22,6 +26,9 @@ func TestShortProfile(t *testing.T) {
 	p.Progress = testWriter{t}
 	if os.Getenv("CHAOS_OUT") != "" {
 		p.OutDir = os.Getenv("CHAOS_OUT")
+	}
+	if only := os.Getenv("CHAOS_ONLY"); only != "" { // e.g. CHAOS_ONLY=split-vote,silent-node
+		p.Only = strings.Split(only, ",")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -28,4 +28,10 @@
 // violation, "restart empty without delay" is Redlock's documented unsafe
 // case (an overlap may happen, and fencing must contain it), and a
 // deliberately broken client (no quorum, no drift) must be caught.
+//
+// The measuring scenarios of core v2 (split-vote, exact-quorum,
+// silent-node) run their own load instead of the Do loop, bounded by counts
+// of events, and are judged on Figures: counts, or ratios of two
+// measurements of the same run, never a wall-clock bound. clock-skew runs
+// the Do loop with skewed client wall clocks while nodes are wiped.
 package chaos

@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -18,11 +17,7 @@ import (
 func TestFenceSurvivesMajorityRestart(t *testing.T) {
 	ctx := context.Background()
 	cl := redistest.StartT(t, 5)
-	var nodes []redlock.Node
-	for i, rc := range cl.Clients() {
-		nodes = append(nodes, redlock.NewRedisNodeNamed(fmt.Sprint("node", i), rc))
-	}
-	c, err := redlock.New(nodes)
+	c, err := redlock.New(newNodes(cl.Clients()))
 	if err != nil {
 		t.Fatal(err)
 	}

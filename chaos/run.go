@@ -28,16 +28,32 @@ type Profile struct {
 	Progress    io.Writer     // progress lines; nil: silent
 	// CheckTimeout bounds porcupine per scenario (Unknown when exceeded).
 	CheckTimeout time.Duration
+
+	// The measuring scenarios are bounded by counts, not by PerScenario.
+
+	// SplitRounds is the number of split-vote rounds.
+	SplitRounds int
+	// ContentionPhase is how long each phase of exact-quorum runs (whole
+	// seconds: its acquisitions are counted per second).
+	ContentionPhase time.Duration
+	// SilentAttempts is how many contended attempts silent-node makes in
+	// each condition (healthy, one node stopped); SilentCap bounds the time
+	// spent in its stopped-node blocks (today every such attempt takes two
+	// node timeouts), after at least one block.
+	SilentAttempts int
+	SilentCap      time.Duration
 }
 
 // Full is the `make chaos` profile: every scenario, ~20 s each.
 func Full() Profile {
-	return Profile{Name: "full", TTL: 500 * time.Millisecond, PerScenario: 18 * time.Second, CheckTimeout: 30 * time.Second}
+	return Profile{Name: "full", TTL: 500 * time.Millisecond, PerScenario: 18 * time.Second, CheckTimeout: 30 * time.Second,
+		SplitRounds: 1000, ContentionPhase: 10 * time.Second, SilentAttempts: 800, SilentCap: 20 * time.Second}
 }
 
 // Short is the CI profile: every scenario, ~4 s each.
 func Short() Profile {
-	return Profile{Name: "short", TTL: 500 * time.Millisecond, PerScenario: 4 * time.Second, CheckTimeout: 20 * time.Second}
+	return Profile{Name: "short", TTL: 500 * time.Millisecond, PerScenario: 4 * time.Second, CheckTimeout: 20 * time.Second,
+		SplitRounds: 200, ContentionPhase: 3 * time.Second, SilentAttempts: 160, SilentCap: 4 * time.Second}
 }
 
 // Result is one scenario's row.
@@ -55,10 +71,17 @@ type Result struct {
 	GCLateWrites   int      `json:"gc_late_writes"`
 	GCLateRefused  int      `json:"gc_late_refused"`
 	Windows        []Window `json:"windows"`
-	Pass           bool     `json:"pass"`
-	Verdict        string   `json:"verdict"`
-	Problems       []string `json:"problems,omitempty"`
-	Timeline       string   `json:"timeline,omitempty"` // HTML file, for violations
+	// Figures are a measuring scenario's measurements and targets.
+	Figures []Figure `json:"figures,omitempty"`
+	// Summary says what a measuring scenario saw, in one sentence.
+	Summary string `json:"summary,omitempty"`
+	// NotApplied names a part of the scenario the library cannot take yet
+	// (e.g. skewed wall clocks before redlock.WithWallClock).
+	NotApplied string   `json:"not_applied,omitempty"`
+	Pass       bool     `json:"pass"`
+	Verdict    string   `json:"verdict"`
+	Problems   []string `json:"problems,omitempty"`
+	Timeline   string   `json:"timeline,omitempty"` // HTML file, for violations
 }
 
 // Report is a whole run.
@@ -167,15 +190,19 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 	}
 	key := "chaos-" + s.Name
 	env := &Env{Cluster: cluster, Net: nw, Clock: clock, TTL: p.TTL, Key: redlock.DefaultKeyPrefix + key}
+	if s.Measure != nil {
+		return runMeasure(ctx, p, s, env)
+	}
+	if s.Scale > 0 {
+		p.PerScenario = time.Duration(float64(p.PerScenario) * s.Scale)
+	}
+	notApplied := ""
 	reg := NewRegister(clock, !s.Broken)
 	rec := &recorder{}
 	var workers []*worker
 	var closers []func()
 	for c := range s.Clients {
-		var nodes []redlock.Node
-		for i, rc := range nw.Redis(c) {
-			nodes = append(nodes, redlock.NewRedisNodeNamed(fmt.Sprintf("node%d", i), rc))
-		}
+		nodes := newNodes(nw.Redis(c))
 		w := &worker{id: c, key: key, ttl: p.TTL, clock: clock, reg: reg, rec: rec, longAt: &env.longAt,
 			longEvery: time.Duration(s.LongEvery * float64(p.TTL))}
 		opts := []redlock.Option{
@@ -184,6 +211,13 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 			// validity ends: room for a loaded machine's scheduling delays.
 			redlock.WithSafetyMargin(p.TTL / 5),
 			redlock.WithObserver(redlock.ObserverFunc(w.observe)),
+		}
+		if s.ClientOpts != nil {
+			more, applied := s.ClientOpts(c)
+			opts = append(opts, more...)
+			if !applied {
+				notApplied = "clock skew not applied (redlock.WithWallClock does not exist yet): clients ran on the real clock"
+			}
 		}
 		if s.Broken {
 			// No quorum: client c trusts 2 of the 5 nodes; no drift.
@@ -244,7 +278,7 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 	}
 
 	f := Check(rec.css, rec.acqs, reg.Ops(), !s.Broken, p.CheckTimeout)
-	res := &Result{Scenario: s.Name, What: s.What, Expect: s.Expect, Duration: elapsed, Findings: f, Windows: env.Windows()}
+	res := &Result{Scenario: s.Name, What: s.What, Expect: s.Expect, Duration: elapsed, Findings: f, Windows: env.Windows(), NotApplied: notApplied}
 	liveness(res, rec, p.TTL)
 	for _, c := range rec.css {
 		if !c.GCPaused {
@@ -271,6 +305,20 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 			res.Problems = append(res.Problems, "timeline: "+err.Error())
 		}
 	}
+	return res, nil
+}
+
+// runMeasure runs a measuring scenario and judges its figures.
+func runMeasure(ctx context.Context, p Profile, s Scenario, env *Env) (*Result, error) {
+	start := env.Clock.Now()
+	m, err := s.Measure(ctx, p, env)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Scenario: s.Name, What: s.What, Expect: s.Expect, Duration: env.Clock.Now() - start, Findings: m.Findings,
+		Windows: m.Windows, Figures: m.Figures, Summary: m.Summary}
+	res.AcqPerSec = float64(res.Acquisitions) / res.Duration.Seconds()
+	judge(res, p)
 	return res, nil
 }
 
@@ -321,7 +369,9 @@ func judge(res *Result, p Profile) {
 	}
 	fencing := func() {
 		need(f.UnsafeAccepted == 0, "%d unsafe writes accepted", f.UnsafeAccepted)
-		need(f.Linearizable == string(porcupine.Ok), "register history not linearizable: %s", f.Linearizable)
+		if f.Linearizable != "-" { // "-": the scenario has no register
+			need(f.Linearizable == string(porcupine.Ok), "register history not linearizable: %s", f.Linearizable)
+		}
 	}
 	progress := func() {
 		need(res.CriticalSections > 0, "no critical section at all")
@@ -354,7 +404,13 @@ func judge(res *Result, p Profile) {
 		// Progress overall only: restart-immediate's fault windows are
 		// shorter than its long critical sections.
 		need(res.CriticalSections > 0, "no critical section at all")
-	case ExpectFenceLoss:
+	case ExpectTargets:
+		safety()
+		fencing()
+		for _, fig := range res.Figures {
+			need(fig.Met == nil || *fig.Met, "%s", fig)
+		}
+	case ExpectFenceLoss, ExpectSkewLoss:
 		need(len(f.Overlaps) == 0, "%d overlapping critical sections", len(f.Overlaps))
 		need(len(f.FenceInversions) == 0, "%d fence inversions after the nodes lost their counters", len(f.FenceInversions))
 		fencing()
@@ -363,12 +419,28 @@ func judge(res *Result, p Profile) {
 		need(f.LateLossSignals == 0, "%d loss signals after validity ended", f.LateLossSignals)
 	case ExpectCaught:
 		need(len(f.Overlaps) > 0, "the checker found no overlap with a broken client")
-		need(f.Linearizable == string(porcupine.Illegal), "the checker found no lost update with a broken client (%s)", f.Linearizable)
+		if f.Linearizable != "-" {
+			need(f.Linearizable == string(porcupine.Illegal), "the checker found no lost update with a broken client (%s)", f.Linearizable)
+		}
 	}
 	res.Problems, res.Pass = probs, len(probs) == 0
 	switch {
+	case !res.Pass && res.Summary != "":
+		res.Verdict = "FAIL: " + strings.Join(probs, "; ") + ". " + res.Summary
 	case !res.Pass:
 		res.Verdict = "FAIL: " + strings.Join(probs, "; ")
+	case res.Expect == ExpectCaught && res.Summary != "":
+		res.Verdict = fmt.Sprintf("ok (caught: %d overlaps). %s", len(f.Overlaps), res.Summary)
+	case res.Summary != "":
+		res.Verdict = "ok: " + res.Summary
+	case res.Expect == ExpectSkewLoss:
+		wipes := 0
+		for _, w := range res.Windows {
+			if w.NoQuorum {
+				wipes++
+			}
+		}
+		res.Verdict = fmt.Sprintf("ok (%d wipes; %d fence inversions, %d unsafe writes accepted, no overlap, history %s)", wipes, len(f.FenceInversions), f.UnsafeAccepted, f.Linearizable)
 	case res.Expect == ExpectCaught:
 		res.Verdict = fmt.Sprintf("ok (caught: %d overlaps, lost updates)", len(f.Overlaps))
 	case res.Expect == ExpectUnsafe && len(f.Overlaps) > 0:
@@ -377,6 +449,9 @@ func judge(res *Result, p Profile) {
 		res.Verdict = "ok (no overlap this run; fencing held)"
 	default:
 		res.Verdict = "ok"
+	}
+	if res.NotApplied != "" {
+		res.Verdict += "; " + res.NotApplied
 	}
 }
 
@@ -398,6 +473,23 @@ func (r *Report) Table() string {
 			x.FencedRejects, x.UnsafeAccepted, x.LossSignals, x.LateLossSignals, x.Linearizable, x.Verdict)
 	}
 	fmt.Fprintf(&b, "\n%d critical sections in %s (profile %s, TTL %s).\n", r.CriticalSections, r.Runtime.Round(time.Second), r.Profile, r.TTL)
+	first := true
+	for _, x := range r.Results {
+		for _, fig := range x.Figures {
+			if first {
+				b.WriteString("\n| scenario | figure | value | target | met |\n|---|---|--:|---|---|\n")
+				first = false
+			}
+			met := ""
+			if fig.Met != nil {
+				met = "no"
+				if *fig.Met {
+					met = "yes"
+				}
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", x.Scenario, fig.Name, fmtFigure(fig.Value, fig.Unit), fig.Target, met)
+		}
+	}
 	return b.String()
 }
 

@@ -3,12 +3,14 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // Expect is the outcome a scenario must show.
@@ -35,8 +37,17 @@ const (
 	// still grow: the lost counters restart from the client's clock in
 	// microseconds, above every fence handed out before.
 	ExpectFenceLoss Expect = "data-loss"
+	// ExpectSkewLoss: as ExpectFenceLoss, with clients whose wall clocks
+	// (which seed new fence counters) are skewed by +-60 s, and with nodes
+	// wiped again and again: still no overlap, no fence inversion, no lost
+	// update.
+	ExpectSkewLoss Expect = "skew-data-loss"
+	// ExpectTargets: a measuring scenario: no safety violation, and every
+	// target of its figures met (counts, or ratios of two measurements of
+	// the same run).
+	ExpectTargets Expect = "targets"
 	// ExpectCaught: a deliberately broken client; the checker must find
-	// overlaps and lost updates.
+	// overlaps and lost updates (a measuring scenario: double holders).
 	ExpectCaught Expect = "caught"
 )
 
@@ -57,6 +68,15 @@ type Scenario struct {
 	GCPause bool
 	// Inject runs the fault schedule until ctx ends.
 	Inject func(ctx context.Context, e *Env) error
+	// ClientOpts adds options to client c (nil: none). applied is false
+	// when an option the scenario wants cannot be given yet; the verdict
+	// then says so.
+	ClientOpts func(c int) (opts []redlock.Option, applied bool)
+	// Scale multiplies the profile's time per scenario (0: 1).
+	Scale float64
+	// Measure, when set, runs the scenario instead of the Do loop and the
+	// fault schedule: it counts events and compares them with targets.
+	Measure func(ctx context.Context, p Profile, e *Env) (*Measured, error)
 }
 
 // Env is what a fault schedule acts on.
@@ -280,11 +300,104 @@ func Scenarios() []Scenario {
 			},
 		},
 		{
+			Name: "clock-skew", Expect: ExpectSkewLoss, Clients: 3, LongEvery: 6, Scale: 2,
+			What:       "client wall clocks +60 s, 0, -60 s; nodes wiped again and again (3 of 5, then all 5, restarted after 2 TTL; after a 3-node wipe the 2 others stop for a TTL so the wiped ones decide)",
+			ClientOpts: skewOpts,
+			Inject:     injectWipes,
+		},
+		{
+			Name: "split-vote", Expect: ExpectTargets,
+			What: "3 replicas call TryAcquire on a fresh key at the same instant, round after round; exactly one must run each round",
+			Measure: func(ctx context.Context, p Profile, e *Env) (*Measured, error) {
+				return runSplitVote(ctx, p, e, false)
+			},
+		},
+		{
+			Name: "exact-quorum", Expect: ExpectTargets,
+			What:    "4 clients x 8 goroutines Acquire one key on 5 nodes, then with 2 killed (3 up = exactly a quorum): at least half the rate, no second without an acquisition",
+			Measure: runExactQuorum,
+		},
+		{
+			Name: "silent-node", Expect: ExpectTargets,
+			What:    "key held elsewhere (TTL 10 s); contended TryAcquire with node 4 stopped (SIGSTOP) vs 5 healthy nodes: p99 within 2x",
+			Measure: runSilentNode,
+		},
+		{
 			Name: "broken-client", Expect: ExpectCaught, Clients: 3, LongEvery: 12, Broken: true,
 			What:   "deliberately broken client: each uses 2 of the 5 nodes as its quorum, no drift, unfenced resource",
 			Inject: func(ctx context.Context, e *Env) error { <-ctx.Done(); return nil },
 		},
+		{
+			Name: "broken-split-vote", Expect: ExpectCaught,
+			What: "split-vote rounds with the broken client (2 of 5 nodes as its quorum): the round counter must find two holders at once",
+			Measure: func(ctx context.Context, p Profile, e *Env) (*Measured, error) {
+				return runSplitVote(ctx, p, e, true)
+			},
+		},
 	}
+}
+
+// skewOpts skews client 0's wall clock 60 s ahead and client 2's 60 s
+// behind (client 1 keeps the real one). See wallClock.
+func skewOpts(c int) ([]redlock.Option, bool) {
+	return wallClock([]time.Duration{60 * time.Second, 0, -60 * time.Second}[c%3])
+}
+
+// injectWipes wipes nodes following the delayed-restart rule, alternately
+// three of five (a rotating majority; then the other two stop for a TTL, so
+// that the next acquisitions are decided by wiped nodes alone: their fence
+// counters start from a seed) and all five.
+func injectWipes(ctx context.Context, e *Env) error {
+	majorities := [][]int{{0, 1, 2}, {2, 3, 4}, {0, 3, 4}, {1, 2, 4}, {0, 1, 3}}
+	k := 0
+	return cycle(ctx, 3*e.TTL, func() error {
+		k++
+		if k%2 == 0 {
+			all := []int{0, 1, 2, 3, 4}
+			return e.fault(ctx, "all 5 nodes down, delayed restart", true, 2*e.TTL,
+				func() error { return killAll(e, all...) },
+				func() error { return restartAll(context.Background(), e, all...) })
+		}
+		maj := majorities[(k/2)%len(majorities)]
+		var rest []int
+		for i := range 5 {
+			if !slices.Contains(maj, i) {
+				rest = append(rest, i)
+			}
+		}
+		if err := e.fault(ctx, fmt.Sprintf("nodes %v down, delayed restart", maj), true, 2*e.TTL,
+			func() error { return killAll(e, maj...) },
+			func() error {
+				// Stop the others before the wiped ones come back.
+				for _, i := range rest {
+					if err := e.node(i).Pause(); err != nil {
+						return err
+					}
+				}
+				return restartAll(context.Background(), e, maj...)
+			}); err != nil {
+			return err
+		}
+		return e.fault(ctx, fmt.Sprintf("nodes %v stopped: wiped nodes %v decide", rest, maj), false, e.TTL,
+			func() error { return nil },
+			func() error {
+				for _, i := range rest {
+					if err := e.node(i).Resume(); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+	})
+}
+
+func killAll(e *Env, idx ...int) error {
+	for _, i := range idx {
+		if err := e.node(i).Kill(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // jumpClock simulates node i's clock jumping forward: it cuts the remaining

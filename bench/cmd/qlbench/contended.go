@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -66,6 +67,16 @@ func (e *env) contenders(addrs []string, retryCfg string) ([]*contender, error) 
 		}
 		out = append(out, c)
 	}
+	if e.want(libFloor) && retryCfg == "default" {
+		// The floor has one retry policy (a random delay under 1 ms); it
+		// runs once per goroutine count.
+		c := &contender{lib: libFloor}
+		for range contendedClients {
+			l, _ := newFloorContended(addrs, lockTTL)
+			c.clients = append(c.clients, l)
+		}
+		out = append(out, c)
+	}
 	if e.want(libRS) {
 		c := &contender{lib: libRS}
 		var opts []redsync.Option
@@ -92,6 +103,39 @@ type contendedStats struct {
 	perGoroutine     []int
 	fairMin, fairMax int
 	errSample        map[string]int // failure messages (first 80 bytes) and their counts
+	// freeFrac is the fraction of the time during which someone waited
+	// (inside Acquire) that the lock sat free: no holder between its
+	// Acquire's return and its Release's return.
+	freeFrac float64
+}
+
+// lockEvent is a change of the number of waiters and holders at an instant.
+type lockEvent struct {
+	at           time.Time
+	dWait, dHeld int
+}
+
+// freeWhileWaiting sweeps the events: the time with at least one waiter,
+// and of it the time with no holder.
+func freeWhileWaiting(evs []lockEvent) (frac float64, waited time.Duration) {
+	slices.SortStableFunc(evs, func(a, b lockEvent) int { return a.at.Compare(b.at) })
+	var free time.Duration
+	waiting, held := 0, 0
+	for i, ev := range evs {
+		if i > 0 && waiting > 0 {
+			dt := ev.at.Sub(evs[i-1].at)
+			waited += dt
+			if held == 0 {
+				free += dt
+			}
+		}
+		waiting += ev.dWait
+		held += ev.dHeld
+	}
+	if waited == 0 {
+		return 0, 0
+	}
+	return float64(free) / float64(waited), waited
 }
 
 // contendedBatch runs g goroutines, each looping acquire (blocking, the
@@ -106,7 +150,13 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 		hmu     sync.Mutex
 		relAt   time.Time
 		handoff = harness.NewLatencies(1 << 14)
+		evs     = make([]lockEvent, 0, 1<<16)
 	)
+	event := func(at time.Time, dWait, dHeld int) {
+		hmu.Lock()
+		evs = append(evs, lockEvent{at, dWait, dHeld})
+		hmu.Unlock()
+	}
 	waits := make([]*harness.Latencies, g)
 	counts := make([]int, g)
 	before := make([]int, g)
@@ -120,9 +170,11 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 		wg.Go(func() {
 			for time.Now().Before(stopAt) && hard.Err() == nil {
 				t0 := time.Now()
+				event(t0, 1, 0)
 				h, err := l.acquire(hard, key)
 				t1 := time.Now()
 				if err != nil {
+					event(t1, -1, 0)
 					if hard.Err() == nil {
 						fails[gi]++
 						msg := err.Error()
@@ -136,6 +188,7 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 					continue
 				}
 				hmu.Lock()
+				evs = append(evs, lockEvent{t1, -1, 1})
 				if !relAt.IsZero() {
 					handoff.Add(t1.Sub(relAt))
 					relAt = time.Time{}
@@ -153,6 +206,7 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 				rctx, rcancel := context.WithTimeout(context.WithoutCancel(hard), 2*time.Second)
 				_ = l.release(rctx, h)
 				rcancel()
+				event(time.Now(), 0, -1)
 			}
 		})
 	}
@@ -165,6 +219,7 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 		st.acquiredTotal += counts[gi]
 		st.failed += fails[gi]
 	}
+	st.freeFrac, _ = freeWhileWaiting(evs)
 	st.wait = all.Summary()
 	st.handoff = handoff.Summary()
 	st.fairMin, st.fairMax = counts[0], counts[0]
@@ -202,11 +257,13 @@ func scenarioContended(e *env) error {
 						{Unit: "fair-min", Value: float64(st.fairMin)},
 						{Unit: "fair-max", Value: float64(st.fairMax)},
 						{Unit: "failed", Value: float64(st.failed)},
+						{Unit: "free-frac", Value: st.freeFrac},
 					}
 					e.add("Contended", cas, c.lib, harness.Rep{N: max(st.acquired, 1), Metrics: m})
-					progress("contended %s %-10s rep %d/%d: %5.0f acq/s wait p50 %-9s p99 %-9s max %-9s handoff p50 %-9s fair %d..%d failed %d",
+					progress("contended %s %-10s rep %d/%d: %5.0f acq/s wait p50 %-9s p99 %-9s max %-9s handoff p50 %-9s p99 %-9s free %4.1f%% fair %d..%d failed %d",
 						cas, c.lib, rep+1, e.prof.reps, rate, st.wait.P50.Round(time.Microsecond), st.wait.P99.Round(time.Microsecond),
-						st.wait.Max.Round(time.Microsecond), st.handoff.P50.Round(time.Microsecond), st.fairMin, st.fairMax, st.failed)
+						st.wait.Max.Round(time.Microsecond), st.handoff.P50.Round(time.Microsecond), st.handoff.P99.Round(time.Microsecond),
+						100*st.freeFrac, st.fairMin, st.fairMax, st.failed)
 					for msg, n := range st.errSample {
 						progress("    %d× %s", n, msg)
 					}

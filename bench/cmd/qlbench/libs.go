@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"sync"
 	"time"
 
@@ -93,13 +94,22 @@ func (l *locker) cycle(ctx context.Context, key string) error {
 	return l.release(ctx, h)
 }
 
+// qlNodes makes quorumlock's go-redis nodes, named node0, node1, ... This
+// is the one place the bench builds them (rueidisnode's are in
+// libs_rueidis.go): core v2 moves node constructors to package node, so
+// change this line then.
+func qlNodes(clients []*redis.Client) []redlock.Node {
+	nodes := make([]redlock.Node, len(clients))
+	for i, c := range clients {
+		nodes[i] = redlock.NewRedisNodeNamed(fmt.Sprintf("node%d", i), c)
+	}
+	return nodes
+}
+
 // newQL builds a quorumlock client over its own go-redis clients.
 func newQL(addrs []string, ttl time.Duration, hooks []*harness.Counter, opts ...redlock.Option) (*locker, *redlock.Client, error) {
 	cs := newClientSet(addrs, hooks)
-	nodes := make([]redlock.Node, len(cs.clients))
-	for i, c := range cs.clients {
-		nodes[i] = redlock.NewRedisNodeNamed(fmt.Sprintf("node%d", i), c)
-	}
+	nodes := qlNodes(cs.clients)
 	opts = append([]redlock.Option{redlock.WithKeyPrefix("bench:ql:")}, opts...)
 	c, err := redlock.New(nodes, opts...)
 	if err != nil {
@@ -203,4 +213,108 @@ func newFloor(addrs []string, ttl time.Duration) *locker {
 		},
 		close: cs.Close,
 	}
+}
+
+// floorHeld is a lock of the contended and silent floors.
+type floorHeld struct{ key, token string }
+
+// floorFan sends f to every node at once. With decide, it returns as soon as
+// a majority said yes or can no longer say yes (the replies still in flight
+// are drained in the background); without, it waits for every reply.
+func floorFan(clients []*redis.Client, decide bool, f func(c *redis.Client) bool) int {
+	n := len(clients)
+	quorum := n/2 + 1
+	ch := make(chan bool, n)
+	for _, c := range clients {
+		go func() { ch <- f(c) }()
+	}
+	yes, no := 0, 0
+	for range n {
+		if <-ch {
+			yes++
+		} else {
+			no++
+		}
+		if decide && (yes >= quorum || no > n-quorum) {
+			break
+		}
+	}
+	return yes
+}
+
+// newFloorContended is the floor under contention: the plain floor's single
+// attempt, undone on every node when it did not reach a majority (or the
+// partial keys would block everyone for the TTL), retried after a random
+// delay under a millisecond until ctx ends. Its try makes one attempt that
+// decides as soon as the outcome is known (a silent node delays nothing)
+// and undoes a partial win in the background.
+func newFloorContended(addrs []string, ttl time.Duration) (l *locker, try func(ctx context.Context, key string) (any, error)) {
+	cs := newClientSet(addrs, nil)
+	cs.warm(context.Background())
+	quorum := len(cs.clients)/2 + 1
+	attempt := func(ctx context.Context, key string, decide bool) (*floorHeld, error) {
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		h := &floorHeld{key: "bench:floor:" + key, token: base64.RawURLEncoding.EncodeToString(b[:])}
+		if floorFan(cs.clients, decide, func(c *redis.Client) bool {
+			ok, err := c.SetNX(ctx, h.key, h.token, ttl).Result()
+			return err == nil && ok
+		}) >= quorum {
+			return h, nil
+		}
+		undo := func() {
+			uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			floorFan(cs.clients, false, func(c *redis.Client) bool {
+				return delScript.Run(uctx, c, []string{h.key}, h.token).Err() == nil
+			})
+			cancel()
+		}
+		if decide {
+			go undo()
+		} else {
+			undo()
+		}
+		return nil, errors.New("floor: not acquired")
+	}
+	release := func(ctx context.Context, hv any) error {
+		h := hv.(*floorHeld)
+		if floorFan(cs.clients, false, func(c *redis.Client) bool {
+			v, err := delScript.Run(ctx, c, []string{h.key}, h.token).Int64()
+			return err == nil && v == 1
+		}) < quorum {
+			return errors.New("floor: release reached no quorum")
+		}
+		return nil
+	}
+	l = &locker{
+		name: libFloor,
+		acquire: func(ctx context.Context, key string) (any, error) {
+			for {
+				h, err := attempt(ctx, key, false)
+				if err == nil {
+					return h, nil
+				}
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				t := time.NewTimer(mrand.N(time.Millisecond))
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					t.Stop()
+					return nil, ctx.Err()
+				}
+			}
+		},
+		release: release,
+		close:   cs.Close,
+	}
+	try = func(ctx context.Context, key string) (any, error) {
+		h, err := attempt(ctx, key, true)
+		if err != nil {
+			return nil, err
+		}
+		return h, nil
+	}
+	return l, try
 }

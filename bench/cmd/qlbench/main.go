@@ -33,6 +33,7 @@ type profile struct {
 	parallel    time.Duration
 	contended   time.Duration
 	degraded    time.Duration
+	silent      time.Duration
 	held        time.Duration
 	heldCounts  []int
 }
@@ -40,16 +41,16 @@ type profile struct {
 var (
 	shortProfile = profile{name: "short", reps: 3,
 		floor: 300 * time.Millisecond, uncontended: 500 * time.Millisecond, parallel: time.Second,
-		contended: 2 * time.Second, degraded: 1500 * time.Millisecond, held: 15 * time.Second,
+		contended: 2 * time.Second, degraded: 1500 * time.Millisecond, silent: time.Second, held: 15 * time.Second,
 		heldCounts: []int{1000, 10000}}
 	fullProfile = profile{name: "full", reps: 7,
 		floor: time.Second, uncontended: 2 * time.Second, parallel: 3 * time.Second,
-		contended: 6 * time.Second, degraded: 4 * time.Second, held: 30 * time.Second,
+		contended: 6 * time.Second, degraded: 4 * time.Second, silent: 3 * time.Second, held: 30 * time.Second,
 		heldCounts: []int{1000, 10000}}
 )
 
 // Scenario names, in run order.
-var allScenarios = []string{"floor", "uncontended", "parallel", "contended", "degraded", "held"}
+var allScenarios = []string{"floor", "uncontended", "parallel", "contended", "degraded", "silent", "held"}
 
 // TTL of the locks: redsync's default expiry, for both libraries.
 const lockTTL = 8 * time.Second
@@ -143,7 +144,7 @@ func run(prof profile, scenarios []string, libs, outDir, cpuprofile, memprofile 
 		GOARCH: runtime.GOARCH, NumCPU: runtime.NumCPU(), CPUModel: harness.CPUModel(), Reps: prof.reps,
 		Redis: redisVersion(ctx, cl),
 		Notes: []string{
-			fmt.Sprintf("lock TTL %s for every scenario except degraded (%s)", lockTTL, degradedTTL),
+			fmt.Sprintf("lock TTL %s for every scenario except degraded (%s) and silent (%s)", lockTTL, degradedTTL, silentTTL),
 			"each library has its own go-redis clients (ContextTimeoutEnabled) to the same nodes; libraries alternate, the order rotating each repetition",
 			"B/op and allocs/op are whole-process heap allocations per operation (library, go-redis and harness), from runtime.MemStats",
 		},
@@ -177,6 +178,8 @@ func run(prof profile, scenarios []string, libs, outDir, cpuprofile, memprofile 
 			err = scenarioContended(e)
 		case "degraded":
 			err = scenarioDegraded(e)
+		case "silent":
+			err = scenarioSilent(e)
 		case "held":
 			err = scenarioHeld(e)
 		}

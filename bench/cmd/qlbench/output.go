@@ -25,7 +25,7 @@ func libRank(l string) int {
 // scenarioTitle maps a scenario id to its benchmark name.
 var scenarioTitle = map[string]string{
 	"floor": "Floor", "uncontended": "Uncontended", "parallel": "Parallel",
-	"contended": "Contended", "degraded": "Degraded", "held": "Held",
+	"contended": "Contended", "degraded": "Degraded", "silent": "Silent", "held": "Held",
 }
 
 // panel builds one chart panel of unit for a scenario: cases in the order
@@ -90,12 +90,18 @@ func (e *env) chart(s string) error {
 		ps = []harness.Panel{
 			panel(rp, sc, "acq/s", "Contended: acquisitions/s (one key)", "acq/s", 1, false),
 			panel(rp, sc, "wait-p99-ns", "Contended: wait p99 (log)", "ms", 1e6, true),
-			panel(rp, sc, "handoff-p50-ns", "Contended: handoff p50 (log)", "ms", 1e6, true),
+			panel(rp, sc, "handoff-p99-ns", "Contended: handoff p99 (log)", "ms", 1e6, true),
+			panel(rp, sc, "free-frac", "Contended: share of waiting time the lock sat free", "fraction", 1, false),
 		}
 	case "degraded":
 		ps = []harness.Panel{
 			panel(rp, sc, "p50-ns", "Degraded: acquire p50 (log)", "ms", 1e6, true),
 			panel(rp, sc, "p99-ns", "Degraded: acquire p99 (log)", "ms", 1e6, true),
+		}
+	case "silent":
+		ps = []harness.Panel{
+			panel(rp, sc, "p50-ns", "Silent node: contended single attempt p50 (log)", "ms", 1e6, true),
+			panel(rp, sc, "p99-ns", "Silent node: contended single attempt p99 (log)", "ms", 1e6, true),
 		}
 	case "held":
 		ps = []harness.Panel{
@@ -119,8 +125,9 @@ var summaryUnits = map[string][]string{
 	"Floor":       {"ops/s", "p50-ns", "p99-ns"},
 	"Uncontended": {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "B/op", "client-cpu-us/op", "server-cpu-us/op", "errors"},
 	"Parallel":    {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "errors"},
-	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-p99-ns", "fair-min", "fair-max", "failed"},
+	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-p99-ns", "free-frac", "fair-min", "fair-max", "failed"},
 	"Degraded":    {"p50-ns", "p99-ns", "max-ns", "errors"},
+	"Silent":      {"p50-ns", "p99-ns", "max-ns", "acquired"},
 	"Held":        {"cpu-cores", "cmds/s/node", "rounds/s/node", "server-cmds/s/node", "rounds/node/tick", "lost"},
 }
 
@@ -233,8 +240,11 @@ func ratios(rp *harness.Report) []harness.Ratio {
 			st, _ := res.Stat(unit)
 			r.Value = st.Max
 		}
-		met := (op == "<=" && r.Value <= target) || (op == "==" && r.Value == target)
-		r.Target, r.Met, r.LowerIsB = fmt.Sprintf("%s %g", op, target), &met, true
+		r.LowerIsB = true
+		if op != "" {
+			met := (op == "<=" && r.Value <= target) || (op == "==" && r.Value == target)
+			r.Target, r.Met = fmt.Sprintf("%s %g", op, target), &met
+		}
 		out = append(out, r)
 	}
 	const u = "Uncontended"
@@ -248,6 +258,7 @@ func ratios(rp *harness.Report) []harness.Ratio {
 		}
 		add(pre+"uncontended 5 nodes cycles/s vs redsync", u, "nodes=5", ql, "nodes=5", libRS, "cycles/s", ">=", 1.3, true, "")
 		add(pre+"uncontended 5 nodes allocs/cycle vs redsync", u, "nodes=5", ql, "nodes=5", libRS, "allocs/op", "<=", 0.5, true, "")
+		add(pre+"uncontended 5 nodes allocs/cycle vs redsync (core v2: at most redsync's)", u, "nodes=5", ql, "nodes=5", libRS, "allocs/op", "<=", 1, true, "")
 		for _, n := range []string{"nodes=1", "nodes=3", "nodes=5", "nodes=7"} {
 			add(pre+"uncontended "+n+" cycles/s vs redsync", u, n, ql, n, libRS, "cycles/s", "", 0, false, "")
 			add(pre+"uncontended "+n+" cycles/s vs floor", u, n, ql, n, libFloor, "cycles/s", "", 0, false, "")
@@ -263,6 +274,19 @@ func ratios(rp *harness.Report) []harness.Ratio {
 			if target {
 				abs(pre+"contended "+cas+" "+ql+" failed acquisitions (worst rep)", c, cas, ql, "failed", "==", 0, "")
 			}
+			add(pre+"contended "+cas+" handoff p99 vs redsync", c, cas, ql, cas, libRS, "handoff-p99-ns", "", 0, false, "lower is better")
+			if strings.HasSuffix(cas, "retry=default") {
+				add(pre+"contended "+cas+" acq/s vs floor", c, cas, ql, cas, libFloor, "acq/s", "", 0, false, "")
+			}
+		}
+		const sl, sh, ss = "Silent", "nodes=5/faults=none", "nodes=5/faults=silent"
+		add(pre+"silent node: contended try p99 vs its healthy p99", sl, ss, ql, sh, ql, "p99-ns", "<=", 2, true, "")
+		add(pre+"silent node: contended try p99 vs redsync (1 try)", sl, ss, ql, ss, libRS, "p99-ns", "", 0, false, "lower is better")
+		add(pre+"silent node: contended try p99 vs floor", sl, ss, ql, ss, libFloor, "p99-ns", "", 0, false, "lower is better")
+		abs(pre+"silent node: contended tries that acquired a held lock (worst rep)", sl, ss, ql, "acquired", "==", 0, "")
+		if ql == libQL {
+			add("silent node: redsync (1 try) p99 vs its healthy p99", sl, ss, libRS, sh, libRS, "p99-ns", "", 0, false, "")
+			add("silent node: floor p99 vs its healthy p99", sl, ss, libFloor, sh, libFloor, "p99-ns", "", 0, false, "")
 		}
 		add(pre+"degraded "+ql+" acquire p99 vs its healthy p99", d, dd, ql, dh, ql, "p99-ns", "<=", 2, true, "")
 		if ql == libQL {
@@ -271,6 +295,13 @@ func ratios(rp *harness.Report) []harness.Ratio {
 		}
 		add(pre+"degraded acquire p99 vs redsync", d, dd, ql, dd, libRS, "p99-ns", "", 0, false, "lower is better")
 		add(pre+"degraded acquire p99 vs redsync-failfast", d, dd, ql, dd, libRSFast, "p99-ns", "", 0, false, "lower is better")
+	}
+	// The share of waiting time the lock sat free, per library (no target:
+	// the floor and redsync show what is possible).
+	for _, cas := range []string{"goroutines=8/retry=default", "goroutines=32/retry=default", "goroutines=8/retry=1ms", "goroutines=32/retry=1ms"} {
+		for _, lib := range []string{libQL, libQLRueidis, libRS, libFloor} {
+			abs("contended "+cas+" "+lib+" share of waiting time the lock sat free (worst rep)", c, cas, lib, "free-frac", "", 0, "")
+		}
 	}
 	const h = "Held"
 	for _, r := range rp.Results {

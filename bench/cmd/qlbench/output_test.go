@@ -3,6 +3,7 @@ package main
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/quorumlock/quorumlock/bench/internal/harness"
 )
@@ -50,5 +51,22 @@ func TestFmtValue(t *testing.T) {
 		if got := fmtValue(tc.unit, tc.v); got != tc.want {
 			t.Errorf("fmtValue(%s, %v) = %q, want %q", tc.unit, tc.v, got, tc.want)
 		}
+	}
+}
+
+func TestFreeWhileWaiting(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	// A holds 0-10; B waits 2-14 and holds 14-20; C waits 16-30 and gets
+	// nothing (fails at 30). Waiting: 2-14 and 16-30 = 26 ms; free
+	// meanwhile: 10-14 and 20-30 = 14 ms.
+	evs := []lockEvent{
+		{at(0), 1, 0}, {at(0), -1, 1}, {at(10), 0, -1},
+		{at(2), 1, 0}, {at(14), -1, 1}, {at(20), 0, -1},
+		{at(16), 1, 0}, {at(30), -1, 0},
+	}
+	frac, waited := freeWhileWaiting(evs)
+	if waited != 26*time.Millisecond || frac != 14.0/26 {
+		t.Errorf("freeWhileWaiting = %v of %v, want 14/26 of 26ms", frac, waited)
 	}
 }

@@ -5,6 +5,7 @@
 //	go run ./cmd/chaos            # full profile (make chaos)
 //	go run ./cmd/chaos -short     # CI profile, under a minute
 //	go run ./cmd/chaos -only partition,gc-pause -duration 30s
+//	go run ./cmd/chaos -only split-vote -rounds 1000
 package main
 
 import (
@@ -25,11 +26,12 @@ func main() {
 	dur := flag.Duration("duration", 0, "time per scenario (default: the profile's)")
 	out := flag.String("out", "chaos-out", "directory for chaos.json and the HTML timelines of violations")
 	list := flag.Bool("list", false, "list the scenarios and exit")
+	rounds := flag.Int("rounds", 0, "split-vote rounds (default: the profile's, 1000 full, 200 short)")
 	flag.Parse()
 
 	if *list {
 		for _, s := range chaos.Scenarios() {
-			fmt.Printf("%-18s %-14s %s\n", s.Name, s.Expect, s.What)
+			fmt.Printf("%-18s %-15s %s\n", s.Name, s.Expect, s.What)
 		}
 		return
 	}
@@ -39,6 +41,9 @@ func main() {
 	}
 	if *dur > 0 {
 		p.PerScenario = *dur
+	}
+	if *rounds > 0 {
+		p.SplitRounds = *rounds
 	}
 	if *only != "" {
 		p.Only = strings.Split(*only, ",")
