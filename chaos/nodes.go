@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -19,25 +20,36 @@ import (
 // in the order of the clients.
 //
 // Core v2 moves node constructors to package node: change this one line.
-func newNodes(rcs []*redis.Client) []redlock.Node {
-	nodes := make([]redlock.Node, len(rcs))
+func newNodes(rcs []*redis.Client) []node.Node {
+	nodes := make([]node.Node, len(rcs))
 	for i, rc := range rcs {
-		nodes[i] = redlock.NewRedisNodeNamed(fmt.Sprintf("node%d", i), rc)
+		nodes[i] = node.NewRedisNamed(fmt.Sprintf("node%d", i), rc)
 	}
 	return nodes
 }
 
-// wallClock returns the client options that make a client's wall clock
-// (the clock whose microseconds seed new fence counters) run skew ahead of
-// the real one, and whether the skew is applied. A zero skew needs nothing.
-//
-// TODO(core v2): redlock.WithWallClock does not exist yet, so skew cannot be
-// applied and clock-skew runs without it (its verdict says so). Once it
-// exists, replace the body with:
-//
-//	return []redlock.Option{redlock.WithWallClock(func() time.Time { return time.Now().Add(skew) })}, true
-func wallClock(skew time.Duration) ([]redlock.Option, bool) {
-	return nil, skew == 0
+// skewed offers the nodes seeds for new fence counters from a wall clock
+// skew off the real one, as a client whose clock is off does.
+type skewed struct {
+	node.Node
+	skew time.Duration
+}
+
+func (s skewed) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
+	a.Seed = uint64(int64(a.Seed) + s.skew.Microseconds())
+	return s.Node.Acquire(ctx, a)
+}
+
+// skewNodes makes a client's nodes see its wall clock skew off.
+func skewNodes(nodes []node.Node, skew time.Duration) []node.Node {
+	if skew == 0 {
+		return nodes
+	}
+	out := make([]node.Node, len(nodes))
+	for i, n := range nodes {
+		out[i] = skewed{n, skew}
+	}
+	return out
 }
 
 // directClients returns one go-redis client per address, connected straight
@@ -102,7 +114,7 @@ func newReplica(addrs []string, idx int, broken bool, poolSize int, delays []tim
 	rcs := directClients(addrs, poolSize, delays)
 	nodes := newNodes(rcs)
 	if broken {
-		nodes = []redlock.Node{nodes[(2*idx)%len(nodes)], nodes[(2*idx+1)%len(nodes)]}
+		nodes = []node.Node{nodes[(2*idx)%len(nodes)], nodes[(2*idx+1)%len(nodes)]}
 		opts = append(opts, redlock.WithDriftFactor(0))
 	}
 	c, err := redlock.New(nodes, opts...)

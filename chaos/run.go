@@ -14,6 +14,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -189,7 +191,7 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 		return nil, err
 	}
 	key := "chaos-" + s.Name
-	env := &Env{Cluster: cluster, Net: nw, Clock: clock, TTL: p.TTL, Key: redlock.DefaultKeyPrefix + key}
+	env := &Env{Cluster: cluster, Net: nw, Clock: clock, TTL: p.TTL, Key: redlock.DefaultKeyPrefix + "{" + key + "}"}
 	if s.Measure != nil {
 		return runMeasure(ctx, p, s, env)
 	}
@@ -209,19 +211,15 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 			redlock.WithRetry(retry.Constant(20, 2*time.Millisecond, 3*time.Millisecond)),
 			// Tell a holder of its loss a fifth of the TTL before its
 			// validity ends: room for a loaded machine's scheduling delays.
-			redlock.WithSafetyMargin(p.TTL / 5),
+			redlock.WithKeepAlive(extend.WithSafetyMargin(p.TTL / 5)),
 			redlock.WithObserver(redlock.ObserverFunc(w.observe)),
 		}
-		if s.ClientOpts != nil {
-			more, applied := s.ClientOpts(c)
-			opts = append(opts, more...)
-			if !applied {
-				notApplied = "clock skew not applied (redlock.WithWallClock does not exist yet): clients ran on the real clock"
-			}
+		if s.Skew != nil {
+			nodes = skewNodes(nodes, s.Skew(c))
 		}
 		if s.Broken {
 			// No quorum: client c trusts 2 of the 5 nodes; no drift.
-			nodes = []redlock.Node{nodes[(2*c)%5], nodes[(2*c+1)%5]}
+			nodes = []node.Node{nodes[(2*c)%5], nodes[(2*c+1)%5]}
 			opts = append(opts, redlock.WithDriftFactor(0))
 		}
 		cl, err := redlock.New(nodes, opts...)

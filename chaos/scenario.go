@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
-	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // Expect is the outcome a scenario must show.
@@ -68,10 +67,9 @@ type Scenario struct {
 	GCPause bool
 	// Inject runs the fault schedule until ctx ends.
 	Inject func(ctx context.Context, e *Env) error
-	// ClientOpts adds options to client c (nil: none). applied is false
-	// when an option the scenario wants cannot be given yet; the verdict
-	// then says so.
-	ClientOpts func(c int) (opts []redlock.Option, applied bool)
+	// Skew is how far client c's wall clock is off (nil: none): the seed
+	// it offers for new fence counters is off by as much.
+	Skew func(c int) time.Duration
 	// Scale multiplies the profile's time per scenario (0: 1).
 	Scale float64
 	// Measure, when set, runs the scenario instead of the Do loop and the
@@ -302,7 +300,7 @@ func Scenarios() []Scenario {
 		{
 			Name: "clock-skew", Expect: ExpectSkewLoss, Clients: 3, LongEvery: 6, Scale: 2,
 			What:       "client wall clocks +60 s, 0, -60 s; nodes wiped again and again (3 of 5, then all 5, restarted after 2 TTL; after a 3-node wipe the 2 others stop for a TTL so the wiped ones decide)",
-			ClientOpts: skewOpts,
+			Skew:       skewOf,
 			Inject:     injectWipes,
 		},
 		{
@@ -337,10 +335,10 @@ func Scenarios() []Scenario {
 	}
 }
 
-// skewOpts skews client 0's wall clock 60 s ahead and client 2's 60 s
-// behind (client 1 keeps the real one). See wallClock.
-func skewOpts(c int) ([]redlock.Option, bool) {
-	return wallClock([]time.Duration{60 * time.Second, 0, -60 * time.Second}[c%3])
+// skewOf puts client 0's wall clock 60 s ahead and client 2's 60 s behind
+// (client 1 keeps the real one).
+func skewOf(c int) time.Duration {
+	return []time.Duration{60 * time.Second, 0, -60 * time.Second}[c%3]
 }
 
 // injectWipes wipes nodes following the delayed-restart rule, alternately

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/bench/internal/harness"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -98,10 +99,10 @@ func (l *locker) cycle(ctx context.Context, key string) error {
 // is the one place the bench builds them (rueidisnode's are in
 // libs_rueidis.go): core v2 moves node constructors to package node, so
 // change this line then.
-func qlNodes(clients []*redis.Client) []redlock.Node {
-	nodes := make([]redlock.Node, len(clients))
+func qlNodes(clients []*redis.Client) []node.Node {
+	nodes := make([]node.Node, len(clients))
 	for i, c := range clients {
-		nodes[i] = redlock.NewRedisNodeNamed(fmt.Sprintf("node%d", i), c)
+		nodes[i] = node.NewRedisNamed(fmt.Sprintf("node%d", i), c)
 	}
 	return nodes
 }

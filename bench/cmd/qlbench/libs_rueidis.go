@@ -9,6 +9,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/quorumlock/quorumlock/bench/internal/harness"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/rueidisnode"
 )
@@ -65,7 +66,7 @@ func newQLRueidis(addrs []string, ttl time.Duration, hooks []*harness.Counter, o
 			rc.Close()
 		}
 	}
-	nodes := make([]redlock.Node, len(addrs))
+	nodes := make([]node.Node, len(addrs))
 	for i, a := range addrs {
 		rc, err := newRueidisClient(a)
 		if err != nil {
