@@ -1,0 +1,93 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// ErrInvalidArgument is returned (wrapped) by every Node for arguments it
+// cannot carry out: an empty name or token, a TTL under a millisecond (Redis
+// counts in milliseconds), a negative retention, a fence above MaxInt64.
+var ErrInvalidArgument = errors.New("node: invalid argument")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+func checkNameToken(name, token string) error {
+	if name == "" {
+		return invalid("empty name")
+	}
+	if token == "" {
+		return invalid("empty token for %q", name)
+	}
+	return nil
+}
+
+func checkTTL(name string, ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return invalid("ttl %s of %q is under a millisecond", ttl, name)
+	}
+	return nil
+}
+
+func checkFence(name string, fence uint64, retention time.Duration) error {
+	if fence > math.MaxInt64 { // a Redis counter is a signed 64-bit integer
+		return invalid("fence %d of %q is above MaxInt64", fence, name)
+	}
+	if retention < 0 {
+		return invalid("negative retention %s of %q", retention, name)
+	}
+	return nil
+}
+
+// Validate reports ErrInvalidArgument for arguments no node can carry out.
+func (a AcquireArgs) Validate() error {
+	if err := checkNameToken(a.Name, a.Token); err != nil {
+		return err
+	}
+	if err := checkTTL(a.Name, a.TTL); err != nil {
+		return err
+	}
+	return checkFence(a.Name, 0, a.Retention)
+}
+
+// Validate reports ErrInvalidArgument for arguments no node can carry out.
+func (a ExtendArgs) Validate() error {
+	if err := checkNameToken(a.Name, a.Token); err != nil {
+		return err
+	}
+	if err := checkTTL(a.Name, a.TTL); err != nil {
+		return err
+	}
+	return checkFence(a.Name, a.Fence, a.Retention)
+}
+
+// Validate reports ErrInvalidArgument for arguments no node can carry out.
+// A Tombstone of zero or less leaves no tombstone.
+func (a ReleaseArgs) Validate() error { return checkNameToken(a.Name, a.Token) }
+
+// ValidateRaise checks the arguments of Node.RaiseFence as the Validate
+// methods do those of the other calls.
+func ValidateRaise(name, token string, fence uint64, retention time.Duration) error {
+	if err := checkNameToken(name, token); err != nil {
+		return err
+	}
+	return checkFence(name, fence, retention)
+}
+
+// RetentionOrDefault is r, or DefaultRetention when r is zero.
+func RetentionOrDefault(r time.Duration) time.Duration {
+	if r == 0 {
+		return DefaultRetention
+	}
+	return r
+}
+
+// millis rounds d up to whole milliseconds (Redis's unit), so that a
+// positive duration never becomes zero.
+func millis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}

@@ -1,0 +1,8 @@
+package node
+
+// MemoryEntries counts m's entries, expired ones not yet swept included.
+func MemoryEntries(m *Memory) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.locks) + len(m.counters) + len(m.tombstones)
+}

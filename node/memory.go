@@ -1,0 +1,324 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"sync"
+	"time"
+)
+
+// ErrDown is returned by every call to a Memory node stopped with SetDown,
+// standing in for an unreachable server.
+var ErrDown = errors.New("node: memory node is down")
+
+// Memory is an in-process Node with the semantics of the Redis node: keys
+// expire by time.Now (so it runs inside testing/synctest bubbles; it starts
+// no goroutine or timer of its own), counters outlive locks until their
+// retention ends, tombstones refuse late requests. It is the demo's embedded
+// backend, development without Redis, and unit tests of code that takes
+// locks. It excludes only within one process.
+type Memory struct {
+	name string
+	id   string // Identify's ID, drawn at creation
+
+	mu         sync.Mutex
+	down       bool
+	locks      map[string]memLock   // by lock name
+	counters   map[string]memCount  // by lock name
+	tombstones map[string]time.Time // by TombstoneKey, until expiry
+	writes     int                  // entries written since the last sweep
+	swept      int                  // entries left by the last sweep
+
+	broker memBroker // release notifications, see memory_notify.go
+}
+
+type memLock struct {
+	token   string
+	expires time.Time
+}
+
+type memCount struct {
+	value   uint64
+	expires time.Time
+}
+
+// NewMemory returns an empty memory node named name.
+func NewMemory(name string) *Memory {
+	var id [20]byte
+	_, _ = rand.Read(id[:]) // never fails (crypto/rand panics rather)
+	m := &Memory{name: name, id: hex.EncodeToString(id[:])}
+	m.reset()
+	return m
+}
+
+func (m *Memory) reset() {
+	m.locks = map[string]memLock{}
+	m.counters = map[string]memCount{}
+	m.tombstones = map[string]time.Time{}
+	m.writes, m.swept = 0, 0
+}
+
+// Name implements Node.
+func (m *Memory) Name() string { return m.name }
+
+// SetDown makes every call fail with ErrDown (down) or work again. With
+// wipe, the node forgets its locks, counters and tombstones, as a Redis
+// server restarted without persistence does (its Identify ID stays).
+// Subscriptions report the change through their onState.
+func (m *Memory) SetDown(down, wipe bool) {
+	m.mu.Lock()
+	changed := m.down != down
+	m.down = down
+	if wipe {
+		m.reset()
+	}
+	m.mu.Unlock()
+	if changed {
+		m.broker.reportState(m)
+	}
+}
+
+// Len is the number of live entries (locks, counters, tombstones): tests
+// use it to show that state goes back to zero once everything expired.
+func (m *Memory) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sweepAll(time.Now())
+	return len(m.locks) + len(m.counters) + len(m.tombstones)
+}
+
+// enter locks m for one call, or says why it cannot run.
+func (m *Memory) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	if m.down {
+		m.mu.Unlock()
+		return ErrDown
+	}
+	return nil
+}
+
+// Expiry as Redis has it: an entry is gone once its time has come.
+func live(expires, now time.Time) bool { return now.Before(expires) }
+
+// lock returns the live holder of name, dropping an expired entry.
+func (m *Memory) lock(name string, now time.Time) (memLock, bool) {
+	e, ok := m.locks[name]
+	if ok && !live(e.expires, now) {
+		delete(m.locks, name)
+		return memLock{}, false
+	}
+	return e, ok
+}
+
+func (m *Memory) counter(name string, now time.Time) (uint64, bool) {
+	c, ok := m.counters[name]
+	if ok && !live(c.expires, now) {
+		delete(m.counters, name)
+		return 0, false
+	}
+	return c.value, ok
+}
+
+func (m *Memory) tombstoned(name, token string, now time.Time) bool {
+	k := TombstoneKey(name, token)
+	exp, ok := m.tombstones[k]
+	if ok && !live(exp, now) {
+		delete(m.tombstones, k)
+		return false
+	}
+	return ok
+}
+
+// wrote counts a new entry and sweeps expired entries nobody asks about
+// again once as many were written as the last sweep left (at least 1024):
+// amortized O(1) per write, and the maps stay within about twice the live
+// entries, as Redis's own expiry keeps its memory bounded.
+func (m *Memory) wrote(now time.Time) {
+	if m.writes++; m.writes >= max(m.swept, 1024) {
+		m.sweepAll(now)
+	}
+}
+
+func (m *Memory) sweepAll(now time.Time) {
+	for k, e := range m.locks {
+		if !live(e.expires, now) {
+			delete(m.locks, k)
+		}
+	}
+	for k, c := range m.counters {
+		if !live(c.expires, now) {
+			delete(m.counters, k)
+		}
+	}
+	for k, exp := range m.tombstones {
+		if !live(exp, now) {
+			delete(m.tombstones, k)
+		}
+	}
+	m.writes, m.swept = 0, len(m.locks)+len(m.counters)+len(m.tombstones)
+}
+
+// Identify implements Node: the ID drawn at creation, and "noeviction"
+// (the node never drops a live entry).
+func (m *Memory) Identify(ctx context.Context) (Identity, error) {
+	if err := m.enter(ctx); err != nil {
+		return Identity{}, err
+	}
+	defer m.mu.Unlock()
+	return Identity{ID: m.id, Eviction: "noeviction"}, nil
+}
+
+// Acquire implements Node.
+func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error) {
+	if err := a.Validate(); err != nil {
+		return AcquireReply{}, err
+	}
+	if err := m.enter(ctx); err != nil {
+		return AcquireReply{}, err
+	}
+	defer m.mu.Unlock()
+	now := time.Now()
+	if m.tombstoned(a.Name, a.Token, now) {
+		return AcquireReply{}, nil
+	}
+	retention := RetentionOrDefault(a.Retention)
+	e, held := m.lock(a.Name, now)
+	if held && e.token != a.Token {
+		return AcquireReply{HolderTTL: e.expires.Sub(now)}, nil
+	}
+	m.locks[a.Name] = memLock{token: a.Token, expires: now.Add(a.TTL)}
+	c, ok := m.counter(a.Name, now)
+	if held { // a resend: the counter stays as the first acquire left it
+		if ok {
+			m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
+		}
+		return AcquireReply{Acquired: true, Fence: c}, nil
+	}
+	if !ok {
+		c = seedOrClock(a.Seed, now)
+	}
+	c++
+	m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
+	m.wrote(now)
+	return AcquireReply{Acquired: true, Fence: c}, nil
+}
+
+// seedOrClock is where a missing counter starts: the client's seed when it
+// is within MaxSeedSkew of the clock (so that the nodes of one attempt
+// agree), the clock in microseconds otherwise (so that a node that lost
+// its counters still counts above the fences it handed out before).
+func seedOrClock(seed uint64, now time.Time) uint64 {
+	clock := uint64(max(now.UnixMicro(), 0))
+	skew := uint64(MaxSeedSkew / time.Microsecond)
+	if seed+skew >= clock && seed <= clock+skew {
+		return seed
+	}
+	return clock
+}
+
+// Extend implements Node.
+func (m *Memory) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, error) {
+	for _, op := range ops {
+		if err := op.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	now := time.Now()
+	res := make([]ExtendResult, len(ops))
+	for i, op := range ops {
+		e, held := m.lock(op.Name, now)
+		switch {
+		case held && e.token == op.Token:
+			res[i] = Extended
+		case held, m.tombstoned(op.Name, op.Token, now):
+			res[i] = NotHeld
+			continue
+		default:
+			res[i] = Reasserted
+		}
+		m.locks[op.Name] = memLock{token: op.Token, expires: now.Add(op.TTL)}
+		m.raise(op.Name, op.Fence, op.Retention, now)
+		if res[i] == Reasserted {
+			m.wrote(now)
+		}
+	}
+	return res, nil
+}
+
+// raise lifts the counter of name to at least fence and resets its
+// expiry; a missing counter is created only for a positive fence.
+func (m *Memory) raise(name string, fence uint64, retention time.Duration, now time.Time) {
+	c, ok := m.counter(name, now)
+	if !ok && fence == 0 {
+		return
+	}
+	m.counters[name] = memCount{value: max(c, fence), expires: now.Add(RetentionOrDefault(retention))}
+}
+
+// Release implements Node.
+func (m *Memory) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
+	if err := a.Validate(); err != nil {
+		return false, err
+	}
+	if err := m.enter(ctx); err != nil {
+		return false, err
+	}
+	now := time.Now()
+	e, held := m.lock(a.Name, now)
+	released := held && e.token == a.Token
+	if released {
+		delete(m.locks, a.Name)
+	}
+	if a.Tombstone > 0 {
+		m.tombstones[TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)
+		m.wrote(now)
+	}
+	m.mu.Unlock()
+	// Announced outside m.mu: a subscriber may call the node.
+	if released && a.Channel != "" {
+		m.broker.publish(a.Channel, a.Name, ReleaseID(a.Token))
+	}
+	return released, nil
+}
+
+// RaiseFence implements Node.
+func (m *Memory) RaiseFence(ctx context.Context, name, token string, fence uint64, retention time.Duration) (bool, error) {
+	if err := ValidateRaise(name, token, fence, retention); err != nil {
+		return false, err
+	}
+	if err := m.enter(ctx); err != nil {
+		return false, err
+	}
+	defer m.mu.Unlock()
+	now := time.Now()
+	m.raise(name, fence, retention, now)
+	e, held := m.lock(name, now)
+	return held && e.token == token, nil
+}
+
+// Inspect implements Node.
+func (m *Memory) Inspect(ctx context.Context, name string) (Holding, error) {
+	if name == "" {
+		return Holding{}, invalid("empty name")
+	}
+	if err := m.enter(ctx); err != nil {
+		return Holding{}, err
+	}
+	defer m.mu.Unlock()
+	now := time.Now()
+	var h Holding
+	h.Fence, _ = m.counter(name, now)
+	if e, held := m.lock(name, now); held {
+		h.Token, h.TTL = e.token, e.expires.Sub(now)
+	}
+	return h, nil
+}
