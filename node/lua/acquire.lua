@@ -1,0 +1,32 @@
+-- Acquire. KEYS: lock, counter, tombstone of the token.
+-- ARGV: token, ttl ms, seed (client clock, µs), retention ms, max seed skew µs.
+-- Reply: {1, counter} acquired (a resend: the counter unchanged), {0, pttl}
+-- held by another, {0, 0} refused by the token's tombstone.
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  return {0, 0}
+end
+local cur = redis.call('GET', KEYS[1])
+if cur == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+  return {1, redis.call('GET', KEYS[2]) or '0'}
+end
+if cur then
+  return {0, redis.call('PTTL', KEYS[1])}
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  -- A missing counter starts from the client's seed when the clocks agree
+  -- (every node of an attempt then agrees), else from this server's clock,
+  -- so that fences keep growing after the node lost its data.
+  local t = redis.call('TIME')
+  local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if math.abs(tonumber(ARGV[3]) - clock) <= tonumber(ARGV[5]) then
+    redis.call('SET', KEYS[2], ARGV[3])
+  else
+    redis.call('SET', KEYS[2], t[1] .. string.format('%06d', tonumber(t[2])))
+  end
+end
+local n = redis.call('INCR', KEYS[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
+return {1, n}

@@ -1,0 +1,18 @@
+-- Release. KEYS: lock, tombstone of the token.
+-- ARGV: token, tombstone ms (0: none), channel ('' : none).
+-- Deletes only the token's key; announces "<releaseID> <lock>" only when
+-- this call deleted it (a resend announces nothing), best effort (pcall: an
+-- ACL that forbids PUBLISH must not fail releases). The tombstone is left in
+-- every case: a request of the token that lands later must not set the key.
+local deleted = 0
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  deleted = 1
+  if ARGV[3] ~= '' then
+    redis.pcall('PUBLISH', ARGV[3], string.sub(redis.sha1hex(ARGV[1]), 1, 16) .. ' ' .. KEYS[1])
+  end
+end
+if tonumber(ARGV[2]) > 0 then
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+end
+return deleted
