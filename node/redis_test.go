@@ -171,3 +171,80 @@ func TestRedisSubscribeUnsupported(t *testing.T) {
 		t.Fatalf("subscribe over a bare Scripter: %v", err)
 	}
 }
+
+// The subscription reports down when its server dies, up again after the
+// restart, and then delivers releases again.
+func TestRedisSubscriptionBreaksAndRecovers(t *testing.T) {
+	cl := redistest.StartT(t, 1)
+	c := newClient(t, cl.Addrs()[0])
+	n := node.NewRedis(c)
+	ctx := ctxFor(t)
+	const channel = "test:released"
+	type state struct {
+		up  bool
+		err error
+	}
+	states := make(chan state, 64)
+	releases := make(chan [2]string, 16)
+	stop, err := n.Subscribe(context.Background(), channel,
+		func(name, id string) { releases <- [2]string{name, id} },
+		func(up bool, err error) { states <- state{up, err} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	waitState := func(up bool) {
+		t.Helper()
+		for {
+			select {
+			case s := <-states:
+				if !s.up && s.err == nil {
+					t.Fatal("down without a cause")
+				}
+				if s.up == up {
+					return
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("no state change to up=%v", up)
+			}
+		}
+	}
+	announce := func() {
+		t.Helper()
+		name := "k{" + time.Now().String() + "}"
+		for { // the command connection may need a redial after the restart
+			_, err := n.Acquire(ctx, node.AcquireArgs{Name: name, Token: "tok", TTL: time.Minute})
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if ok, err := n.Release(ctx, node.ReleaseArgs{Name: name, Token: "tok", Channel: channel}); err != nil || !ok {
+			t.Fatalf("release = %v, %v", ok, err)
+		}
+		select {
+		case r := <-releases:
+			if r[0] != name || r[1] != node.ReleaseID("tok") {
+				t.Fatalf("announcement %q, want %q with id %s", r, name, node.ReleaseID("tok"))
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no announcement")
+		}
+	}
+	waitState(true)
+	announce()
+	if err := cl.Nodes()[0].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitState(false)
+	if err := cl.Nodes()[0].Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitState(true)
+	announce()
+	stop()
+	stop()
+}

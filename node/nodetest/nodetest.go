@@ -52,6 +52,7 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"InspectFreeKey", inspectFreeKey},
 		{"CounterExpires", counterExpires},
 		{"RetentionResetsOnAcquisition", retentionResetsOnAcquisition},
+		{"ExtendKeepsCounterAlive", extendKeepsCounterAlive},
 		{"SeedWithinSkewUsed", seedWithinSkewUsed},
 		{"SeedFarOffIgnored", seedFarOffIgnored},
 		{"ExistingCounterIgnoresSeed", existingCounterIgnoresSeed},
@@ -453,6 +454,19 @@ func retentionResetsOnAcquisition(f *fixture) {
 	time.Sleep(3 * short) // past the first retention, however slow the machine
 	if h := f.inspect(name); h.Fence != r.Fence {
 		f.t.Fatalf("counter = %d, want %d: the second acquisition did not reset its retention", h.Fence, r.Fence)
+	}
+}
+
+// A lock held (extended) longer than its acquisition's retention keeps its
+// counter: the extension resets the retention.
+func extendKeepsCounterAlive(f *fixture) {
+	name := f.name()
+	short := 100 * time.Millisecond
+	r := f.acquireArgs(node.AcquireArgs{Name: name, Token: "a", TTL: long, Retention: short})
+	f.extend(ext(name, "a", long, r.Fence))
+	time.Sleep(3 * short)
+	if h := f.inspect(name); h.Fence != r.Fence {
+		f.t.Fatalf("counter = %d, want %d: the extension did not reset its retention", h.Fence, r.Fence)
 	}
 }
 
