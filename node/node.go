@@ -43,9 +43,11 @@ type Node interface {
 	Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error)
 
 	// Extend resets the TTL of each lock that holds its token. A missing key
-	// without a tombstone of the token is set again (Reasserted) and its
-	// counter raised to at least the op's Fence. Results are in the order
-	// of ops; an error fails the whole batch.
+	// without a tombstone of the token is set again (Reasserted). In both
+	// cases the counter is raised to at least the op's Fence and its expiry
+	// reset to Retention (a held lock's counter never expires). Results are
+	// in the order of ops; an error (a bad op included) fails the whole
+	// batch.
 	Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, error)
 
 	// Release deletes the lock key if it holds the token, and in every case
@@ -70,8 +72,10 @@ type Node interface {
 	// in the background, and onState reports each change: up when the
 	// server confirmed it, down with the cause when it broke. Callbacks come
 	// from one goroutine at a time per subscription and must be quick. stop
-	// waits for deliveries to end and may be called more than once. A node
-	// that cannot subscribe returns ErrNotificationsUnsupported.
+	// waits for deliveries to end and may be called more than once (not
+	// from a callback). ctx carries values only: the subscription lasts
+	// until stop. A node that cannot subscribe returns
+	// ErrNotificationsUnsupported.
 	Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (stop func(), err error)
 }
 
@@ -92,7 +96,7 @@ type AcquireArgs struct {
 	Token     string
 	TTL       time.Duration
 	Seed      uint64        // client clock, microseconds since the Unix epoch
-	Retention time.Duration // counter expiry, reset on each acquisition
+	Retention time.Duration // counter expiry, reset on each acquisition; 0: DefaultRetention
 }
 
 // AcquireReply is what a node answers to Acquire.
@@ -115,7 +119,7 @@ type ExtendArgs struct {
 	Token     string
 	TTL       time.Duration
 	Fence     uint64        // raise the counter to this when re-asserting
-	Retention time.Duration // counter expiry when re-asserting
+	Retention time.Duration // counter expiry, reset by the extension; 0: DefaultRetention
 }
 
 // ExtendResult is what a node answers for one lock of Extend.
@@ -145,7 +149,7 @@ func (r ExtendResult) String() string {
 type ReleaseArgs struct {
 	Name      string
 	Token     string
-	Tombstone time.Duration // how long late requests of the token are refused
+	Tombstone time.Duration // how long late requests of the token are refused; <= 0: none
 	Channel   string        // where to announce the release; empty: nowhere
 }
 

@@ -65,26 +65,27 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	if err := errors.Join(err1, err2); err != nil {
 		return AcquireReply{}, fmt.Errorf("node: acquire reply %v: %w", vals, err)
 	}
-	r := AcquireReplyOf(ok == 1, v)
+	var holder string
 	if len(vals) == 3 {
-		r.Holder, _ = vals[2].(string)
+		holder, _ = vals[2].(string)
 	}
-	return r, nil
+	return AcquireReplyOf(ok == 1, v, holder), nil
 }
 
-// AcquireReplyOf reads the reply {acquired, value} of the acquire script:
-// value is the counter when acquired, the holder's PTTL otherwise (0 for a
-// tombstone, -1 for a key without expiry).
-func AcquireReplyOf(acquired bool, value int64) AcquireReply {
+// AcquireReplyOf reads the reply {acquired, value[, holder]} of the acquire
+// script: value is the counter when acquired, the holder's PTTL otherwise
+// (0 for a tombstone, -1 for a key without expiry), and holder the holder's
+// release id.
+func AcquireReplyOf(acquired bool, value int64, holder string) AcquireReply {
 	switch {
 	case acquired:
 		return AcquireReply{Acquired: true, Fence: uint64(max(value, 0))}
 	case value == 0 || value == -1: // a tombstone, or a key that never expires
-		return AcquireReply{}
+		return AcquireReply{Holder: holder}
 	case value < 0: // gone within the millisecond
-		return AcquireReply{HolderTTL: time.Millisecond}
+		return AcquireReply{HolderTTL: time.Millisecond, Holder: holder}
 	}
-	return AcquireReply{HolderTTL: time.Duration(value) * time.Millisecond}
+	return AcquireReply{HolderTTL: time.Duration(value) * time.Millisecond, Holder: holder}
 }
 
 // replyInt reads an integer reply, or a counter sent as a string (which

@@ -8,38 +8,28 @@ import (
 
 	"github.com/redis/rueidis"
 
-	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/rueidisnode"
 )
 
-// A Client over five independent Redis servers, each reached through its
-// own rueidis client. (No Output: it needs the servers.)
+// A node over one Redis server; the quorum client takes one such node per
+// independent server. (No Output: it needs the server.)
 func Example() {
-	addrs := []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379", "10.0.0.4:6379", "10.0.0.5:6379"}
-	var nodes []redlock.Node
-	for _, addr := range addrs {
-		rc, err := rueidis.NewClient(rueidis.ClientOption{
-			InitAddress:       []string{addr},
-			ForceSingleClient: true,
-			DisableCache:      true,
-		})
-		if err != nil {
-			log.Fatal(err)
-		}
-		defer rc.Close()
-		nodes = append(nodes, rueidisnode.New(rc))
-	}
-	locks, err := redlock.New(nodes)
+	rc, err := rueidis.NewClient(rueidis.ClientOption{
+		InitAddress:       []string{"10.0.0.1:6379"},
+		ForceSingleClient: true,
+		DisableCache:      true,
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer locks.Close()
+	defer rc.Close()
+	var n node.Node = rueidisnode.New(rc)
 
 	ctx := context.Background()
-	lock, err := locks.Acquire(ctx, "report:daily", 10*time.Second)
+	r, err := n.Acquire(ctx, node.AcquireArgs{Name: "lock:{report}", Token: "random-128-bit-token", TTL: 10 * time.Second})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer func() { _ = lock.Release(ctx) }()
-	fmt.Println("holding", lock.Key(), "with fence", lock.Fence())
+	fmt.Println("acquired:", r.Acquired, "fence:", r.Fence)
 }

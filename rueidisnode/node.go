@@ -6,24 +6,23 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
 
-	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/node"
 )
 
-// The scripts of redlock's RedisNode, verbatim: a lock taken through one
-// kind of node can be extended, released and inspected through the other.
+// The scripts of node.Redis, verbatim: a lock taken through one kind of
+// node can be extended, released and inspected through the other.
 var (
-	src           = redlock.Scripts()
-	acquireLua    = rueidis.NewLuaScript(src.Acquire)
-	extendLua     = rueidis.NewLuaScript(src.Extend)
-	releaseLua    = rueidis.NewLuaScript(src.Release)
-	raiseFenceLua = rueidis.NewLuaScript(src.RaiseFence)
-	inspectLua    = rueidis.NewLuaScript(src.Inspect)
-	extendHeldSHA = sha1Hex(src.ExtendHeld) // ExtendBatch builds its EVALSHA itself
+	src         = node.Scripts()
+	acquireLua  = rueidis.NewLuaScript(src.Acquire)
+	releaseLua  = rueidis.NewLuaScript(src.Release)
+	raiseLua    = rueidis.NewLuaScript(src.RaiseFence)
+	inspectLua  = rueidis.NewLuaScript(src.Inspect)
+	extendSHA   = sha1Hex(src.Extend) // Extend builds its EVALSHA itself
+	maxSkewUsec = strconv.FormatInt(node.MaxSeedSkew.Microseconds(), 10)
 )
 
 func sha1Hex(s string) string {
@@ -31,21 +30,15 @@ func sha1Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Node is a redlock.Node backed by one independent Redis server, reached
-// through a rueidis client the caller owns (and closes). It also implements
-// redlock.BatchNode and redlock.Notifier. It is safe for concurrent use.
+// Node is a node.Node backed by one independent Redis server, reached
+// through a rueidis client the caller owns (and closes). It is safe for
+// concurrent use.
 type Node struct {
 	name   string
 	client rueidis.Client
-	ttl    atomic.Pointer[msString] // the last TTL argument, reused
 }
 
-// Interfaces the Client looks for.
-var (
-	_ redlock.Node      = (*Node)(nil)
-	_ redlock.BatchNode = (*Node)(nil)
-	_ redlock.Notifier  = (*Node)(nil)
-)
+var _ node.Node = (*Node)(nil)
 
 // Option configures a Node.
 type Option func(*Node)
@@ -58,8 +51,7 @@ func WithName(name string) Option { return func(n *Node) { n.name = name } }
 // New wraps a rueidis client to one Redis server (a client made with
 // rueidis.ClientOption{InitAddress: []string{addr}}; ForceSingleClient
 // spares it a cluster probe at start). Each Node must reach a different,
-// independent server. The client's context handling applies: a call ends
-// when its ctx is done.
+// independent server. A call ends when its ctx is done.
 func New(client rueidis.Client, opts ...Option) *Node {
 	n := &Node{client: client}
 	for _, o := range opts {
@@ -76,168 +68,164 @@ func New(client rueidis.Client, opts ...Option) *Node {
 	return n
 }
 
-// Name implements redlock.Node.
+// Name implements node.Node.
 func (n *Node) Name() string { return n.name }
 
 // Client returns the wrapped rueidis client.
 func (n *Node) Client() rueidis.Client { return n.client }
 
-// msString is a TTL in milliseconds and its decimal form.
-type msString struct {
-	ms int64
-	s  string
+// ms formats d in whole milliseconds, rounded up as node.Redis does.
+func ms(d time.Duration) string {
+	return strconv.FormatInt(int64((d+time.Millisecond-1)/time.Millisecond), 10)
 }
 
-// millis formats ttl in milliseconds, reusing the last result: a client
-// uses few TTLs, so most calls format nothing.
-func (n *Node) millis(ttl time.Duration) string {
-	ms := ttl.Milliseconds()
-	if c := n.ttl.Load(); c != nil && c.ms == ms {
-		return c.s
-	}
-	c := &msString{ms: ms, s: strconv.FormatInt(ms, 10)}
-	n.ttl.Store(c)
-	return c.s
-}
+func u64(v uint64) string { return strconv.FormatUint(v, 10) }
 
-func formatFence(f uint64) string { return strconv.FormatUint(f, 10) }
-
-// Acquire implements redlock.Node.
-func (n *Node) Acquire(ctx context.Context, key, token string, ttl time.Duration) (redlock.AcquireReply, error) {
-	return n.AcquireSeeded(ctx, key, token, ttl, 0)
-}
-
-// AcquireSeeded implements redlock.SeededAcquirer: a new fence counter
-// starts from seed (the client's clock, the same on every node of an
-// attempt), or from the server's clock when seed is zero.
-func (n *Node) AcquireSeeded(ctx context.Context, key, token string, ttl time.Duration, seed uint64) (redlock.AcquireReply, error) {
-	keys := [2]string{key, key + redlock.FenceSuffix}
-	args := [3]string{token, n.millis(ttl), ""}
-	nargs := 2
-	if seed > 0 {
-		args[2], nargs = strconv.FormatUint(seed, 10), 3
-	}
-	vals, err := acquireLua.Exec(ctx, n.client, keys[:], args[:nargs]).ToArray()
+// Identify implements node.Node: INFO server and INFO memory.
+func (n *Node) Identify(ctx context.Context) (node.Identity, error) {
+	server, err := n.client.Do(ctx, n.client.B().Info().Section("server").Build()).ToString()
 	if err != nil {
-		return redlock.AcquireReply{}, err
+		return node.Identity{}, err
 	}
-	if len(vals) != 2 {
-		return redlock.AcquireReply{}, fmt.Errorf("rueidisnode: unexpected acquire reply of %d values", len(vals))
+	memory, err := n.client.Do(ctx, n.client.B().Info().Section("memory").Build()).ToString()
+	if err != nil {
+		return node.Identity{}, err
+	}
+	return node.ParseIdentity(server, memory)
+}
+
+// Acquire implements node.Node.
+func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
+	if err := a.Validate(); err != nil {
+		return node.AcquireReply{}, err
+	}
+	keys := []string{a.Name, node.CounterKey(a.Name), node.TombstoneKey(a.Name, a.Token)}
+	args := []string{a.Token, ms(a.TTL), u64(a.Seed), ms(node.RetentionOrDefault(a.Retention)), maxSkewUsec}
+	vals, err := acquireLua.Exec(ctx, n.client, keys, args).ToArray()
+	if err != nil {
+		return node.AcquireReply{}, err
+	}
+	if len(vals) != 2 && len(vals) != 3 {
+		return node.AcquireReply{}, fmt.Errorf("rueidisnode: unexpected acquire reply of %d values", len(vals))
 	}
 	ok, err := vals[0].AsInt64()
 	if err != nil {
-		return redlock.AcquireReply{}, err
+		return node.AcquireReply{}, err
 	}
-	v, err := vals[1].AsInt64()
+	v, err := vals[1].AsInt64() // an integer, or a counter sent as a string
 	if err != nil {
-		return redlock.AcquireReply{}, err
+		return node.AcquireReply{}, err
 	}
-	switch {
-	case ok == 1:
-		return redlock.AcquireReply{Acquired: true, Fence: uint64(v)}, nil
-	case v == -1: // a key without expiry: nobody can say when it frees up
-		return redlock.AcquireReply{}, nil
-	case v <= 0: // expiring within the millisecond (or just gone)
-		return redlock.AcquireReply{HolderTTL: time.Millisecond}, nil
+	var holder string
+	if len(vals) == 3 {
+		holder, _ = vals[2].ToString()
 	}
-	return redlock.AcquireReply{HolderTTL: time.Duration(v) * time.Millisecond}, nil
+	return node.AcquireReplyOf(ok == 1, v, holder), nil
 }
 
-// Extend implements redlock.Node.
-func (n *Node) Extend(ctx context.Context, key, token string, ttl time.Duration, fence uint64) (redlock.ExtendResult, error) {
-	keys := [2]string{key, key + redlock.FenceSuffix}
-	args := [3]string{token, n.millis(ttl), formatFence(fence)}
-	v, err := extendLua.Exec(ctx, n.client, keys[:], args[:]).AsInt64()
-	if err != nil {
-		return redlock.NotHeld, err
-	}
-	return redlock.ExtendResult(v), nil
-}
-
-// Release implements redlock.Node.
-func (n *Node) Release(ctx context.Context, key, token string) (bool, error) {
-	keys := [1]string{key}
-	args := [1]string{token}
-	v, err := releaseLua.Exec(ctx, n.client, keys[:], args[:]).AsInt64()
-	return v == 1, err
-}
-
-// RaiseFence implements redlock.Node.
-func (n *Node) RaiseFence(ctx context.Context, key, token string, fence uint64) (bool, error) {
-	keys := [2]string{key, key + redlock.FenceSuffix}
-	args := [2]string{token, formatFence(fence)}
-	v, err := raiseFenceLua.Exec(ctx, n.client, keys[:], args[:]).AsInt64()
-	return v == 1, err
-}
-
-// Inspect implements redlock.Node.
-func (n *Node) Inspect(ctx context.Context, key string) (redlock.Holding, error) {
-	keys := [2]string{key, key + redlock.FenceSuffix}
-	vals, err := inspectLua.Exec(ctx, n.client, keys[:], nil).ToArray()
-	if err != nil {
-		return redlock.Holding{}, err
-	}
-	if len(vals) != 3 {
-		return redlock.Holding{}, fmt.Errorf("rueidisnode: unexpected inspect reply of %d values", len(vals))
-	}
-	var h redlock.Holding
-	if vals[0].IsString() { // a free key is Lua false: nil (RESP2) or false (RESP3)
-		h.Token, _ = vals[0].ToString()
-	}
-	if ms, err := vals[1].AsInt64(); err == nil && ms > 0 {
-		h.TTL = time.Duration(ms) * time.Millisecond
-	}
-	if f, err := vals[2].AsInt64(); err == nil && f > 0 {
-		h.Fence = uint64(f)
-	}
-	return h, nil
-}
-
-// ExtendBatch implements redlock.BatchNode: every op's extension (the
-// extend-if-held script, which never re-creates a missing key) as EVALSHA
-// in one DoMulti, which rueidis writes as one pipeline. Ops that met
-// NOSCRIPT (the server restarted and lost its script cache) are sent again
-// in a second DoMulti with EVAL, which also loads the script.
-func (n *Node) ExtendBatch(ctx context.Context, ops []redlock.ExtendOp) ([]redlock.ExtendResult, []error) {
-	res, errs := make([]redlock.ExtendResult, len(ops)), make([]error, len(ops))
-	if len(ops) == 0 {
-		return res, errs
-	}
-	cmds := make(rueidis.Commands, len(ops))
-	for i, op := range ops {
-		cmds[i] = n.client.B().Evalsha().Sha1(extendHeldSHA).Numkeys(1).Key(op.Key).Arg(op.Token, n.millis(op.TTL)).Build()
-	}
-	var again []int
-	for i, r := range n.client.DoMulti(ctx, cmds...) {
-		v, err := r.AsInt64()
-		if isNoScript(err) {
-			again = append(again, i)
-			continue
+// Extend implements node.Node: every op as EVALSHA in one DoMulti, which
+// rueidis writes as one pipeline. If the server lost its script cache
+// (NOSCRIPT, after a restart), the batch is sent again with EVAL, which
+// also loads the script; the script is idempotent, so ops that ran before
+// may run again.
+func (n *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.ExtendResult, error) {
+	for _, op := range ops {
+		if err := op.Validate(); err != nil {
+			return nil, err
 		}
-		res[i], errs[i] = extendResult(v, err)
 	}
-	if len(again) == 0 {
-		return res, errs
+	res := make([]node.ExtendResult, len(ops))
+	if len(ops) == 0 {
+		return res, nil
 	}
-	cmds = cmds[:0]
-	for _, i := range again {
-		op := ops[i]
-		cmds = append(cmds, n.client.B().Eval().Script(src.ExtendHeld).Numkeys(1).Key(op.Key).Arg(op.Token, n.millis(op.TTL)).Build())
+	build := func(eval bool) rueidis.Commands {
+		cmds := make(rueidis.Commands, len(ops))
+		for i, op := range ops {
+			keys := []string{op.Name, node.CounterKey(op.Name), node.TombstoneKey(op.Name, op.Token)}
+			args := []string{op.Token, ms(op.TTL), u64(op.Fence), ms(node.RetentionOrDefault(op.Retention))}
+			if eval {
+				cmds[i] = n.client.B().Eval().Script(src.Extend).Numkeys(3).Key(keys...).Arg(args...).Build()
+			} else {
+				cmds[i] = n.client.B().Evalsha().Sha1(extendSHA).Numkeys(3).Key(keys...).Arg(args...).Build()
+			}
+		}
+		return cmds
 	}
-	for k, r := range n.client.DoMulti(ctx, cmds...) {
-		res[again[k]], errs[again[k]] = extendResult(r.AsInt64())
+	for _, eval := range []bool{false, true} {
+		noscript := false
+		for i, r := range n.client.DoMulti(ctx, build(eval)...) {
+			v, err := r.AsInt64()
+			if !eval && isNoScript(err) {
+				noscript = true
+				break
+			}
+			if err != nil {
+				return nil, err
+			}
+			if v < int64(node.NotHeld) || v > int64(node.Reasserted) {
+				return nil, fmt.Errorf("rueidisnode: unexpected extend reply %d", v)
+			}
+			res[i] = node.ExtendResult(v)
+		}
+		if !noscript {
+			return res, nil
+		}
 	}
-	return res, errs
-}
-
-func extendResult(v int64, err error) (redlock.ExtendResult, error) {
-	if err != nil {
-		return redlock.NotHeld, err
-	}
-	return redlock.ExtendResult(v), nil
+	return res, nil // unreachable: EVAL never meets NOSCRIPT
 }
 
 func isNoScript(err error) bool {
 	re, ok := rueidis.IsRedisErr(err)
 	return ok && re.IsNoScript()
+}
+
+// Release implements node.Node.
+func (n *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
+	if err := a.Validate(); err != nil {
+		return false, err
+	}
+	tomb := "0"
+	if a.Tombstone > 0 {
+		tomb = ms(a.Tombstone)
+	}
+	keys := []string{a.Name, node.TombstoneKey(a.Name, a.Token)}
+	v, err := releaseLua.Exec(ctx, n.client, keys, []string{a.Token, tomb, a.Channel}).AsInt64()
+	return err == nil && v == 1, err
+}
+
+// RaiseFence implements node.Node.
+func (n *Node) RaiseFence(ctx context.Context, name, token string, fence uint64, retention time.Duration) (bool, error) {
+	if err := node.ValidateRaise(name, token, fence, retention); err != nil {
+		return false, err
+	}
+	keys := []string{name, node.CounterKey(name)}
+	v, err := raiseLua.Exec(ctx, n.client, keys, []string{token, u64(fence), ms(node.RetentionOrDefault(retention))}).AsInt64()
+	return err == nil && v == 1, err
+}
+
+// Inspect implements node.Node.
+func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
+	if name == "" {
+		return node.Holding{}, fmt.Errorf("%w: empty name", node.ErrInvalidArgument)
+	}
+	vals, err := inspectLua.Exec(ctx, n.client, []string{name, node.CounterKey(name)}, nil).ToArray()
+	if err != nil {
+		return node.Holding{}, err
+	}
+	if len(vals) != 3 {
+		return node.Holding{}, fmt.Errorf("rueidisnode: unexpected inspect reply of %d values", len(vals))
+	}
+	var h node.Holding
+	if vals[0].IsString() { // a free key is Lua false: nil (RESP2) or false (RESP3)
+		h.Token, _ = vals[0].ToString()
+	}
+	if v, err := vals[1].AsInt64(); err == nil && v > 0 && h.Token != "" {
+		h.TTL = time.Duration(v) * time.Millisecond
+	}
+	f, err := vals[2].AsInt64()
+	if err != nil {
+		return node.Holding{}, err
+	}
+	h.Fence = uint64(max(f, 0))
+	return h, nil
 }

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/quorumlock/quorumlock/node"
 )
 
-// Timing of a subscription, as in redlock's RedisNode: an idle subscription
+// Timing of a subscription, as in node.Redis: an idle subscription
 // is pinged every subscribePing and counts as broken when the pong (or the
 // confirmation of SUBSCRIBE) is not back within another subscribePing.
 // After a break it is remade with a backoff from subscribeRetryMin doubling
@@ -21,22 +23,16 @@ const (
 	subscribeRetryMax = time.Second
 )
 
-// ReleaseNotify implements redlock.Notifier: the release script publishes
-// the release on channel when it deletes key.
-func (n *Node) ReleaseNotify(ctx context.Context, key, token, channel string) (bool, error) {
-	keys := [1]string{key}
-	args := [2]string{token, channel}
-	v, err := releaseLua.Exec(ctx, n.client, keys[:], args[:]).AsInt64()
-	return v == 1, err
-}
-
-// SubscribeReleases implements redlock.Notifier. The subscription holds a
-// dedicated connection of the client (Client.Dedicate) with Pub/Sub hooks.
-// A goroutine pings it when idle and, after a break (the node restarted, a
+// Subscribe implements node.Node. The subscription holds a dedicated
+// connection of the client (Client.Dedicate) with Pub/Sub hooks. A
+// goroutine pings it when idle and, after a break (the node restarted, a
 // network fault, no pong in time), closes the connection and subscribes
-// again on a new one, with a backoff.
-func (n *Node) SubscribeReleases(ctx context.Context, channel string, onRelease func(key, release string), onState func(up bool, err error)) (func(), error) {
-	ctx, cancel := context.WithCancel(ctx)
+// again on a new one, with a backoff. ctx carries values only.
+func (n *Node) Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
+	if channel == "" || onRelease == nil || onState == nil {
+		return nil, fmt.Errorf("%w: subscribe needs a channel and both callbacks", node.ErrInvalidArgument)
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &sub{client: n.client, channel: channel, onRelease: onRelease, onState: onState}
 	done := make(chan struct{})
 	go func() {
@@ -55,7 +51,7 @@ func (n *Node) SubscribeReleases(ctx context.Context, channel string, onRelease 
 type sub struct {
 	client    rueidis.Client
 	channel   string
-	onRelease func(key, release string)
+	onRelease func(name, releaseID string)
 	onState   func(bool, error)
 }
 
@@ -95,7 +91,7 @@ func (s *sub) session(ctx context.Context) (wasUp bool, err error) {
 	hookErr := dc.SetPubSubHooks(rueidis.PubSubHooks{
 		OnMessage: func(m rueidis.PubSubMessage) {
 			if m.Channel == s.channel {
-				s.onRelease(parseRelease(m.Message))
+				s.onRelease(node.ParseRelease(m.Message))
 			}
 		},
 		OnSubscription: func(m rueidis.PubSubSubscription) {
@@ -149,14 +145,4 @@ func (s *sub) session(ctx context.Context) (wasUp bool, err error) {
 			}
 		}
 	}
-}
-
-// parseRelease splits an announcement of the release script, "<id> <key>"
-// with a 16-digit id, into key and id. Anything else is taken as a bare key
-// with no id. (As redlock's RedisNode does.)
-func parseRelease(payload string) (key, release string) {
-	if len(payload) > 17 && payload[16] == ' ' {
-		return payload[17:], payload[:16]
-	}
-	return payload, ""
 }

@@ -52,6 +52,7 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"InspectFreeKey", inspectFreeKey},
 		{"CounterExpires", counterExpires},
 		{"RetentionResetsOnAcquisition", retentionResetsOnAcquisition},
+		{"ExtendKeepsCounterAlive", extendKeepsCounterAlive},
 		{"SeedWithinSkewUsed", seedWithinSkewUsed},
 		{"SeedFarOffIgnored", seedFarOffIgnored},
 		{"ExistingCounterIgnoresSeed", existingCounterIgnoresSeed},
@@ -176,8 +177,8 @@ func acquireHeldKeyReportsHolder(f *fixture) {
 	name := f.name()
 	first := f.acquire(name, "a", long)
 	r := f.acquire(name, "b", time.Second)
-	if r.Acquired || r.HolderTTL <= 0 || r.HolderTTL > long {
-		f.t.Fatalf("acquire of a held key = %+v, want refused with the holder's ttl in (0, %s]", r, long)
+	if r.Acquired || r.HolderTTL <= 0 || r.HolderTTL > long || r.Holder != node.ReleaseID("a") {
+		f.t.Fatalf("acquire of a held key = %+v, want refused with the holder's ttl in (0, %s] and release id %s", r, long, node.ReleaseID("a"))
 	}
 	if h := f.inspect(name); h.Token != "a" || h.Fence != first.Fence {
 		f.t.Fatalf("refused acquire changed the key: %+v", h)
@@ -453,6 +454,19 @@ func retentionResetsOnAcquisition(f *fixture) {
 	time.Sleep(3 * short) // past the first retention, however slow the machine
 	if h := f.inspect(name); h.Fence != r.Fence {
 		f.t.Fatalf("counter = %d, want %d: the second acquisition did not reset its retention", h.Fence, r.Fence)
+	}
+}
+
+// A lock held (extended) longer than its acquisition's retention keeps its
+// counter: the extension resets the retention.
+func extendKeepsCounterAlive(f *fixture) {
+	name := f.name()
+	short := 100 * time.Millisecond
+	r := f.acquireArgs(node.AcquireArgs{Name: name, Token: "a", TTL: long, Retention: short})
+	f.extend(ext(name, "a", long, r.Fence))
+	time.Sleep(3 * short)
+	if h := f.inspect(name); h.Fence != r.Fence {
+		f.t.Fatalf("counter = %d, want %d: the extension did not reset its retention", h.Fence, r.Fence)
 	}
 }
 

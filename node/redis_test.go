@@ -1,0 +1,250 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/nodetest"
+)
+
+func ctxFor(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func newClient(t *testing.T, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// The Redis node over a *redis.Client (pipelined extend, INFO, Pub/Sub).
+func TestRedisConformance(t *testing.T) {
+	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
+	nodetest.Run(t, func(t *testing.T) node.Node { return node.NewRedis(c) })
+}
+
+// scripterOnly hides everything of a client but redis.Scripter: no
+// pipeline (one call per extend op), no INFO (Identify runs a script), no
+// Pub/Sub.
+type scripterOnly struct{ redis.Scripter }
+
+func TestRedisScripterOnlyConformance(t *testing.T) {
+	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
+	nodetest.Run(t, func(t *testing.T) node.Node { return node.NewRedisNamed("bare", scripterOnly{c}) })
+}
+
+// On a cluster-enabled server, through a ClusterClient: every script gets
+// all its keys, which share the slot of the braces, so none fails with
+// CROSSSLOT, and the pipelined extend is split by slot.
+func TestRedisClusterConformance(t *testing.T) {
+	cl := redistest.StartClusterModeT(t)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	t.Cleanup(func() { _ = c.Close() })
+	nodetest.Run(t, func(t *testing.T) node.Node { return node.NewRedisNamed("cluster", c) })
+}
+
+func TestRedisName(t *testing.T) {
+	addr := redistest.StartT(t, 1).Addrs()[0]
+	if got := node.NewRedis(newClient(t, addr)).Name(); got != addr {
+		t.Fatalf("Name() = %q, want %q", got, addr)
+	}
+	if got := node.NewRedisNamed("n1", newClient(t, addr)).Name(); got != "n1" {
+		t.Fatalf("Name() = %q, want n1", got)
+	}
+}
+
+// One server reached under two names is one identity; another server is
+// another.
+func TestRedisIdentifySameServer(t *testing.T) {
+	cl := redistest.StartT(t, 2)
+	ctx := ctxFor(t)
+	port := cl.Addrs()[0][strings.LastIndex(cl.Addrs()[0], ":"):]
+	var ids []node.Identity
+	for _, n := range []node.Node{
+		node.NewRedis(newClient(t, "127.0.0.1"+port)),
+		node.NewRedis(newClient(t, "localhost"+port)),
+		node.NewRedisNamed("bare", scripterOnly{newClient(t, "localhost"+port)}),
+		node.NewRedis(newClient(t, cl.Addrs()[1])),
+	} {
+		id, err := n.Identify(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", n.Name(), err)
+		}
+		ids = append(ids, id)
+	}
+	if ids[0] != ids[1] || ids[0] != ids[2] || ids[0].Eviction != "noeviction" {
+		t.Fatalf("one server identified as %+v, %+v, %+v", ids[0], ids[1], ids[2])
+	}
+	if ids[3].ID == ids[0].ID {
+		t.Fatalf("two servers share the ID %q", ids[0].ID)
+	}
+}
+
+func TestRedisIdentifyEviction(t *testing.T) {
+	cl := redistest.StartTWithOptions(t, 1, redistest.Options{ExtraArgs: []string{"--maxmemory-policy", "allkeys-lru"}})
+	c := newClient(t, cl.Addrs()[0])
+	for _, n := range []node.Node{node.NewRedis(c), node.NewRedisNamed("bare", scripterOnly{c})} {
+		id, err := n.Identify(ctxFor(t))
+		if err != nil || id.Eviction != "allkeys-lru" {
+			t.Fatalf("%s: identify = %+v, %v; want allkeys-lru", n.Name(), id, err)
+		}
+	}
+}
+
+// failLoad is a client whose SCRIPT LOAD fails, so that a batch that met
+// NOSCRIPT must fall back to EVAL.
+type failLoad struct{ *redis.Client }
+
+func (f failLoad) ScriptLoad(ctx context.Context, _ string) *redis.StringCmd {
+	cmd := redis.NewStringCmd(ctx)
+	cmd.SetErr(errors.New("load refused by the test"))
+	return cmd
+}
+
+// A server that lost its script cache (restarted, SCRIPT FLUSH) still
+// extends a whole batch in one call: reload and EVALSHA, or EVAL.
+func TestRedisExtendAfterScriptFlush(t *testing.T) {
+	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
+	ctx := ctxFor(t)
+	for _, n := range []*node.Redis{node.NewRedis(c), node.NewRedisNamed("failload", failLoad{c})} {
+		a, err := n.Acquire(ctx, node.AcquireArgs{Name: "k{" + n.Name() + "}", Token: "a", TTL: time.Minute})
+		if err != nil || !a.Acquired {
+			t.Fatal(a, err)
+		}
+		if err := c.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		ops := []node.ExtendArgs{
+			{Name: "k{" + n.Name() + "}", Token: "a", TTL: time.Minute},
+			{Name: "m{" + n.Name() + "}", Token: "a", TTL: time.Minute},
+		}
+		res, err := n.Extend(ctx, ops)
+		if err != nil || len(res) != 2 || res[0] != node.Extended || res[1] != node.Reasserted {
+			t.Fatalf("%s: extend after SCRIPT FLUSH = %v, %v", n.Name(), res, err)
+		}
+	}
+}
+
+// An error of the server fails the whole batch.
+func TestRedisExtendErrorFailsBatch(t *testing.T) {
+	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
+	ctx := ctxFor(t)
+	if err := c.Set(ctx, "wrongtype:fence", "x", 0).Err(); err != nil { // not a number: the script errs
+		t.Fatal(err)
+	}
+	n := node.NewRedis(c)
+	res, err := n.Extend(ctx, []node.ExtendArgs{
+		{Name: "ok", Token: "a", TTL: time.Minute},
+		{Name: "wrongtype", Token: "a", TTL: time.Minute, Fence: 5},
+	})
+	if err == nil || res != nil {
+		t.Fatalf("extend with a failing op = %v, %v; want an error", res, err)
+	}
+}
+
+// The cluster-enabled server does refuse keys of two slots in one script:
+// the conformance run above would have caught a script that got a key
+// outside the lock's braces.
+func TestRedisClusterRefusesCrossSlot(t *testing.T) {
+	cl := redistest.StartClusterModeT(t)
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
+	t.Cleanup(func() { _ = c.Close() })
+	err := c.Eval(ctxFor(t), "return 1", []string{"lock:{a}", "lock:{b}"}).Err()
+	if err == nil || !strings.Contains(err.Error(), "CROSSSLOT") {
+		t.Fatalf("script over two slots: %v, want CROSSSLOT", err)
+	}
+}
+
+func TestRedisSubscribeUnsupported(t *testing.T) {
+	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
+	_, err := node.NewRedisNamed("bare", scripterOnly{c}).Subscribe(ctxFor(t), "ch", func(string, string) {}, func(bool, error) {})
+	if !errors.Is(err, node.ErrNotificationsUnsupported) {
+		t.Fatalf("subscribe over a bare Scripter: %v", err)
+	}
+}
+
+// The subscription reports down when its server dies, up again after the
+// restart, and then delivers releases again.
+func TestRedisSubscriptionBreaksAndRecovers(t *testing.T) {
+	cl := redistest.StartT(t, 1)
+	c := newClient(t, cl.Addrs()[0])
+	n := node.NewRedis(c)
+	ctx := ctxFor(t)
+	const channel = "test:released"
+	type state struct {
+		up  bool
+		err error
+	}
+	states := make(chan state, 64)
+	releases := make(chan [2]string, 16)
+	stop, err := n.Subscribe(context.Background(), channel,
+		func(name, id string) { releases <- [2]string{name, id} },
+		func(up bool, err error) { states <- state{up, err} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	waitState := func(up bool) {
+		t.Helper()
+		for {
+			select {
+			case s := <-states:
+				if !s.up && s.err == nil {
+					t.Fatal("down without a cause")
+				}
+				if s.up == up {
+					return
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("no state change to up=%v", up)
+			}
+		}
+	}
+	announce := func() {
+		t.Helper()
+		name := "k{" + time.Now().String() + "}"
+		for { // the command connection may need a redial after the restart
+			_, err := n.Acquire(ctx, node.AcquireArgs{Name: name, Token: "tok", TTL: time.Minute})
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if ok, err := n.Release(ctx, node.ReleaseArgs{Name: name, Token: "tok", Channel: channel}); err != nil || !ok {
+			t.Fatalf("release = %v, %v", ok, err)
+		}
+		select {
+		case r := <-releases:
+			if r[0] != name || r[1] != node.ReleaseID("tok") {
+				t.Fatalf("announcement %q, want %q with id %s", r, name, node.ReleaseID("tok"))
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no announcement")
+		}
+	}
+	waitState(true)
+	announce()
+	if err := cl.Nodes()[0].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitState(false)
+	if err := cl.Nodes()[0].Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitState(true)
+	announce()
+	stop()
+	stop()
+}
