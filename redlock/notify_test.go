@@ -290,11 +290,14 @@ func TestNotifyCloseStopsGoroutines(t *testing.T) {
 	obs := &eventCounter{}
 	holder := newClient(t, nodesOf(cl))
 	waiter := newClient(t, nodesOf(cl), redlock.WithObserver(obs), redlock.WithRetry(retry.Constant(5, 300*time.Millisecond, 0)))
-	// Warm the go-redis pools so their state is part of the baseline.
-	for _, c := range []*redlock.Client{holder, waiter} {
-		if l, err := c.TryAcquire(ctxFor(t), uniqueKey(t), time.Second); err == nil {
-			_ = l.Release(ctxFor(t))
-		}
+	// Warm the go-redis pools so their state is part of the baseline, and
+	// the holder's subscriptions (every Acquire joins the waiters before its
+	// first attempt, so that no release can slip by).
+	if l, err := holder.Acquire(ctxFor(t), uniqueKey(t), time.Second); err == nil {
+		_ = l.Release(ctxFor(t))
+	}
+	if l, err := waiter.TryAcquire(ctxFor(t), uniqueKey(t), time.Second); err == nil {
+		_ = l.Release(ctxFor(t))
 	}
 	baseline := goleak.IgnoreCurrent()
 

@@ -3,16 +3,19 @@ package redlock
 // WithReleaseNotifications turns waiting without polling on (true, the
 // default) or off (false).
 //
-// On: Release announces the release on a Pub/Sub channel of each node (the
-// client's key prefix + "released", e.g. "lock:released"; the message is the
-// key's full name), and an Acquire that lost to another holder waits for that
-// announcement, for the holder's remaining TTL or for the retry policy's
-// delay, whichever comes first. The Client keeps one subscription per node
-// for all its waiters (opened on the first wait, closed by Client.Close or
-// after a minute without waiters), and wakes its waiters of one key one at
-// a time, in arrival order. Nodes that cannot subscribe (a RedisNode over a
-// bare redis.Scripter, a custom Node without Notifier) still announce and
-// simply do not wake anyone early.
+// On: Release (and the undo of a failed attempt) announces the release on a
+// Pub/Sub channel of each node (the client's key prefix + "released", e.g.
+// "lock:released"; the message is the release id and the key's full name),
+// and an Acquire that lost to another holder waits for that announcement,
+// for the holder's remaining TTL or for the retry policy's delay,
+// whichever comes first. An Acquire joins the waiters before its first
+// attempt, so a release that lands while an attempt is in flight is not
+// missed (TestV2ReleaseDuringAttemptIsNotMissed). The Client keeps one
+// subscription per node for all its waiters (opened by its first Acquire,
+// which waits up to a node timeout for it; closed by Client.Close or after
+// a minute without waiters), and wakes its waiters of one key one at a
+// time, in arrival order. Nodes that cannot subscribe (a Redis node over a
+// bare redis.Scripter) still announce and simply do not wake anyone early.
 //
 // Off: releases are not announced (use it where an ACL forbids PUBLISH, or
 // to keep a client's traffic exactly as before), and waiters sleep the retry

@@ -28,6 +28,7 @@ func startNodes(t *testing.T, n int, opts ...redlock.Option) (*redistest.Cluster
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = c.Close() }) // stops its release subscriptions
 	return cl, c
 }
 
@@ -39,6 +40,7 @@ func memoryClient(t *testing.T, opts ...redlock.Option) *redlock.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
