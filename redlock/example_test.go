@@ -24,6 +24,7 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
+	defer locks.Close()
 	ctx := context.Background()
 	lock, err := locks.Acquire(ctx, "nightly-report", 30*time.Second)
 	if err != nil {
