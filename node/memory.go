@@ -209,13 +209,14 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 }
 
 // seedOrClock is where a missing counter starts: the client's seed when it
-// is within MaxSeedSkew of the clock (so that the nodes of one attempt
-// agree), the clock in microseconds otherwise (so that a node that lost
-// its counters still counts above the fences it handed out before).
+// is at most MaxSeedSkew ahead of the clock (so that the nodes of one
+// attempt agree), the clock in microseconds otherwise. Never below the
+// clock, so that a node that lost its counters still counts above the
+// fences handed out more than MaxSeedSkew before.
 func seedOrClock(seed uint64, now time.Time) uint64 {
 	clock := uint64(max(now.UnixMicro(), 0))
 	skew := uint64(MaxSeedSkew / time.Microsecond)
-	if seed+skew >= clock && seed <= clock+skew {
+	if seed >= clock && seed <= clock+skew {
 		return seed
 	}
 	return clock

@@ -35,9 +35,9 @@ type Node interface {
 	// no tombstone of the token exists, and increments the fence counter;
 	// when another token holds the key it reports that token's ReleaseID
 	// and remaining TTL.
-	// A missing counter starts from Seed when Seed is within MaxSeedSkew of
-	// the server's clock (in microseconds), from the server's clock
-	// otherwise. The counter's expiry is reset to Retention on every
+	// A missing counter starts from Seed when Seed is at or ahead of the
+	// server's clock (in microseconds) by at most MaxSeedSkew, from the
+	// server's clock otherwise: never below the clock. The counter's expiry is reset to Retention on every
 	// acquisition. Acquiring again with the token that holds the key
 	// refreshes its TTL and reports the counter unchanged.
 	Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error)
@@ -79,12 +79,16 @@ type Node interface {
 	Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (stop func(), err error)
 }
 
-// MaxSeedSkew is how far a client's seed may be from the server's clock and
-// still start a missing fence counter. Clients send the same seed to every
-// node of one attempt, so that nodes with close clocks agree on a new
-// counter; a client whose clock is further off seeds nothing, and its fences
-// follow the servers' clocks.
-const MaxSeedSkew = time.Second
+// MaxSeedSkew is how far a client's seed may be ahead of the server's clock
+// and still start a missing fence counter (a seed behind the clock never
+// does). Clients send the same seed to every node of one attempt, half the
+// skew ahead of their clock, so that nodes whose clocks are close to theirs
+// agree on a new counter; a client whose clock is further off seeds
+// nothing, and its fences follow the servers' clocks. It is small because a
+// counter may start this far ahead of its node's clock: fences handed out
+// less than MaxSeedSkew before every node lost its data could be passed
+// again.
+const MaxSeedSkew = 20 * time.Millisecond
 
 // DefaultRetention is how long a fence counter outlives the last acquisition
 // of its key unless the client says otherwise.

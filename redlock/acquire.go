@@ -177,7 +177,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 	n, q := len(c.nodes), c.quorum
 	start := time.Now() // monotonic: validity is measured from before the first request
 	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
-		Seed: uint64(c.cfg.wallClock().UnixMicro()), Retention: c.cfg.retention}
+		Seed: uint64(c.cfg.wallClock().Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention}
 	r := startRound(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.AcquireReply, error) {
 		return nd.Acquire(ctx, args)
 	})

@@ -34,6 +34,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		"negative timeout":     {[]node.Node{a}, []redlock.Option{redlock.WithNodeTimeout(-time.Second)}},
 		"nil option":           {[]node.Node{a}, []redlock.Option{nil}},
 		"short retention":      {[]node.Node{a}, []redlock.Option{redlock.WithFenceRetention(time.Millisecond)}},
+		"brace in prefix":      {[]node.Node{a}, []redlock.Option{redlock.WithKeyPrefix("app{}")}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -57,6 +58,7 @@ func TestOperationsRejectBadInput(t *testing.T) {
 	for name, call := range map[string]func() error{
 		"nil context":          func() error { _, err := c.Acquire(nilCtx, "k", time.Second); return err },
 		"empty key":            func() error { _, err := c.Acquire(ctx, "", time.Second); return err },
+		"key starting with }":  func() error { _, err := c.TryAcquire(ctx, "}x", time.Second); return err },
 		"zero ttl":             func() error { _, err := c.Acquire(ctx, "k", 0); return err },
 		"negative ttl":         func() error { _, err := c.TryAcquire(ctx, "k", -time.Second); return err },
 		"ttl under node time":  func() error { _, err := c.Acquire(ctx, "k", 5*time.Millisecond); return err },

@@ -119,7 +119,9 @@ func (c *Client) background(f func()) {
 
 // keyName is the name of key on the nodes: the prefix, then the key in
 // braces, so that the key, its fence counter and its tombstones hash to one
-// Redis Cluster slot and no key's name can be another key's counter.
+// Redis Cluster slot (the hash tag is the key up to its first '}', never
+// empty) and no key's name can be another key's counter or another
+// prefix's key (prefixes have no braces).
 func (c *Client) keyName(key string) string { return c.cfg.prefix + "{" + key + "}" }
 
 // checkArgs validates what every lock operation takes.
@@ -129,6 +131,10 @@ func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) e
 		return invalidArg("nil context")
 	case key == "":
 		return invalidArg("empty key")
+	case key[0] == '}':
+		// prefix{}...}: an empty Redis Cluster hash tag would split the
+		// key from its counter.
+		return invalidArg("key %q starts with '}'", key)
 	}
 	return c.checkTTL(ttl)
 }

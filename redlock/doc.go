@@ -57,11 +57,15 @@
 // A counter that is missing (a node restarted empty, or the counter expired
 // after WithFenceRetention without an acquisition) starts again from the
 // node's clock in microseconds. The client offers its own clock so that
-// nodes agree on the value, but a node takes it only within a second of its
-// own clock (node.MaxSeedSkew): a client whose clock is off cannot push
-// fences ahead, and fences keep growing across data loss as long as the
-// nodes' clocks do not go back by more than the time between the losses
-// (TestV2Fence* tests; the chaos scenario clock-skew).
+// nodes agree on the value, but a node takes it only when it is at most
+// node.MaxSeedSkew (20ms) ahead of its own clock, and never below it: a
+// client whose clock is off cannot push fences ahead or hold them back.
+// Fences keep growing across data loss when the loss comes more than 20ms
+// after the fences it erased were handed out (any restart, or a counter's
+// expiry after WithFenceRetention, does), the nodes' clocks do not go back,
+// and a key is not acquired more than once a microsecond
+// (TestV2FenceSkewedClocksAfterDataLoss with clients 60s off; the chaos
+// scenario clock-skew).
 //
 // # Keeping a lock while work runs
 //

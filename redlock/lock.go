@@ -80,12 +80,16 @@ func (l *Lock) Remaining() time.Duration {
 	return max(time.Until(l.validUntil), 0)
 }
 
-func (l *Lock) expire(now time.Time) {
+// endLost ends the lock with err and cuts its validity to now, both under
+// l.mu: whoever is woken by Done sees the validity cut, and whoever sees
+// the validity cut sees Err. It reports whether this call ended the lock.
+func (l *Lock) endLost(err error) bool {
 	l.mu.Lock()
-	if now.Before(l.validUntil) {
+	defer l.mu.Unlock()
+	if now := time.Now(); now.Before(l.validUntil) {
 		l.validUntil = now
 	}
-	l.mu.Unlock()
+	return l.end(err)
 }
 
 // Extend makes the lock valid for ttl more, counted from the start of this
@@ -149,9 +153,7 @@ func (l *Lock) dropKeys(ttl time.Duration) {
 }
 
 func (l *Lock) lost(ctx context.Context, err error) error {
-	first := l.end(err) // first: whoever sees the validity cut short also sees Err
-	l.expire(time.Now())
-	if !first {
+	if !l.endLost(err) {
 		return err
 	}
 	l.client.observe(Event{Kind: EventLost, Key: l.key, Err: err})

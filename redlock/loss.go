@@ -27,8 +27,9 @@ type lifecycle struct {
 
 func (l *Lock) startLife() {
 	l.life.ctx, l.life.cancel = context.WithCancelCause(context.Background())
+	vu := l.ValidUntil()
 	l.life.mu.Lock() // the timer may fire before the assignment
-	l.life.expiry = time.AfterFunc(time.Until(l.ValidUntil()), l.expired)
+	l.life.expiry = time.AfterFunc(time.Until(vu), l.expired)
 	l.life.mu.Unlock()
 }
 
@@ -119,10 +120,11 @@ func (l *Lock) end(cause error) bool {
 
 // rearm moves the expiry timer to the current ValidUntil.
 func (l *Lock) rearm() {
+	vu := l.ValidUntil() // before life.mu: endLost takes l.mu, then life.mu
 	l.life.mu.Lock()
 	defer l.life.mu.Unlock()
 	if !l.life.ended {
-		l.life.expiry.Reset(time.Until(l.ValidUntil()))
+		l.life.expiry.Reset(time.Until(vu))
 	}
 }
 
@@ -153,9 +155,7 @@ func (l *Lock) watchdogLost(err error) {
 	default:
 		err = fmt.Errorf("%w: %q: %v", ErrLockLost, l.key, err)
 	}
-	first := l.end(err) // before expire: whoever sees the validity cut short also sees Err
-	l.expire(time.Now())
-	if !first {
+	if !l.endLost(err) {
 		return // an extension already found it lost and said so
 	}
 	l.client.observe(Event{Kind: EventLost, Key: l.key, Err: err})

@@ -109,6 +109,9 @@ func (c *Client) joinWaiters(ctx context.Context, key string, timeout time.Durat
 	if start {
 		c.subscribe(gen)
 	}
+	if ready == nil { // a subscription is up already, or none can be
+		return w
+	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
@@ -22,6 +23,9 @@ const (
 	// a tenth of the lock's TTL.
 	minNodeTimeout = 10 * time.Millisecond
 	maxNodeTimeout = time.Second
+	// minRetention far exceeds node.MaxSeedSkew, so that a counter seeded
+	// again after expiry starts above every fence of the expired one.
+	minRetention = time.Second
 )
 
 // defaultRetry is the retry policy of Acquire unless WithRetry says
@@ -54,7 +58,8 @@ func defaultConfig() config {
 		retention: node.DefaultRetention, wallClock: time.Now}
 }
 
-// WithKeyPrefix sets the prefix of every key on the nodes. Default "lock:".
+// WithKeyPrefix sets the prefix of every key on the nodes, which name a
+// lock key prefix{key}. Default "lock:". It may not contain '{' or '}'.
 func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
 // WithDriftFactor sets the share of the TTL reserved for clock drift between
@@ -85,10 +90,11 @@ func WithObserver(o Observer) Option { return func(c *config) { c.observer = o }
 // WithFenceRetention is how long a key's fence counter outlives the key's
 // last acquisition on each node. Default 24h, at least 1s. After it the
 // counter is gone, and the key's next fence starts again from the nodes'
-// clocks in microseconds (as after a node's data loss; see Lock.Fence):
-// larger than every earlier fence as long as the key was acquired fewer
-// times than the microseconds that have passed, which a retention of a
-// second or more ensures for any real lock.
+// clocks in microseconds (as after a node's data loss; see "Fences" in the
+// package doc): larger than every earlier fence, since a counter starts at
+// most node.MaxSeedSkew (20ms) ahead of its node's clock and grows by one
+// per acquisition, as long as the nodes' clocks do not go back and a key is
+// not acquired more than once a microsecond.
 func WithFenceRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
 
 // WithRequireNoEviction refuses nodes whose maxmemory-policy is not
@@ -106,8 +112,10 @@ func (c *config) validate() error {
 		return invalidArg("node timeout %s is negative", c.nodeTimeout)
 	case c.retry == nil:
 		return invalidArg("nil retry policy")
-	case c.retention < time.Second:
-		return invalidArg("fence retention %s is under 1s", c.retention)
+	case strings.ContainsAny(c.prefix, "{}"):
+		return invalidArg("key prefix %q has a brace: keys are named prefix{key}", c.prefix)
+	case c.retention < minRetention:
+		return invalidArg("fence retention %s is under %s", c.retention, minRetention)
 	}
 	if err := c.retry.Validate(); err != nil {
 		return invalidArg("%w", err)

@@ -197,6 +197,7 @@ func TestRoundUndoFinishesBeforeClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		synctest.Wait() // the holder's requests to nodes 3 and 4 have failed
 		ms[3].SetDown(false, false)
 		ms[4].SetDown(false, false)
 		c := mustNew(t, asNodes(ms))
@@ -206,10 +207,34 @@ func TestRoundUndoFinishesBeforeClose(t *testing.T) {
 		_ = c.Close()
 		for i := 3; i < 5; i++ {
 			if h, _ := ms[i].Inspect(ctx, c.keyName("k")); h.Token != "" {
-				t.Fatalf("node %d still holds the lost attempt's token after Close", i)
+				t.Fatalf("node %d still holds the lost attempt's token after Close: %+v", i, h)
 			}
 		}
 		_ = l.Release(ctx)
 		_ = holder.Close()
+	})
+}
+
+// Once a client's subscriptions are up, an Acquire of a free key does not
+// wait for them again (a regression: every Acquire after the first waited
+// a whole node timeout).
+func TestAcquireWaitsForSubscriptionsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := mustNew(t, asNodes(memNodes(3)), WithNodeTimeout(time.Second))
+		ctx := context.Background()
+		for i := range 3 {
+			start := time.Now()
+			l, err := c.Acquire(ctx, "k", 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := time.Since(start); d != 0 {
+				t.Fatalf("Acquire %d of a free key took %s", i, d)
+			}
+			if err := l.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = c.Close()
 	})
 }

@@ -16,12 +16,14 @@ if cur then
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 0 then
-  -- A missing counter starts from the client's seed when the clocks agree
-  -- (every node of an attempt then agrees), else from this server's clock,
-  -- so that fences keep growing after the node lost its data.
+  -- A missing counter starts from the client's seed when it is at most
+  -- the skew ahead of this server's clock (every node of an attempt then
+  -- agrees), else from the clock: never below it, so that fences keep
+  -- growing after the node lost its data.
   local t = redis.call('TIME')
   local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  if math.abs(tonumber(ARGV[3]) - clock) <= tonumber(ARGV[5]) then
+  local seed = tonumber(ARGV[3])
+  if seed >= clock and seed - clock <= tonumber(ARGV[5]) then
     redis.call('SET', KEYS[2], ARGV[3])
   else
     redis.call('SET', KEYS[2], t[1] .. string.format('%06d', tonumber(t[2])))

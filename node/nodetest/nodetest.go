@@ -55,6 +55,7 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"ExtendKeepsCounterAlive", extendKeepsCounterAlive},
 		{"SeedWithinSkewUsed", seedWithinSkewUsed},
 		{"SeedFarOffIgnored", seedFarOffIgnored},
+		{"SeedBehindClockIgnored", seedBehindClockIgnored},
 		{"ExistingCounterIgnoresSeed", existingCounterIgnoresSeed},
 		{"IdentifyStable", identifyStable},
 		{"Notifications", notifications},
@@ -470,14 +471,15 @@ func extendKeepsCounterAlive(f *fixture) {
 	}
 }
 
-// The seed starts a missing counter exactly. The seed is the test's clock,
-// within MaxSeedSkew of the node's unless a request stalls for a second:
-// such a try is repeated, while a node that ignores seeds fails every try.
+// The seed starts a missing counter exactly. The seed is the test's clock
+// plus half of MaxSeedSkew, within the skew of the node's unless a request
+// takes longer than that to arrive: such a try is repeated, while a node
+// that ignores seeds fails every try.
 func seedWithinSkewUsed(f *fixture) {
 	var got []string
-	for range 5 {
+	for range 50 {
 		name := f.name()
-		seed := nowMicros() + 123
+		seed := nowMicros() + uint64(node.MaxSeedSkew/2/time.Microsecond)
 		r := f.acquireArgs(node.AcquireArgs{Name: name, Token: "a", TTL: long, Seed: seed, Retention: long})
 		if r.Fence == seed+1 {
 			return
@@ -485,6 +487,17 @@ func seedWithinSkewUsed(f *fixture) {
 		got = append(got, fmt.Sprintf("seed %d: fence %d", seed, r.Fence))
 	}
 	f.t.Fatalf("a seed within MaxSeedSkew did not start the counter: %v", got)
+}
+
+// A seed behind the server's clock, even by less than MaxSeedSkew, does
+// not start a counter: counters never start below the clock.
+func seedBehindClockIgnored(f *fixture) {
+	before := nowMicros()
+	seed := before - uint64(node.MaxSeedSkew/2/time.Microsecond)
+	r := f.acquireArgs(node.AcquireArgs{Name: f.name(), Token: "a", TTL: long, Seed: seed, Retention: long})
+	if r.Fence <= before {
+		f.t.Fatalf("fence %d from a seed %s behind (%d): want at least the server's clock (%d)", r.Fence, node.MaxSeedSkew/2, seed, before)
+	}
 }
 
 func seedFarOffIgnored(f *fixture) {

@@ -1,0 +1,346 @@
+package redlock_test
+
+// Issue 9, finding 6 (fences), on real redis-server nodes: fences keep
+// growing across data loss whatever the clients' clocks say, fence counters
+// expire when their key is idle, and one client's lock names never collide
+// with another's counters. The Redis Cluster part of finding 6 is in
+// v2_nodes_test.go.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// v2TTL is the TTL of locks whose TTL does not matter to the test: long
+// enough that a slow, busy machine never lets one expire by accident.
+const v2TTL = 10 * time.Second
+
+// v2NodeTimeout is generous for the same reason.
+const v2NodeTimeout = 2 * time.Second
+
+// v2SkewedClock is a wall clock that is off by skew.
+func v2SkewedClock(skew time.Duration) func() time.Time {
+	return func() time.Time { return time.Now().Add(skew) }
+}
+
+// v2FenceWithClock acquires and releases key with a fresh client whose wall
+// clock is off by skew, and returns the acquisition's fence. The client is
+// closed before it returns, so none of its requests is in flight when the
+// caller restarts nodes.
+func v2FenceWithClock(t *testing.T, nodes []node.Node, key string, skew time.Duration) uint64 {
+	t.Helper()
+	c := newClient(t, nodes, redlock.WithNodeTimeout(v2NodeTimeout), redlock.WithWallClock(v2SkewedClock(skew)))
+	defer func() { _ = c.Close() }()
+	ctx := ctxFor(t)
+	l, err := c.Acquire(ctx, key, v2TTL)
+	if err != nil {
+		t.Fatalf("clock %+v: acquire %q: %v", skew, key, err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatalf("clock %+v: release %q: %v", skew, key, err)
+	}
+	return l.Fence()
+}
+
+// v2RestartEmpty restarts the given nodes (all of them when none are given),
+// in parallel, and checks that each came back empty.
+func v2RestartEmpty(t *testing.T, cl *redistest.Cluster, which ...int) {
+	t.Helper()
+	if len(which) == 0 {
+		for i := range cl.Nodes() {
+			which = append(which, i)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // hang guard
+	defer cancel()
+	errs := make([]error, len(which))
+	var wg sync.WaitGroup
+	for k, i := range which {
+		wg.Go(func() { errs[k] = cl.Nodes()[i].Restart(ctx) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("restart nodes %v: %v", which, err)
+	}
+	for _, i := range which {
+		n, err := cl.Nodes()[i].Client().DBSize(ctx).Result()
+		if err != nil || n != 0 {
+			t.Fatalf("node %d after restart: dbsize %d, %v; want an empty server", i, n, err)
+		}
+	}
+}
+
+// TestV2FenceSkewedClocksAfterDataLoss: a fence handed out by a client whose
+// clock is 60 s fast (or a correct client's, before a client 60 s slow) must
+// stay below every later fence of the key after all nodes lost their data.
+// On the old design a missing counter started from the acquiring client's
+// wall clock, so the fence went back by the skew.
+func TestV2FenceSkewedClocksAfterDataLoss(t *testing.T) {
+	const skew = 60 * time.Second
+	for _, tc := range []struct {
+		name  string
+		skews []time.Duration // the clock of each acquisition's client, in order
+	}{
+		{"fast-then-correct", []time.Duration{+skew, 0}},
+		{"correct-then-slow", []time.Duration{0, -skew}},
+		{"slow-then-correct", []time.Duration{-skew, 0}},
+		{"fast-then-slow", []time.Duration{+skew, -skew}},
+		{"mixed", []time.Duration{+skew, -skew, 0, +skew, 0, -skew, -skew, +skew, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := startCluster(t, 3)
+			nodes := nodesOf(cl)
+			key := uniqueKey(t)
+			var fences []uint64
+			for i, s := range tc.skews {
+				if i > 0 {
+					v2RestartEmpty(t, cl) // every node lost the key's counter
+				}
+				f := v2FenceWithClock(t, nodes, key, s)
+				t.Logf("acquisition %d: clock %+v, fence %d", i, s, f)
+				for j, prev := range fences {
+					if f <= prev {
+						t.Fatalf("acquisition %d (clock %+v) after all nodes restarted empty got fence %d, not above acquisition %d's fence %d (clock %+v); fences so far %v",
+							i, s, f, j, prev, tc.skews[j], fences)
+					}
+				}
+				fences = append(fences, f)
+			}
+		})
+	}
+}
+
+// TestV2FenceSkewedClocksOneNodeRestart: one node at a time restarts empty
+// (rolling, as an operator would), between acquisitions by clients whose
+// clocks are 60 s fast, 60 s slow or correct: every fence is above all
+// earlier ones.
+func TestV2FenceSkewedClocksOneNodeRestart(t *testing.T) {
+	const skew = 60 * time.Second
+	cl := startCluster(t, 3)
+	nodes := nodesOf(cl)
+	key := uniqueKey(t)
+	skews := []time.Duration{+skew, 0, -skew, +skew, -skew, 0, 0, +skew, -skew, 0}
+	var fences []uint64
+	for i, s := range skews {
+		if i > 0 {
+			v2RestartEmpty(t, cl, (i-1)%3)
+		}
+		f := v2FenceWithClock(t, nodes, key, s)
+		t.Logf("acquisition %d: clock %+v, fence %d", i, s, f)
+		for j, prev := range fences {
+			if f <= prev {
+				t.Fatalf("acquisition %d (clock %+v) after node %d restarted empty got fence %d, not above acquisition %d's fence %d (clock %+v); fences so far %v",
+					i, s, (i-1)%3, f, j, prev, skews[j], fences)
+			}
+		}
+		fences = append(fences, f)
+	}
+}
+
+// v2DumpKeys lists every key of every node with its PTTL, for failure messages.
+func v2DumpKeys(ctx context.Context, cl *redistest.Cluster) string {
+	var b strings.Builder
+	for i, n := range cl.Nodes() {
+		keys, err := n.Client().Keys(ctx, "*").Result()
+		if err != nil {
+			fmt.Fprintf(&b, "\n  node %d: %v", i, err)
+			continue
+		}
+		sort.Strings(keys)
+		fmt.Fprintf(&b, "\n  node %d: %d keys", i, len(keys))
+		for k, key := range keys {
+			if k == 10 {
+				fmt.Fprintf(&b, "\n    ... and %d more", len(keys)-k)
+				break
+			}
+			pttl, _ := n.Client().PTTL(ctx, key).Result()
+			fmt.Fprintf(&b, "\n    %s (pttl %v)", key, pttl)
+		}
+	}
+	return b.String()
+}
+
+// TestV2FenceCountersExpireWhenIdle: with WithFenceRetention(2s), the fence
+// counters (and the tombstones that releases leave for one TTL) of 50 idle
+// keys expire, and every node's key count goes back to zero. On the old
+// design one counter per key stayed forever. A key acquired again after
+// its counter expired still gets a larger fence than before (the counter
+// starts again from the clock).
+func TestV2FenceCountersExpireWhenIdle(t *testing.T) {
+	const (
+		keys      = 50
+		ttl       = 2 * time.Second // tombstones live one TTL
+		retention = 2 * time.Second
+		hangGuard = 60 * time.Second
+	)
+	cl := startCluster(t, 3)
+	c := newClient(t, nodesOf(cl), redlock.WithFenceRetention(retention), redlock.WithNodeTimeout(time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard+time.Minute) // outlives the hang guard
+	defer cancel()
+	fences := make(map[string]uint64, keys)
+	var names []string
+	expiring := 0 // counters seen with an expiry right after their acquisition
+	for i := range keys {
+		key := fmt.Sprintf("%s-%d", t.Name(), i)
+		l, err := c.TryAcquire(ctx, key, ttl)
+		if err != nil {
+			t.Fatalf("acquire %q: %v", key, err)
+		}
+		fences[key] = l.Fence()
+		names = append(names, key)
+		counter := node.CounterKey(c.KeyName(key))
+		for j, n := range cl.Nodes() {
+			pttl, err := n.Client().PTTL(ctx, counter).Result()
+			switch {
+			case err != nil:
+				t.Fatalf("node %d: pttl %s: %v", j, counter, err)
+			case pttl == -1:
+				t.Fatalf("node %d: counter %s of key %q has no expiry", j, counter, key)
+			case pttl > retention:
+				t.Fatalf("node %d: counter %s of key %q expires in %v, after the retention %v", j, counter, key, pttl, retention)
+			case pttl > 0:
+				expiring++
+			}
+			// -2: gone already (a stall here outlasted the retention), or
+			// this node's acquire is still on its way.
+		}
+		// The lock only expires early if this machine stalls for a whole
+		// TTL; then its key is gone anyway, which is what this test waits for.
+		if err := l.Release(ctx); err != nil && !errors.Is(err, redlock.ErrLockLost) {
+			t.Fatalf("release %q: %v", key, err)
+		}
+	}
+	if err := c.Close(); err != nil { // no request of ours is still on its way
+		t.Fatal(err)
+	}
+	if expiring == 0 { // else an empty server would prove nothing
+		t.Fatal("no fence counter was ever seen on a node")
+	}
+
+	start := time.Now()
+	guard := time.NewTimer(hangGuard)
+	defer guard.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		total := int64(0)
+		for i, n := range cl.Nodes() {
+			got, err := n.Client().DBSize(ctx).Result()
+			if err != nil {
+				t.Fatalf("node %d: dbsize: %v", i, err)
+			}
+			total += got
+		}
+		if total == 0 {
+			break
+		}
+		select {
+		case <-guard.C:
+			t.Fatalf("hang guard: %d keys still on the nodes %v after the last release (fence retention %v, ttl %v):%s",
+				total, hangGuard, retention, ttl, v2DumpKeys(ctx, cl))
+		case <-tick.C:
+		}
+	}
+	t.Logf("all %d nodes empty %v after the last release", len(cl.Nodes()), time.Since(start).Round(time.Millisecond))
+
+	// Acquire some of the keys again: their counters start over, above the
+	// fences handed out before.
+	c2 := newClient(t, nodesOf(cl), redlock.WithFenceRetention(retention), redlock.WithNodeTimeout(v2NodeTimeout))
+	for _, key := range []string{names[0], names[keys/2], names[keys-1]} {
+		l, err := c2.Acquire(ctx, key, v2TTL)
+		if err != nil {
+			t.Fatalf("acquire %q again: %v", key, err)
+		}
+		if l.Fence() <= fences[key] {
+			t.Fatalf("%q: fence %d after its counter expired is not above its earlier fence %d", key, l.Fence(), fences[key])
+		}
+		t.Logf("%q: fence %d before expiry, %d after", key, fences[key], l.Fence())
+		// The new counter expires too: its expiry is the retention.
+		counter := node.CounterKey(c2.KeyName(key))
+		for i, n := range cl.Nodes() {
+			pttl, err := n.Client().PTTL(ctx, counter).Result()
+			if err != nil {
+				t.Fatalf("node %d: pttl %s: %v", i, counter, err)
+			}
+			// -2: this node's acquire may still be on its way (Acquire
+			// returns at a majority); -1 would be a counter that never expires.
+			if pttl == -1 || pttl > retention {
+				t.Fatalf("node %d: counter %s has pttl %v; want at most the retention %v", i, counter, pttl, retention)
+			}
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatalf("release %q: %v", key, err)
+		}
+	}
+}
+
+// TestV2FencePrefixesDoNotCollide: client A (prefix "lock:a:") holds key
+// "fence" while client B (prefix "lock:") takes and releases key "a" again
+// and again, and the other way round. On the old design A's lock key was
+// B's fence counter ("lock:a:fence"): B's acquisitions failed, or A could
+// not acquire at all.
+func TestV2FencePrefixesDoNotCollide(t *testing.T) {
+	cl := startCluster(t, 3)
+	a := newClient(t, nodesOf(cl), redlock.WithKeyPrefix("lock:a:"), redlock.WithNodeTimeout(v2NodeTimeout))
+	b := newClient(t, nodesOf(cl), redlock.WithKeyPrefix("lock:"), redlock.WithNodeTimeout(v2NodeTimeout))
+	ctx := ctxFor(t)
+
+	aName, bName := a.KeyName("fence"), b.KeyName("a")
+	all := map[string]string{
+		"A's lock": aName, "A's counter": node.CounterKey(aName),
+		"B's lock": bName, "B's counter": node.CounterKey(bName),
+	}
+	seen := map[string]string{}
+	for what, name := range all {
+		if other, dup := seen[name]; dup {
+			t.Fatalf("%s and %s are both %q", what, other, name)
+		}
+		seen[name] = what
+	}
+
+	// holdAndCycle: first holds its key while second acquires, extends and
+	// releases its own five times, with growing fences.
+	holdAndCycle := func(t *testing.T, first *redlock.Client, firstKey string, second *redlock.Client, secondKey string) {
+		held, err := first.TryAcquire(ctx, firstKey, 30*time.Second)
+		if err != nil {
+			t.Fatalf("acquire %q: %v", first.KeyName(firstKey), err)
+		}
+		var prev uint64
+		for i := range 5 {
+			l, err := second.TryAcquire(ctx, secondKey, 30*time.Second)
+			if err != nil {
+				t.Fatalf("round %d: acquire %q while %q is held: %v", i, second.KeyName(secondKey), first.KeyName(firstKey), err)
+			}
+			if l.Fence() <= prev {
+				t.Fatalf("round %d: fence %d of %q is not above the previous %d", i, l.Fence(), second.KeyName(secondKey), prev)
+			}
+			prev = l.Fence()
+			if err := l.Extend(ctx, 30*time.Second); err != nil {
+				t.Fatalf("round %d: extend %q: %v", i, second.KeyName(secondKey), err)
+			}
+			if err := l.Release(ctx); err != nil {
+				t.Fatalf("round %d: release %q: %v", i, second.KeyName(secondKey), err)
+			}
+		}
+		// The first lock was never disturbed.
+		settled(t, cl, first.KeyName(firstKey), held.Token())
+		if err := held.Extend(ctx, 30*time.Second); err != nil {
+			t.Fatalf("extend %q after the other client's rounds: %v", first.KeyName(firstKey), err)
+		}
+		if err := held.Release(ctx); err != nil {
+			t.Fatalf("release %q: %v", first.KeyName(firstKey), err)
+		}
+	}
+	t.Run("A-holds", func(t *testing.T) { holdAndCycle(t, a, "fence", b, "a") })
+	t.Run("B-holds", func(t *testing.T) { holdAndCycle(t, b, "a", a, "fence") })
+}
