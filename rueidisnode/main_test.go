@@ -4,12 +4,18 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/rueidis"
 	"go.uber.org/goleak"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/rueidisnode"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,8 +36,11 @@ func newRueidis(t testing.TB, addr string) rueidis.Client {
 	return c
 }
 
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+func ctxFor(t *testing.T) context.Context { return ctxWithin(t, 30*time.Second) }
+
+// ctxWithin is the test's context with the hang guard d.
+func ctxWithin(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -52,4 +61,77 @@ func await(t *testing.T, what string, d time.Duration, cond func() bool) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// nodesOf is one rueidis node per server of cl, each over a client of its
+// own closed with the test.
+func nodesOf(t *testing.T, cl *redistest.Cluster) []node.Node {
+	t.Helper()
+	var nodes []node.Node
+	for _, a := range cl.Addrs() {
+		nodes = append(nodes, rueidisnode.New(newRueidis(t, a)))
+	}
+	return nodes
+}
+
+// newClient is a redlock Client over nodes, closed with the test: every
+// Acquire opens release subscriptions, and goleak checks that Close ended
+// them. Node timeouts are generous, so that a busy machine does not fail
+// an operation that only needs to succeed (callers pass TTLs of 10 s or
+// more when the TTL does not matter).
+func newClient(t *testing.T, nodes []node.Node, opts ...redlock.Option) *redlock.Client {
+	t.Helper()
+	c, err := redlock.New(nodes, append([]redlock.Option{redlock.WithNodeTimeout(2 * time.Second)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// lockKey is a key for a redlock Client, unique per call; the client names
+// it redlock.DefaultKeyPrefix + "{" + key + "}" on the nodes (keyName).
+func lockKey(t *testing.T) string {
+	return fmt.Sprintf("rueidisnode:%s:%d:%d", t.Name(), time.Now().UnixNano(), keySeq.Add(1))
+}
+
+// keyName is the name a Client with the default prefix gives key on the
+// nodes.
+func keyName(key string) string { return redlock.DefaultKeyPrefix + "{" + key + "}" }
+
+// tokensOn reads the value of name on every server of cl straight from
+// Redis ("" where it is absent).
+func tokensOn(t *testing.T, ctx context.Context, cl *redistest.Cluster, name string) []string {
+	t.Helper()
+	out := make([]string, 0, len(cl.Nodes()))
+	for _, rc := range cl.Clients() {
+		vals, err := rc.MGet(ctx, name).Result() // nil for a missing key, no redis.Nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := vals[0].(string)
+		out = append(out, v)
+	}
+	return out
+}
+
+// eventCounter counts a Client's events by kind.
+type eventCounter struct {
+	mu     sync.Mutex
+	counts map[redlock.EventKind]int
+}
+
+func (e *eventCounter) Observe(ev redlock.Event) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.counts == nil {
+		e.counts = map[redlock.EventKind]int{}
+	}
+	e.counts[ev.Kind]++
+}
+
+func (e *eventCounter) get(k redlock.EventKind) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.counts[k]
 }
