@@ -24,7 +24,8 @@ var (
 	ErrRedisServerNotFound = errors.New("redis-server not found; install it with apt-get install -y redis-server")
 
 	// ErrDockerUnavailable is returned (wrapped) by Start when the docker
-	// backend is selected but no Docker daemon answers.
+	// backend is selected but no Docker daemon answers, or the backend's
+	// module (DockerModule) is not linked into the binary.
 	ErrDockerUnavailable = errors.New("docker daemon unavailable")
 
 	// ErrClosed is returned by Node methods after Cluster.Close.
@@ -40,8 +41,9 @@ const (
 
 // Options for Start. The zero value is valid.
 type Options struct {
-	// Backend is "process" (default) or "docker"; when empty it is taken
-	// from REDLOCK_TEST_BACKEND.
+	// Backend is "process" (default), "docker" (when DockerModule is linked
+	// in) or another registered backend; when empty it is taken from
+	// REDLOCK_TEST_BACKEND.
 	Backend string
 	// RedisServer is the path to redis-server (process backend); when empty
 	// $REDIS_SERVER is used, then a PATH lookup.
@@ -97,18 +99,7 @@ func Start(ctx context.Context, n int, opts Options) (*Cluster, error) {
 	if name == "" {
 		name = BackendProcess
 	}
-	var (
-		be  backend
-		err error
-	)
-	switch name {
-	case BackendProcess:
-		be, err = newProcessBackend(opts)
-	case BackendDocker:
-		be, err = newDockerBackend(ctx, opts)
-	default:
-		err = fmt.Errorf("redistest: unknown backend %q (want %q or %q)", name, BackendProcess, BackendDocker)
-	}
+	be, err := newBackend(ctx, name, opts)
 	if err != nil {
 		return nil, err
 	}
