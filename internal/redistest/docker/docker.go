@@ -68,7 +68,9 @@ func newDockerBackend(ctx context.Context, opts redistest.Options) (*dockerBacke
 	return &dockerBackend{pool: pool, clusterID: hex.EncodeToString(id[:]), extraArgs: opts.ExtraArgs}, nil
 }
 
-func (b *dockerBackend) NewDriver(index int) redistest.Driver { return &dockerDriver{b: b, index: index} }
+func (b *dockerBackend) NewDriver(index int) redistest.Driver {
+	return &dockerDriver{b: b, index: index}
+}
 
 func (b *dockerBackend) Close() error { return nil } // containers are removed per node
 
