@@ -23,7 +23,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	redistest.DiscardRedisLogs()
+	redistest.CaptureRedisLogs() // go-redis logs each failed dial: shown for failing tests only
 	dir, err := os.MkdirTemp("", "redlock-cli-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
