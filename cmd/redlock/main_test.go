@@ -55,7 +55,7 @@ type result struct {
 // runBin runs the binary with REDLOCK_NODES set to nodes (unset when empty).
 func runBin(t *testing.T, nodes []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // hang guard: kills a stuck binary
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(withoutNodesEnv(), nodesEnv+"="+strings.Join(nodes, ","))
