@@ -46,7 +46,7 @@ cp go.sum "$tmp/go.sum"
 } >"$tmp/main.go"
 
 cd "$tmp"
-export GOFLAGS=-mod=mod GOWORK=off
+export GOFLAGS="${GOFLAGS:+$GOFLAGS }-mod=mod" GOWORK=off
 if ! $GO mod tidy >"$tmp/tidy.log" 2>&1; then
   echo "check-user-module: go mod tidy failed with GOPROXY=$($GO env GOPROXY); retrying offline (GOPROXY=off)"
   cat "$tmp/tidy.log"

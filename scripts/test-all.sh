@@ -27,7 +27,7 @@ for m in "$@"; do
   if [ "$m" = user-module ]; then
     echo "== $m: scripts/check-user-module.sh"
   else
-    echo "== $m: $GO test -race -count=1 -timeout $TEST_TIMEOUT ${TESTFLAGS:-} ./..."
+    echo "== $m: $GO test -race -count=1 -timeout $TEST_TIMEOUT ${TESTFLAGS:+$TESTFLAGS }./..."
   fi
   start=$SECONDS
   # shellcheck disable=SC2086 # TESTFLAGS is a list of flags
