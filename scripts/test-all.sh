@@ -40,10 +40,10 @@ for m in "$@"; do
   took=$((SECONDS - start))
   if [ $rc -eq 0 ]; then
     passed=$((passed + 1))
-    summary+=("$(printf 'ok    %-14s %s' "$m" "$(fmt_secs $took)")")
+    summary+=("$(printf 'ok    %-26s %s' "$m" "$(fmt_secs $took)")")
   else
     failed=$((failed + 1))
-    summary+=("$(printf 'FAIL  %-14s %s (exit %d)' "$m" "$(fmt_secs $took)" $rc)")
+    summary+=("$(printf 'FAIL  %-26s %s (exit %d)' "$m" "$(fmt_secs $took)" $rc)")
   fi
 done
 
