@@ -63,7 +63,7 @@ func heldSetup(t *testing.T, n int, ttl time.Duration) (*redistest.Cluster, *red
 		node.Client().AddHook(counters[i])
 	}
 	c := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(3*time.Second)) // a round of 10,000 extensions under -race on a loaded machine
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard) // 10,000 acquisitions on a loaded machine: no time budget
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)    // 10,000 acquisitions on a loaded machine: no time budget
 	t.Cleanup(cancel)
 	locks := make([]*redlock.Lock, n)
 	var wg sync.WaitGroup
