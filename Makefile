@@ -4,20 +4,35 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages of the root module (bench/ and chaos/ are modules of their own).
 PKGS        := ./...
 
-.PHONY: demo test lint fmt bench chaos redis-server
+.PHONY: demo test test-stress check-user-module lint fmt bench chaos redis-server
 
 ## demo: acquire and release on embedded memory nodes (or REDLOCK_NODES=host:port,...)
 demo:
 	$(GO) run ./cmd/redlock demo
 
 # Modules of their own, with a replace to the root: tested and linted by the same targets.
-SUBMODULES  := $(patsubst %/go.mod,%,$(wildcard bench/go.mod chaos/go.mod rueidisnode/go.mod))
+# internal/redistest/docker is the harness's container backend (ory/dockertest), kept out
+# of the library's go.mod.
+SUBMODULES  := $(patsubst %/go.mod,%,$(wildcard bench/go.mod chaos/go.mod rueidisnode/go.mod internal/redistest/docker/go.mod))
+# go test's -timeout per module: a hang guard, far above a loaded machine's run.
+TEST_TIMEOUT ?= 20m
 
 ## test: every test of every module, with the race detector, against real redis-server nodes
-## (chaos/ runs its short fault-injection profile here)
+## (chaos/ runs its short fault-injection profile here), then a throwaway user module that
+## must not pull in any docker module. Keeps going after a failure and ends with one line per
+## module (ok/FAIL, duration) and "N passed, M failed"; fails if any module failed.
 test: redis-server
-	$(GO) test -race -count=1 $(PKGS)
-	@set -e; for m in $(SUBMODULES); do echo "== $$m"; (cd $$m && $(GO) test -race -count=1 ./...); done
+	@GO="$(GO)" TEST_TIMEOUT="$(TEST_TIMEOUT)" scripts/test-all.sh . $(SUBMODULES) user-module
+
+## check-user-module: a module importing every library package needs no docker module
+check-user-module:
+	@GO="$(GO)" scripts/check-user-module.sh
+
+## test-stress: make test 5 times in a row while stress-ng --cpu 2 keeps both cores busy
+## (installs stress-ng with apt-get when missing and root); ends with "N passed, M failed" (runs)
+STRESS_RUNS ?= 5
+test-stress: redis-server
+	@GO="$(GO)" STRESS_RUNS="$(STRESS_RUNS)" MAKE="$(MAKE)" scripts/test-stress.sh
 
 ## lint: go vet, gofmt and staticcheck (pinned)
 lint:

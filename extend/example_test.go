@@ -13,7 +13,7 @@ import (
 // A lease renewed by a function that gives up after two renewals: the
 // watchdog declares it lost before its validity ends.
 func Example() {
-	l := newLease(300 * time.Millisecond)
+	l := newLease(time.Second)
 	var mu sync.Mutex
 	renewals := 0
 	w, _ := extend.New(extend.Renew[*lease](func(_ context.Context, ls []*lease) []error {
@@ -31,11 +31,15 @@ func Example() {
 		return errs
 	}), extend.WithTick(10*time.Millisecond))
 
-	lost := make(chan error, 1)
-	stop := w.Keep(l, func(err error) { lost <- err })
+	type loss struct {
+		err        error
+		whileValid bool // declared before the validity ended
+	}
+	lost := make(chan loss, 1)
+	stop := w.Keep(l, func(err error) { lost <- loss{err, time.Now().Before(l.ValidUntil())} })
 	defer stop()
-	err := <-lost
-	fmt.Println(errors.Is(err, extend.ErrLost), time.Now().Before(l.ValidUntil()))
+	got := <-lost
+	fmt.Println(errors.Is(got.err, extend.ErrLost), got.whileValid)
 	mu.Lock()
 	fmt.Println("renewals:", renewals)
 	mu.Unlock()

@@ -72,8 +72,8 @@ func ExampleStore() {
 	store := statuslock.NewMemoryStore()
 	ctx := context.Background()
 
-	api, _ := status.Acquire(ctx, "svc-1", statuslock.WithTTL(50*time.Millisecond))
-	time.Sleep(80 * time.Millisecond) // a long GC pause: the lock expired
+	api, _ := status.Acquire(ctx, "svc-1", statuslock.WithTTL(time.Second))
+	time.Sleep(1100 * time.Millisecond) // a long GC pause: the lock expired
 
 	worker, _ := status.Acquire(ctx, "svc-1")
 	_ = store.Set(ctx, "svc-1", statuslock.StatusRunning, worker.Fence())

@@ -60,7 +60,7 @@ func serviceID(t *testing.T) string {
 }
 
 func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // hang guard, not a time budget
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -8,7 +8,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	redistest.DiscardRedisLogs() // tests kill nodes on purpose
+	redistest.CaptureRedisLogs() // tests kill nodes on purpose: go-redis logs each failed dial, shown for failing tests only
 	goleak.VerifyTestMain(m,
 		// After a failed dial to a killed node, go-redis probes it again
 		// from a goroutine that sleeps a second first; it is go-redis's,

@@ -70,7 +70,8 @@ func TestManualAcquireExtendRelease(t *testing.T) {
 // Acquire waits through the retry policy for a holder that lets go.
 func TestManualAcquireWaitsForRelease(t *testing.T) {
 	_, c := startNodes(t, 3)
-	l := newLocker(t, c, statuslock.WithRetry(retry.Constant(100, 10*time.Millisecond, 5*time.Millisecond)))
+	// Retries for 10 s and more: the release comes after 100 ms, later on a busy machine.
+	l := newLocker(t, c, statuslock.WithRetry(retry.Constant(1000, 10*time.Millisecond, 5*time.Millisecond)))
 	ctx := ctxFor(t)
 	id := serviceID(t)
 	held, err := l.Acquire(ctx, id)
@@ -91,15 +92,15 @@ func TestManualAcquireWaitsForRelease(t *testing.T) {
 // holder wakes up and writes, the store refuses its older fence: the newer
 // status stays.
 func TestPausedHolderLateWriteRefused(t *testing.T) {
-	_, c := startNodes(t, 3)
+	_, c := startNodes(t, 3, redlock.WithNodeTimeout(500*time.Millisecond)) // a loaded machine meets it
 	stores := stores(t)
 	for name, store := range stores {
 		t.Run(name, func(t *testing.T) {
 			ctx := ctxFor(t)
-			l := newLocker(t, c, statuslock.WithRetry(retry.Constant(50, 20*time.Millisecond, 10*time.Millisecond)))
+			l := newLocker(t, c, statuslock.WithRetry(retry.Constant(500, 20*time.Millisecond, 10*time.Millisecond)))
 			id := serviceID(t)
 
-			api, err := l.Acquire(ctx, id, statuslock.WithTTL(200*time.Millisecond))
+			api, err := l.Acquire(ctx, id, statuslock.WithTTL(time.Second))
 			if err != nil {
 				t.Fatal(err)
 			}

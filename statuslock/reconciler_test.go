@@ -57,7 +57,7 @@ func TestReconcilerSkipsBusyService(t *testing.T) {
 	if n, _ := attempts.Load(l.Key(b)); n.(*atomic.Int32).Load() != 1 {
 		t.Fatalf("%d attempts at the busy service's lock, want 1", n.(*atomic.Int32).Load())
 	}
-	if took > 10*time.Second { // the busy lock is held for 30 s
+	if took > 25*time.Second { // the busy lock is held for 30 s; a hang guard, not a speed check
 		t.Fatalf("the pass waited for the busy service: %s", took)
 	}
 	for _, id := range []string{a, cc} {

@@ -129,7 +129,9 @@ func TestWithStatusLockCancelledWhileWaiting(t *testing.T) {
 // The lock nodes fail while fn runs, so the release fails: fn's result is
 // returned (nil here), and the failed release is logged.
 func TestWithStatusLockReleaseFailureLogged(t *testing.T) {
-	cl, c := startNodes(t, 3, redlock.WithNodeTimeout(100*time.Millisecond))
+	// Killed nodes refuse at once: the timeout only has to let the live
+	// nodes answer the acquisition on a loaded machine.
+	cl, c := startNodes(t, 3, redlock.WithNodeTimeout(2*time.Second))
 	logger, logs := newLogger()
 	l := newLocker(t, c, statuslock.WithLogger(logger))
 	ctx := ctxFor(t)
@@ -148,16 +150,18 @@ func TestWithStatusLockReleaseFailureLogged(t *testing.T) {
 
 // The lock cannot be kept while fn runs (a majority of the lock nodes
 // freezes): fn's context is cancelled with the loss as its cause before the
-// TTL is over, and WithStatusLock reports ErrLockLost.
+// TTL is over, and WithStatusLock reports ErrLockLost. The nodes are slow on
+// purpose (SIGSTOP); the node timeout is one a loaded machine meets, and the
+// loss is declared a safety margin (ttl/10) before the TTL ends.
 func TestWithStatusLockLostWhileRunning(t *testing.T) {
-	cl, c := startNodes(t, 3, redlock.WithNodeTimeout(30*time.Millisecond))
+	cl, c := startNodes(t, 3, redlock.WithNodeTimeout(time.Second))
 	t.Cleanup(func() {
 		_ = cl.Nodes()[0].Resume()
 		_ = cl.Nodes()[1].Resume()
 	})
 	logger, logs := newLogger()
 	l := newLocker(t, c, statuslock.WithLogger(logger))
-	ttl := 600 * time.Millisecond
+	ttl := 4 * time.Second
 	var began, lostAt time.Time
 	err := l.WithStatusLock(ctxFor(t), serviceID(t), func(ctx context.Context, _ uint64) error {
 		began = time.Now()

@@ -76,7 +76,7 @@ func TestExecWaitTimeout(t *testing.T) {
 		t.Errorf("exit %d, want %d", r.code, exitConflict)
 	}
 	oneLine(t, r.stderr, "timed out after 300ms")
-	if r.took > 10*time.Second {
+	if r.took > 25*time.Second { // the lock is held for 30 s: a hang guard, not a speed check
 		t.Errorf("took %s to time out after 300ms", r.took)
 	}
 	r = runBin(t, c.Addrs(), "exec", "-w", "300ms", "-E", "75", "job:wait", "--", "true")
@@ -100,7 +100,7 @@ func TestExecWaitsForRelease(t *testing.T) {
 
 // The lock is lost while the command runs (2 of 3 nodes die, or come back
 // empty): the command gets SIGTERM and redlock exits 4, long before the
-// command's 30 s.
+// command's 30 s. A 3 s TTL gives node timeouts (300 ms) a loaded machine meets.
 func TestExecLockLostTerminatesChild(t *testing.T) {
 	for _, how := range []string{"kill", "restart-empty"} {
 		t.Run(how, func(t *testing.T) {
@@ -110,9 +110,9 @@ func TestExecLockLostTerminatesChild(t *testing.T) {
 			script := `trap 'echo TERM > "$2"; kill $! 2>/dev/null; exit 0' TERM; touch "$1"; sleep 30 & wait`
 			done := make(chan result, 1)
 			go func() {
-				done <- runBin(t, c.Addrs(), "exec", "--ttl", "1s", "--grace", "3s", "job:lost", "--", "sh", "-c", script, "sh", started, termed)
+				done <- runBin(t, c.Addrs(), "exec", "--ttl", "3s", "--grace", "3s", "job:lost", "--", "sh", "-c", script, "sh", started, termed)
 			}()
-			waitFile(t, started, 20*time.Second)
+			waitFile(t, started, 2*time.Minute) // hang guard
 			for _, n := range c.Nodes()[:2] {
 				var err error
 				if how == "kill" {
@@ -128,7 +128,7 @@ func TestExecLockLostTerminatesChild(t *testing.T) {
 			if r.code != exitLockLost {
 				t.Errorf("exit %d, want %d (lock lost)", r.code, exitLockLost)
 			}
-			if r.took > 15*time.Second {
+			if r.took > 25*time.Second { // the child sleeps 30 s unless stopped
 				t.Errorf("took %s: the child was not stopped on loss", r.took)
 			}
 			if b, err := os.ReadFile(termed); err != nil || !strings.Contains(string(b), "TERM") {

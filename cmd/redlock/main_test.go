@@ -24,7 +24,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
-	redistest.DiscardRedisLogs()
+	redistest.CaptureRedisLogs() // go-redis logs each failed dial: shown for failing tests only
 	dir, err := os.MkdirTemp("", "redlock-cli-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -56,7 +56,7 @@ type result struct {
 // runBin runs the binary with REDLOCK_NODES set to nodes (unset when empty).
 func runBin(t *testing.T, nodes []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // hang guard: kills a stuck binary
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(withoutNodesEnv(), nodesEnv+"="+strings.Join(nodes, ","))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,24 +25,31 @@ var (
 	ErrRedisServerNotFound = errors.New("redis-server not found; install it with apt-get install -y redis-server")
 
 	// ErrDockerUnavailable is returned (wrapped) by Start when the docker
-	// backend is selected but no Docker daemon answers.
+	// backend is selected but no Docker daemon answers, or the backend's
+	// module (DockerModule) is not linked into the binary.
 	ErrDockerUnavailable = errors.New("docker daemon unavailable")
 
 	// ErrClosed is returned by Node methods after Cluster.Close.
 	ErrClosed = errors.New("redistest: cluster is closed")
 )
 
-// Client settings: short timeouts so a dead or paused node fails fast
-// instead of stalling a test, as Redlock expects of its per-node calls.
+// Client settings. A killed node refuses a dial at once; the dial timeout
+// only matters on a machine too busy to answer quickly. Per-call bounds come
+// from the caller's context (clients have ContextTimeoutEnabled, and a call
+// ends at the earlier of its deadline and the I/O timeout), so the I/O
+// timeout is a backstop for calls without a deadline and must not cut short
+// the node timeouts a test chose: 10,000 extensions in one pipeline under
+// -race on a loaded machine can take more than a second.
 const (
-	clientDialTimeout = 500 * time.Millisecond
-	clientIOTimeout   = time.Second
+	clientDialTimeout = 2 * time.Second
+	clientIOTimeout   = 10 * time.Second
 )
 
 // Options for Start. The zero value is valid.
 type Options struct {
-	// Backend is "process" (default) or "docker"; when empty it is taken
-	// from REDLOCK_TEST_BACKEND.
+	// Backend is "process" (default), "docker" (when DockerModule is linked
+	// in) or another registered backend; when empty it is taken from
+	// REDLOCK_TEST_BACKEND.
 	Backend string
 	// RedisServer is the path to redis-server (process backend); when empty
 	// $REDIS_SERVER is used, then a PATH lookup.
@@ -97,18 +105,7 @@ func Start(ctx context.Context, n int, opts Options) (*Cluster, error) {
 	if name == "" {
 		name = BackendProcess
 	}
-	var (
-		be  backend
-		err error
-	)
-	switch name {
-	case BackendProcess:
-		be, err = newProcessBackend(opts)
-	case BackendDocker:
-		be, err = newDockerBackend(ctx, opts)
-	default:
-		err = fmt.Errorf("redistest: unknown backend %q (want %q or %q)", name, BackendProcess, BackendDocker)
-	}
+	be, err := newBackend(ctx, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +130,7 @@ func Start(ctx context.Context, n int, opts Options) (*Cluster, error) {
 
 // StartT starts n nodes for a test and closes them in t.Cleanup. If
 // redis-server is missing the test is skipped, or failed when CI=true.
+// go-redis' log and the servers' log tails are shown only if the test fails.
 func StartT(t testing.TB, n int) *Cluster {
 	t.Helper()
 	return StartTWithOptions(t, n, Options{})
@@ -141,6 +139,7 @@ func StartT(t testing.TB, n int) *Cluster {
 // StartTWithOptions is StartT with explicit Options.
 func StartTWithOptions(t testing.TB, n int, opts Options) *Cluster {
 	t.Helper()
+	RedisLogsOnFailure(t) // go-redis logs each failed dial: shown only if t fails
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	c, err := Start(ctx, n, opts)
@@ -222,8 +221,82 @@ func (c *Cluster) Close() error {
 
 // DiscardRedisLogs silences go-redis' global logger, which prints a line for
 // every failed dial — thousands in a chaos run. It affects the whole program.
+// Tests use CaptureRedisLogs instead, so a failing test can still show them.
 func DiscardRedisLogs() { redis.SetLogger(discardLogger{}) }
 
 type discardLogger struct{}
 
 func (discardLogger) Printf(context.Context, string, ...any) {}
+
+// CaptureRedisLogs routes go-redis' global logger into a bounded in-memory
+// buffer instead of stderr: a passing test prints nothing, and
+// RedisLogsOnFailure (which StartT calls) shows a failing test the lines
+// logged while it ran. Call it in TestMain; it affects the whole program.
+func CaptureRedisLogs() { redis.SetLogger(redisLog) }
+
+// RedisLogsOnFailure captures go-redis' log (CaptureRedisLogs) and, if t has
+// failed by its cleanup, logs the lines written since this call. Tests that
+// run in parallel share the logger, so the lines may include theirs.
+func RedisLogsOnFailure(t testing.TB) {
+	t.Helper()
+	CaptureRedisLogs()
+	mark := redisLog.mark()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		lines, dropped := redisLog.since(mark)
+		if len(lines) == 0 {
+			return
+		}
+		more := ""
+		if dropped > 0 {
+			more = fmt.Sprintf(" (the last %d; %d earlier lines dropped)", len(lines), dropped)
+		}
+		t.Logf("redistest: go-redis log while the test ran%s:\n%s", more, strings.Join(lines, "\n"))
+	})
+}
+
+// captureLogger keeps the last captureLines lines go-redis logged.
+type captureLogger struct {
+	mu    sync.Mutex
+	total uint64   // lines ever logged
+	ring  []string // line i of total is at ring[i%captureLines]
+}
+
+const captureLines = 200
+
+var redisLog = &captureLogger{}
+
+func (l *captureLogger) Printf(_ context.Context, format string, v ...any) {
+	line := time.Now().Format("15:04:05.000") + " " + strings.TrimRight(fmt.Sprintf(format, v...), "\n")
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.ring) < captureLines {
+		l.ring = append(l.ring, line)
+	} else {
+		l.ring[l.total%captureLines] = line
+	}
+	l.total++
+}
+
+func (l *captureLogger) mark() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.total
+}
+
+// since returns the lines logged after mark that are still kept, and how
+// many of them were not.
+func (l *captureLogger) since(mark uint64) (lines []string, dropped uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first := mark
+	if l.total-first > uint64(len(l.ring)) {
+		first = l.total - uint64(len(l.ring))
+	}
+	for i := first; i < l.total; i++ {
+		lines = append(lines, l.ring[i%captureLines])
+	}
+	return lines, first - mark
+}

@@ -31,14 +31,20 @@
 // go-redis opens a per-client circuit breaker after PoolSize failed dials and
 // then re-probes only once a second. Restart therefore waits until the node's
 // client (if one was handed out) answers PING again, so "Restart returned"
-// means both the server and Node.Client work. go-redis logs every failed dial;
-// call DiscardRedisLogs in a chaos program or TestMain to silence it.
+// means both the server and Node.Client work. go-redis logs every failed dial
+// to stderr: StartT routes its logger into a buffer whose lines a failing test
+// shows (RedisLogsOnFailure); call CaptureRedisLogs in TestMain to keep them
+// off the output of tests that use no cluster, and DiscardRedisLogs in a
+// chaos or bench program. redis-server log tails, too, are shown only for a
+// failing test.
 //
 // Environment variables:
 //
 //   - REDLOCK_TEST_BACKEND: "process" (default) runs redis-server binaries
-//     directly; "docker" runs one redis:7-alpine container per node. Used when
-//     Options.Backend is empty.
+//     directly; "docker" runs one redis:7-alpine container per node, when the
+//     container backend (the module internal/redistest/docker, kept out of
+//     the library's go.mod) is linked into the binary with a blank import.
+//     Used when Options.Backend is empty.
 //   - REDIS_SERVER: path to the redis-server binary, used when
 //     Options.RedisServer is empty; otherwise redis-server is looked up in PATH.
 //   - CI: when "true", StartT fails the test instead of skipping it if

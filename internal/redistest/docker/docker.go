@@ -1,4 +1,15 @@
-package redistest
+// Package docker is the container backend of the redistest harness: one
+// redis:7-alpine container per node, published on a random 127.0.0.1 port.
+// It is a module of its own, so that ory/dockertest and the Docker client
+// never reach the library's go.mod. Link it into a test binary with a blank
+// import; it registers the "docker" backend, which REDLOCK_TEST_BACKEND=docker
+// (or redistest.Options{Backend: "docker"}) then selects:
+//
+//	import _ "github.com/quorumlock/quorumlock/internal/redistest/docker"
+//
+// When no Docker daemon answers, redistest.Start fails with an error that
+// wraps redistest.ErrDockerUnavailable and says so.
+package docker
 
 import (
 	"context"
@@ -11,11 +22,16 @@ import (
 
 	"github.com/ory/dockertest/v3"
 	dc "github.com/ory/dockertest/v3/docker"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
 )
 
-// Docker backend: one redis:7-alpine container per node, published on a
-// random 127.0.0.1 port.
-//
+func init() {
+	redistest.RegisterBackend(redistest.BackendDocker, func(ctx context.Context, opts redistest.Options) (redistest.Backend, error) {
+		return newDockerBackend(ctx, opts)
+	})
+}
+
 // Restart removes the container and creates a fresh one (that is what makes
 // the node empty) bound to the same host port. If that port was taken in the
 // meantime it falls back to a new random port and Node.Addr changes; the
@@ -33,9 +49,9 @@ type dockerBackend struct {
 	extraArgs []string
 }
 
-func newDockerBackend(ctx context.Context, opts Options) (*dockerBackend, error) {
+func newDockerBackend(ctx context.Context, opts redistest.Options) (*dockerBackend, error) {
 	unavailable := func(err error) error {
-		return fmt.Errorf("redistest: REDLOCK_TEST_BACKEND=docker but no Docker daemon answers: %v: %w", err, ErrDockerUnavailable)
+		return fmt.Errorf("redistest: REDLOCK_TEST_BACKEND=docker but no Docker daemon answers: %v: %w", err, redistest.ErrDockerUnavailable)
 	}
 	pool, err := dockertest.NewPool("")
 	if err != nil {
@@ -46,15 +62,17 @@ func newDockerBackend(ctx context.Context, opts Options) (*dockerBackend, error)
 	if err := pool.Client.PingWithContext(pctx); err != nil {
 		return nil, unavailable(err)
 	}
-	pool.MaxWait = readyTimeout
+	pool.MaxWait = redistest.ReadyTimeout
 	var id [4]byte
 	_, _ = rand.Read(id[:])
 	return &dockerBackend{pool: pool, clusterID: hex.EncodeToString(id[:]), extraArgs: opts.ExtraArgs}, nil
 }
 
-func (b *dockerBackend) newDriver(index int) driver { return &dockerDriver{b: b, index: index} }
+func (b *dockerBackend) NewDriver(index int) redistest.Driver {
+	return &dockerDriver{b: b, index: index}
+}
 
-func (b *dockerBackend) close() error { return nil } // containers are removed per node
+func (b *dockerBackend) Close() error { return nil } // containers are removed per node
 
 type dockerDriver struct {
 	b        *dockerBackend
@@ -66,7 +84,7 @@ type dockerDriver struct {
 	paused   bool
 }
 
-func (d *dockerDriver) start(ctx context.Context, _ bool) (string, error) {
+func (d *dockerDriver) Start(ctx context.Context, _ bool) (string, error) {
 	if err := d.remove(); err != nil { // a fresh container is an empty node
 		return "", err
 	}
@@ -115,7 +133,7 @@ func (d *dockerDriver) run(ctx context.Context, hostPort string) (string, error)
 	d.res, d.up, d.paused = res, true, false
 	d.hostPort = res.GetPort(dockerPort)
 	addr := net.JoinHostPort("127.0.0.1", d.hostPort)
-	if err := waitReady(ctx, addr, 0, nil); err != nil {
+	if err := redistest.WaitReady(ctx, addr); err != nil {
 		_ = d.remove()
 		return "", fmt.Errorf("container %s: %w", name, err)
 	}
@@ -123,7 +141,7 @@ func (d *dockerDriver) run(ctx context.Context, hostPort string) (string, error)
 }
 
 // kill SIGKILLs the container; it stays (stopped) until Restart or Close.
-func (d *dockerDriver) kill() error {
+func (d *dockerDriver) Kill() error {
 	if !d.up {
 		return nil
 	}
@@ -141,7 +159,7 @@ func (d *dockerDriver) kill() error {
 	return nil
 }
 
-func (d *dockerDriver) pause() error {
+func (d *dockerDriver) Pause() error {
 	if !d.up {
 		return errors.New("node is not running")
 	}
@@ -152,7 +170,7 @@ func (d *dockerDriver) pause() error {
 	return nil
 }
 
-func (d *dockerDriver) resume() error {
+func (d *dockerDriver) Resume() error {
 	if !d.up {
 		return errors.New("node is not running")
 	}
@@ -163,9 +181,9 @@ func (d *dockerDriver) resume() error {
 	return nil
 }
 
-func (d *dockerDriver) running() bool { return d.up }
+func (d *dockerDriver) Running() bool { return d.up }
 
-func (d *dockerDriver) stop() error { return d.remove() }
+func (d *dockerDriver) Stop() error { return d.remove() }
 
 // remove force-removes the current container, if any.
 func (d *dockerDriver) remove() error {
@@ -185,4 +203,4 @@ func (d *dockerDriver) remove() error {
 }
 
 // logTail is not collected for containers; use `docker logs` while debugging.
-func (d *dockerDriver) logTail() string { return "" }
+func (d *dockerDriver) LogTail() string { return "" }

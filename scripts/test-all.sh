@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# test-all.sh: go test -race -count=1 ./... in every module of the repository,
+# one after another, keeping on after a failure, then a summary: one line per
+# module (ok/FAIL and its duration) and "N passed, M failed" (modules).
+# Exits 1 when any module failed.
+#
+# Usage: scripts/test-all.sh MODULE_DIR... [user-module]
+#   (e.g. . bench chaos rueidisnode internal/redistest/docker user-module)
+# "user-module" runs scripts/check-user-module.sh: a throwaway module of a
+# library user, which must not pull in any docker module. It counts as a module.
+# Environment: GO (default go), TEST_TIMEOUT (default 20m), TESTFLAGS (extra
+# flags for go test).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+GO=${GO:-go}
+TEST_TIMEOUT=${TEST_TIMEOUT:-20m}
+[ $# -gt 0 ] || set -- .
+
+fmt_secs() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+summary=()
+passed=0
+failed=0
+all_start=$SECONDS
+for m in "$@"; do
+  if [ "$m" = user-module ]; then
+    echo "== $m: scripts/check-user-module.sh"
+  else
+    echo "== $m: $GO test -race -count=1 -timeout $TEST_TIMEOUT ${TESTFLAGS:+$TESTFLAGS }./..."
+  fi
+  start=$SECONDS
+  # shellcheck disable=SC2086 # TESTFLAGS is a list of flags
+  if [ "$m" = user-module ]; then
+    GO=$GO scripts/check-user-module.sh
+  else
+    (cd "$m" && $GO test -race -count=1 -timeout "$TEST_TIMEOUT" ${TESTFLAGS:-} ./...)
+  fi
+  rc=$?
+  took=$((SECONDS - start))
+  if [ $rc -eq 0 ]; then
+    passed=$((passed + 1))
+    summary+=("$(printf 'ok    %-26s %s' "$m" "$(fmt_secs $took)")")
+  else
+    failed=$((failed + 1))
+    summary+=("$(printf 'FAIL  %-26s %s (exit %d)' "$m" "$(fmt_secs $took)" $rc)")
+  fi
+done
+
+echo
+echo "== summary (modules, $(fmt_secs $((SECONDS - all_start))) in all)"
+printf '%s\n' "${summary[@]}"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]
