@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -95,12 +96,12 @@ const hangGuard = 8 * time.Minute
 // contentionNodes is the nodes client i of TestMutualExclusionUnderContention
 // uses: all of them, or with REDLOCK_TEST_BROKEN_QUORUM=1 two of its own, so
 // that the clients' "majorities" do not intersect.
-func contentionNodes(cl *redistest.Cluster, i int) []redlock.Node {
+func contentionNodes(cl *redistest.Cluster, i int) []node.Node {
 	nodes := nodesOf(cl)
 	if os.Getenv("REDLOCK_TEST_BROKEN_QUORUM") != "1" {
 		return nodes
 	}
-	return []redlock.Node{nodes[(2*i)%len(nodes)], nodes[(2*i+1)%len(nodes)]}
+	return []node.Node{nodes[(2*i)%len(nodes)], nodes[(2*i+1)%len(nodes)]}
 }
 
 // Rule 8 under contention: 1,000 acquisitions by several clients, with

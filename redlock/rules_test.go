@@ -101,8 +101,8 @@ func TestRuleReturnsOnceDecided(t *testing.T) {
 // so memory nodes in a synctest bubble, whatever the machine's load.
 func TestRuleNoValidityNoLock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := []*redlock.MemoryNode{redlock.NewMemoryNode("m0"), redlock.NewMemoryNode("m1"), redlock.NewMemoryNode("m2")}
-		var nodes []redlock.Node
+		mem := []*node.Memory{node.NewMemory("m0"), node.NewMemory("m1"), node.NewMemory("m2")}
+		var nodes []node.Node
 		for _, m := range mem {
 			nodes = append(nodes, slowNode{Node: m, delay: 410 * time.Millisecond})
 		}
