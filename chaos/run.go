@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
-	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )

@@ -299,9 +299,9 @@ func Scenarios() []Scenario {
 		},
 		{
 			Name: "clock-skew", Expect: ExpectSkewLoss, Clients: 3, LongEvery: 6, Scale: 2,
-			What:       "client wall clocks +60 s, 0, -60 s; nodes wiped again and again (3 of 5, then all 5, restarted after 2 TTL; after a 3-node wipe the 2 others stop for a TTL so the wiped ones decide)",
-			Skew:       skewOf,
-			Inject:     injectWipes,
+			What:   "client wall clocks +60 s, 0, -60 s; nodes wiped again and again (3 of 5, then all 5, restarted after 2 TTL; after a 3-node wipe the 2 others stop for a TTL so the wiped ones decide)",
+			Skew:   skewOf,
+			Inject: injectWipes,
 		},
 		{
 			Name: "split-vote", Expect: ExpectTargets,

@@ -46,8 +46,8 @@ var (
 // concurrent use; the zero value is not usable, call New.
 type Watchdog[L Lease] struct {
 	renew Renew[L]
-	cfg config
-	log *slog.Logger
+	cfg   config
+	log   *slog.Logger
 
 	mu        sync.Mutex
 	leases    map[*entry[L]]struct{}

@@ -114,9 +114,9 @@ func joinErrs(errs []error) string {
 type lockRow struct {
 	key      string
 	holdings []*node.Holding // nil: node down or failed
-	token    string             // the token most nodes hold
-	votes    int                // how many nodes hold token
-	fence    uint64             // the largest fence counter
+	token    string          // the token most nodes hold
+	votes    int             // how many nodes hold token
+	fence    uint64          // the largest fence counter
 }
 
 func inspectKeys(ctx context.Context, r *remote, prefix string, keys []string) []lockRow {
