@@ -131,17 +131,6 @@ func (r *round[T]) giveUp(cause error) {
 	r.stalled, r.done = nil, nil // report once
 }
 
-// unanswered lists the nodes that have not answered.
-func (r *round[T]) unanswered() []int {
-	var out []int
-	for i, w := range r.waiting {
-		if w {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
 func (r *round[T]) close() { r.stall.Stop() }
 
 // sharedDeadline is one timeout context for n requests; each calls answered
