@@ -203,6 +203,12 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		}
 	}
 	for len(yes) < q && len(others)+len(failures) <= n-q {
+		if len(others)+len(failures)+r.failingPending() > n-q {
+			// A majority is out of reach unless failing nodes answer:
+			// do not wait for them.
+			failures = append(failures, r.presumeFailing()...)
+			break
+		}
 		a, ok := r.next()
 		if !ok {
 			break
@@ -228,7 +234,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 	}
 
 	top, votes := leader(others)
-	if votes < q && r.pending > 0 {
+	if votes < q && r.pending > r.failingPending() {
 		// Nobody holds a majority of the answers so far: before calling
 		// it a split, give the other nodes a moment (as long again as the
 		// round took) to complete the picture. A silent node costs that

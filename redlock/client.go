@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
@@ -23,6 +24,7 @@ type Client struct {
 	notify notifyHub              // release notifications and waiters; see notify.go
 	keeper *extend.Watchdog[kept] // auto-extension; see watchdog.go
 	ident  identity               // first-contact checks of the nodes; see identify.go
+	health health                 // nodes failing recently; see health.go
 
 	bg sync.WaitGroup // requests in flight and cleanup running in the background
 
@@ -77,6 +79,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	if err := c.newWatchdog(); err != nil {
 		return nil, err
 	}
+	c.health.until = make([]atomic.Int64, len(nodes))
 	c.all = make([]int, len(nodes))
 	for i := range c.all {
 		c.all[i] = i

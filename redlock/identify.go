@@ -71,16 +71,26 @@ func (c *Client) ready(ctx context.Context, timeout time.Duration) error {
 	return nil
 }
 
-// ask asks nodes who they are; the answers of those that said.
+// ask asks nodes who they are; the answers of those that said. It does not
+// wait for silent nodes once a quorum answered.
 func (c *Client) ask(ctx context.Context, nodes []int, timeout time.Duration) []answer[node.Identity] {
 	r := startRound(c, ctx, "identify", "", nodes, timeout, func(ctx context.Context, n node.Node) (node.Identity, error) {
 		return n.Identify(ctx)
 	})
 	defer r.close()
 	var got []answer[node.Identity]
-	for a, ok := r.next(); ok; a, ok = r.next() {
+	var linger <-chan time.Time
+	for a, ok := r.nextBefore(linger); ok; a, ok = r.nextBefore(linger) {
 		if a.err == nil && a.val.ID != "" {
 			got = append(got, a)
+		}
+		if len(got) >= c.quorum && linger == nil {
+			// Enough to work with: the others get a moment (as long again
+			// as these took), then are asked again in the background, and
+			// their answers do not count until they say who they are.
+			t := time.NewTimer(max(time.Since(r.start), time.Millisecond))
+			defer t.Stop()
+			linger = t.C
 		}
 	}
 	return got

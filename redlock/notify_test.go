@@ -98,21 +98,24 @@ func blockedWaiter(t *testing.T, c *redlock.Client, obs *eventCounter, key strin
 		l, err := c.Acquire(ctxFor(t), key, ttl)
 		done <- acquireResult{l, err, time.Now()}
 	}()
-	await(t, "the waiter's first lost attempt", 10*time.Second, func() bool { return obs.get(redlock.EventContended) > before })
+	await(t, "the waiter's first lost attempt", 2*time.Minute, func() bool { return obs.get(redlock.EventContended) > before })
 	return done
 }
 
 // handoff holds key with holder, starts a waiter on waiter, releases after
 // a moment, and returns how long after the release the waiter acquired.
+// The holder's TTL is 10 minutes: a waiter whose retry delay is as long
+// gets the lock within the test's context (a minute) only if the release
+// woke it, however slow the machine (wokenDelay).
 func handoff(t *testing.T, holder, waiter *redlock.Client, obs *eventCounter) time.Duration {
 	t.Helper()
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
-	held, err := holder.Acquire(ctx, key, 10*time.Second)
+	held, err := holder.Acquire(ctx, key, 10*time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := blockedWaiter(t, waiter, obs, key, 10*time.Second)
+	done := blockedWaiter(t, waiter, obs, key, 10*time.Minute)
 	time.Sleep(100 * time.Millisecond) // let the subscriptions settle; the waiter sleeps on
 	released := time.Now()
 	if err := held.Release(ctx); err != nil {
@@ -128,16 +131,18 @@ func handoff(t *testing.T, holder, waiter *redlock.Client, obs *eventCounter) ti
 	return r.at.Sub(released)
 }
 
-// Rule 5: a waiter wakes on the holder's release, well before the retry
-// policy's delay (2 s) and the holder's TTL (10 s).
+// wokenDelay is a retry delay (and the holder's TTL in handoff) far longer
+// than a test's context: a waiter gets the lock in time only if woken.
+const wokenDelay = 10 * time.Minute
+
+// Rule 5: a waiter wakes on the holder's release, not after the retry
+// policy's delay or the holder's TTL (10 minutes each).
 func TestNotifyWakesOnRelease(t *testing.T) {
 	cl := redistest.StartT(t, 3)
 	obs := &eventCounter{}
 	holder := newClient(t, nodesOf(cl))
-	waiter := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, 2*time.Second, 0)), redlock.WithObserver(obs))
-	if d := handoff(t, holder, waiter, obs); d >= time.Second {
-		t.Fatalf("waiter acquired %s after the release; want it woken by the release, not the 2s delay", d)
-	}
+	waiter := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(obs))
+	t.Logf("woken %s after the release", handoff(t, holder, waiter, obs))
 }
 
 // The same handoff without notifications takes the policy's delay: the
@@ -252,35 +257,36 @@ func TestNotifySubscriptionBreaksAndRecovers(t *testing.T) {
 	obs := &eventCounter{}
 	holder := newClient(t, nodes)
 	waiter := newClient(t, nodes, redlock.WithObserver(obs), redlock.WithLogger(slog.New(logs)),
+		redlock.WithRetry(retry.Constant(20, wokenDelay, 0)))
+	// The same client's waiting, but with a delay that ends while the
+	// subscription is broken.
+	patient := newClient(t, nodes, redlock.WithObserver(obs), redlock.WithLogger(slog.New(logs)),
 		redlock.WithRetry(retry.Constant(20, 1500*time.Millisecond, 0)))
 
 	// Healthy: woken by the release.
-	if d := handoff(t, holder, waiter, obs); d >= time.Second {
-		t.Fatalf("before the kill: acquired %s after the release, want woken", d)
-	}
+	handoff(t, holder, waiter, obs)
+	handoff(t, holder, patient, obs) // its subscription is up too
 
 	if err := cl.Nodes()[0].Kill(); err != nil {
 		t.Fatal(err)
 	}
 	const broken = "release notifications broken"
-	await(t, "the broken subscription's warning", 10*time.Second, func() bool { return logs.count(slog.LevelWarn, broken) > 0 })
+	await(t, "the broken subscriptions' warnings", 2*time.Minute, func() bool { return logs.count(slog.LevelWarn, broken) >= 2 })
 	// Broken: the policy's delay (the two live nodes are a quorum).
-	if d := handoff(t, holder, waiter, obs); d < 500*time.Millisecond || d > 5*time.Second {
-		t.Fatalf("while broken: acquired %s after the release, want about the 1.5s delay", d)
+	if d := handoff(t, holder, patient, obs); d < 500*time.Millisecond {
+		t.Fatalf("while broken: acquired %s after the release, want the 1.5s delay (woken by what?)", d)
 	}
-	if n := logs.count(slog.LevelWarn, broken); n != 1 {
-		t.Fatalf("%d warnings about the broken subscription, want 1 (once per break)", n)
+	if n := logs.count(slog.LevelWarn, broken); n != 2 {
+		t.Fatalf("%d warnings about the broken subscriptions, want 2 (once per break and client)", n)
 	}
 
 	if err := cl.Nodes()[0].Restart(ctxFor(t)); err != nil {
 		t.Fatal(err)
 	}
-	await(t, "the subscription to be restored", 10*time.Second, func() bool {
-		return logs.count(slog.LevelInfo, "release notifications restored") > 0
+	await(t, "the subscription to be restored", 2*time.Minute, func() bool {
+		return logs.count(slog.LevelInfo, "release notifications restored") >= 2
 	})
-	if d := handoff(t, holder, waiter, obs); d >= time.Second {
-		t.Fatalf("after the restart: acquired %s after the release, want woken again", d)
-	}
+	handoff(t, holder, waiter, obs) // woken again
 }
 
 // Close stops every goroutine the subscriptions started, is idempotent, and
@@ -323,10 +329,8 @@ func TestNotifyMemoryNodes(t *testing.T) {
 	nodes := []node.Node{node.NewMemory("m0"), node.NewMemory("m1"), node.NewMemory("m2")}
 	obs := &eventCounter{}
 	holder := newClient(t, nodes)
-	waiter := newClient(t, nodes, redlock.WithObserver(obs), redlock.WithRetry(retry.Constant(5, 2*time.Second, 0)))
-	if d := handoff(t, holder, waiter, obs); d >= time.Second {
-		t.Fatalf("acquired %s after the release, want woken", d)
-	}
+	waiter := newClient(t, nodes, redlock.WithObserver(obs), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)))
+	handoff(t, holder, waiter, obs)
 }
 
 // Waiters of one client are woken in arrival order, one per release, and a

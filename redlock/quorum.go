@@ -69,6 +69,7 @@ func startRound[T any](c *Client, parent context.Context, op, key string, nodes 
 		r.waiting[i] = true
 		c.bg.Go(func() { // Close waits for requests still in flight
 			v, err := call(ctx, c.nodes[i])
+			c.noteAnswer(parent, i, err, timeout)
 			r.answers <- answer[T]{node: i, val: v, err: err}
 			answered()
 		})
@@ -97,6 +98,11 @@ func (r *round[T]) nextBefore(stop <-chan time.Time) (answer[T], bool) {
 			return r.nextBefore(stop)
 		}
 	case <-r.stalled:
+		for i, w := range r.waiting {
+			if w {
+				r.c.noteAnswer(r.parent, i, errNoAnswer, time.Since(r.start))
+			}
+		}
 		r.giveUp(errNoAnswer)
 		return r.nextBefore(stop)
 	case <-r.done:
@@ -129,6 +135,31 @@ func (r *round[T]) giveUp(cause error) {
 	}
 	r.stall.Stop()
 	r.stalled, r.done = nil, nil // report once
+}
+
+// presumeFailing stops waiting for the nodes that are failing (see
+// health.go) and returns them as failures.
+func (r *round[T]) presumeFailing() []error {
+	var out []error
+	for i, w := range r.waiting {
+		if w && r.c.failing(i) {
+			r.waiting[i] = false
+			r.pending--
+			out = append(out, r.c.nodeError(r.parent, r.key, r.c.nodes[i], r.op, errFailing))
+		}
+	}
+	return out
+}
+
+// failingPending counts the nodes still waited for that are failing.
+func (r *round[T]) failingPending() int {
+	n := 0
+	for i, w := range r.waiting {
+		if w && r.c.failing(i) {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *round[T]) close() { r.stall.Stop() }
