@@ -153,7 +153,9 @@ func runExactQuorum(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 	m.Figures.info("healthy acquisitions/s", healthy.rate(), "/s")
 	m.Figures.info("exact-quorum acquisitions/s", exact.rate(), "/s")
 	m.Figures.atLeast("exact-quorum rate / healthy rate", r, "x", 0.5)
+	m.Figures.timing()
 	m.Figures.atMost("exact-quorum seconds with 0 acquisitions", float64(exact.zeroSeconds()), "", 0)
+	m.Figures.timing()
 	m.Figures.info("healthy seconds with 0 acquisitions", float64(healthy.zeroSeconds()), "")
 	m.Figures.info("exact-quorum failed Acquire calls", float64(sumKinds(exact.errs)), "")
 	m.Summary = fmt.Sprintf("%d clients x %d goroutines on one key, %d s per phase: healthy %.0f acq/s (slowest second %d, failed: %s), 3 of 5 up %.0f acq/s (%.2fx; slowest second %d, %d of %d seconds with 0, failed: %s); per-second counts 3 of 5: %v",
@@ -285,6 +287,7 @@ func runSilentNode(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 	m.Figures.info("silent-node p50", ms(paused.pct(50)), "ms")
 	m.Figures.info("silent-node p99", ms(sp99), "ms")
 	m.Figures.atMost("silent-node p99 / healthy p99", ratio(float64(sp99), float64(hp99)), "x", 2)
+	m.Figures.timing()
 	m.Figures.atMost("contended attempts that acquired a held lock", float64(stolen), "", 0)
 	holderLost := 0.0
 	if !holderOK {

@@ -356,6 +356,20 @@ func liveness(res *Result, rec *recorder, ttl time.Duration) {
 func judge(res *Result, p Profile) {
 	f := res.Findings
 	var probs []string
+	// late: a loss signal after the validity ended is a timing verdict (a
+	// process starved of CPU is told late); the short profile of go test
+	// reports it without failing, make chaos fails on it.
+	late := func(f *Findings) {
+		if f.LateLossSignals == 0 {
+			return
+		}
+		msg := fmt.Sprintf("%d loss signals after validity ended", f.LateLossSignals)
+		if p.Name == "short" {
+			res.Summary += " (" + msg + ": a timing verdict, reported only in the short profile)"
+			return
+		}
+		probs = append(probs, msg)
+	}
 	need := func(ok bool, format string, args ...any) {
 		if !ok {
 			probs = append(probs, fmt.Sprintf(format, args...))
@@ -382,7 +396,7 @@ func judge(res *Result, p Profile) {
 		safety()
 		fencing()
 		progress()
-		need(f.LateLossSignals == 0, "%d loss signals after validity ended", f.LateLossSignals)
+		late(f)
 	case ExpectNoQuorum:
 		safety()
 		fencing()
@@ -390,7 +404,7 @@ func judge(res *Result, p Profile) {
 		need(res.NoQuorumAcqs == 0, "%d acquisitions succeeded while a majority was down", res.NoQuorumAcqs)
 		need(res.UntypedErrors == 0, "%d acquisitions failed without ErrQuorumUnreachable while a majority was down", res.UntypedErrors)
 		need(f.LossSignals > 0, "no holder was told it lost the lock")
-		need(f.LateLossSignals == 0, "%d loss signals after validity ended", f.LateLossSignals)
+		late(f)
 	case ExpectFenced:
 		safety()
 		fencing()
@@ -406,6 +420,10 @@ func judge(res *Result, p Profile) {
 		safety()
 		fencing()
 		for _, fig := range res.Figures {
+			if fig.Met != nil && !*fig.Met && fig.Timing && p.Name == "short" {
+				res.Summary += fmt.Sprintf(" (timing target missed, reported only in the short profile: %s)", fig)
+				continue
+			}
 			need(fig.Met == nil || *fig.Met, "%s", fig)
 		}
 	case ExpectFenceLoss, ExpectSkewLoss:
@@ -414,7 +432,7 @@ func judge(res *Result, p Profile) {
 		fencing()
 		need(res.CriticalSections > 0, "no critical section at all")
 		need(res.NoQuorumAcqs == 0, "%d acquisitions succeeded while a majority was down", res.NoQuorumAcqs)
-		need(f.LateLossSignals == 0, "%d loss signals after validity ended", f.LateLossSignals)
+		late(f)
 	case ExpectCaught:
 		need(len(f.Overlaps) > 0, "the checker found no overlap with a broken client")
 		if f.Linearizable != "-" {
