@@ -203,9 +203,9 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		}
 	}
 	for len(yes) < q && len(others)+len(failures) <= n-q {
-		if len(others)+len(failures)+r.failingPending() > n-q {
-			// A majority is out of reach unless failing nodes answer:
-			// do not wait for them.
+		if down := r.failingPending(); down > 0 && down == r.pending && len(others)+len(failures)+down > n-q {
+			// Every healthy node answered, and a majority is out of reach
+			// unless failing nodes answer: do not wait for them.
 			failures = append(failures, r.presumeFailing()...)
 			break
 		}
