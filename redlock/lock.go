@@ -217,9 +217,7 @@ func (l *Lock) Release(ctx context.Context) error {
 			// try now. Wait a little for the others, so that an immediate
 			// re-acquire does not find our key on a slow but healthy node.
 			c.releasedLocally(l.name, l.token)
-			t := time.NewTimer(max(time.Since(start), time.Millisecond))
-			defer t.Stop()
-			linger = t.C
+			linger = r.lingerFor(max(time.Since(start), time.Millisecond))
 		}
 	}
 	if yes < q && len(failures) > 0 && no <= n-q {

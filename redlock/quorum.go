@@ -67,12 +67,14 @@ func startRound[T any](c *Client, parent context.Context, op, key string, nodes 
 	ctx, answered := sharedDeadline(parent, timeout, len(nodes))
 	for _, i := range nodes {
 		r.waiting[i] = true
-		c.bg.Go(func() { // Close waits for requests still in flight
+		c.bg.Add(1) // Close waits for requests still in flight
+		go func() {
+			defer c.bg.Done()
 			v, err := call(ctx, c.nodes[i])
 			c.noteAnswer(parent, i, err, timeout)
 			r.answers <- answer[T]{node: i, val: v, err: err}
 			answered()
-		})
+		}()
 	}
 	r.stall = time.NewTimer(timeout + stallGrace)
 	r.stalled, r.done = r.stall.C, parent.Done()
@@ -160,6 +162,15 @@ func (r *round[T]) failingPending() int {
 		}
 	}
 	return n
+}
+
+// lingerFor replaces the stall guard, once the outcome is decided, by a
+// short wait for the remaining answers; it returns the channel to pass to
+// nextBefore.
+func (r *round[T]) lingerFor(d time.Duration) <-chan time.Time {
+	r.stall.Reset(d)
+	r.stalled = nil
+	return r.stall.C
 }
 
 func (r *round[T]) close() { r.stall.Stop() }
