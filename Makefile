@@ -49,7 +49,7 @@ fmt:
 bench:
 	cd bench && $(GO) run ./cmd/qlbench $(if $(FULL),-full) -out results $(BENCHFLAGS)
 
-## chaos: fault-injection scenarios on 5 real redis-server nodes with a safety checker (~4 min; fails on an unexpected verdict)
+## chaos: fault-injection and measuring scenarios on 5 real redis-server nodes with a safety checker (~5 min; fails on an unexpected verdict)
 chaos:
 	cd chaos && $(GO) run ./cmd/chaos -out chaos-out
 
