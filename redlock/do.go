@@ -8,13 +8,13 @@ import (
 
 // Do runs fn while holding the lock named key: it acquires the lock
 // (retrying per the client's retry policy, like Acquire), extends it
-// automatically while fn runs (see Lock.KeepAlive and the WithExtend*
-// options), and releases it when fn returns or panics (a panic is re-raised
+// automatically while fn runs (see Lock.KeepAlive and WithKeepAlive), and
+// releases it when fn returns or panics (a panic is re-raised
 // after the release).
 //
 // fn's ctx is cancelled when ctx is, or when the lock is lost: then
 // context.Cause(ctx) wraps ErrLockLost, a safety margin before the lock's
-// validity ends (WithSafetyMargin). fn should return promptly then, and must
+// validity ends (extend.WithSafetyMargin). fn should return promptly then, and must
 // not assume exclusivity after it.
 //
 // Do returns the acquisition's error (fn did not run), or fn's error. When

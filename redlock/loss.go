@@ -39,7 +39,7 @@ func (l *Lock) startLife() {
 // never closes while the lock is valid and extended in time.
 //
 // With KeepAlive (and in Client.Do) a lock that cannot be extended is
-// declared lost a safety margin before its validity ends (WithSafetyMargin),
+// declared lost a safety margin before its validity ends (extend.WithSafetyMargin, see WithKeepAlive),
 // so that the work has that much time to stop while the lock still
 // excludes others. A lock that is only held, with no auto-extension, ends
 // at its ValidUntil.
@@ -74,7 +74,7 @@ func (l *Lock) Context(parent context.Context) (context.Context, context.CancelF
 
 // KeepAlive extends the lock automatically until Release (or stop) while it
 // can, through the client's watchdog: when less than the threshold of its
-// validity is left (WithExtendThreshold), together with every other lock of
+// validity is left (extend.WithThreshold, see WithKeepAlive), together with every other lock of
 // the client due in the same tick, in one pipelined round per node. When it
 // cannot be extended it is declared lost a safety margin before its validity
 // ends: Done closes and Err wraps ErrLockLost.
