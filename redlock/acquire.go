@@ -86,6 +86,9 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		if !o.keep {
 			token = ""
 		}
+		if errors.Is(o.err, ErrInvalidArgument) { // a node found to be a duplicate, say
+			return nil, c.gaveUp(key, attempts, began, o.err)
+		}
 		if errors.Is(o.err, ErrNotAcquired) {
 			c.observe(Event{Kind: EventContended, Key: key, Attempts: attempts})
 		}
@@ -188,11 +191,16 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		others   []answer[node.AcquireReply] // held by another token
 		failures []error
 	)
+	var configErr error // found while identifying a node late
 	tally := func(a answer[node.AcquireReply]) {
+		counts := a.err == nil && c.counts(a.node)
+		if a.err == nil && !counts && configErr == nil {
+			counts, configErr = c.identifyNow(ctx, a.node, timeout)
+		}
 		switch {
 		case a.err != nil:
 			failures = append(failures, a.err)
-		case !c.counts(a.node):
+		case !counts:
 			// Its yes does not count, and the undo reaches it like every
 			// node that did not answer "held".
 			failures = append(failures, &NodeError{Node: c.nodes[a.node].Name(), Op: "acquire", Err: errUnidentified(c.nodes[a.node].Name())})
@@ -216,6 +224,10 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		tally(a)
 	}
 	rtt := time.Since(start)
+	if configErr != nil {
+		c.undo(key, name, token, ttl, heldBy(others, n))
+		return outcome{err: configErr, rtt: rtt}
+	}
 
 	if len(yes) >= q {
 		fence, err := c.settleFence(ctx, key, name, token, timeout, yes)

@@ -127,6 +127,24 @@ func (c *Client) accept(got []answer[node.Identity]) {
 	id.all.Store(true)
 }
 
+// identifyNow identifies node i at once, when it answered a request but
+// has not said who it is (first contact did not wait for it): its answer
+// then counts without waiting for the background retry. It reports whether
+// node i counts; a configuration error found meanwhile is returned.
+func (c *Client) identifyNow(ctx context.Context, i int, timeout time.Duration) (bool, error) {
+	if c.counts(i) {
+		return true, nil
+	}
+	got := c.ask(ctx, []int{i}, max(timeout, identifyTimeout))
+	id := &c.ident
+	id.mu.Lock()
+	defer id.mu.Unlock()
+	if id.err == nil {
+		c.accept(got)
+	}
+	return id.err == nil && id.ids[i] != "", id.err
+}
+
 // counts reports whether node i's answers may count toward a quorum: it
 // was identified as a server distinct from the others.
 func (c *Client) counts(i int) bool {
