@@ -211,9 +211,11 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		}
 	}
 	for len(yes) < q && len(others)+len(failures) <= n-q {
-		if down := r.failingPending(); down > 0 && down == r.pending && len(others)+len(failures)+down > n-q {
-			// Every healthy node answered, and a majority is out of reach
-			// unless failing nodes answer: do not wait for them.
+		if down := r.failingPending(); down > 0 && down == r.pending && down < n && len(others)+len(failures)+down > n-q {
+			// Every healthy node answered (and there was one), and a
+			// majority is out of reach unless failing nodes answer: do not
+			// wait for them. When every node is failing, waiting for them
+			// (up to the node timeout) is the only way to find out.
 			failures = append(failures, r.presumeFailing()...)
 			break
 		}
