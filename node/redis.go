@@ -80,9 +80,9 @@ func AcquireReplyOf(acquired bool, value int64, holder string) AcquireReply {
 	switch {
 	case acquired:
 		return AcquireReply{Acquired: true, Fence: uint64(max(value, 0))}
-	case value == 0 || value == -1: // a tombstone, or a key that never expires
+	case holder == "" || value == -1: // a tombstone, or a key that never expires
 		return AcquireReply{Holder: holder}
-	case value < 0: // gone within the millisecond
+	case value <= 0: // expiring within the millisecond, or just gone
 		return AcquireReply{HolderTTL: time.Millisecond, Holder: holder}
 	}
 	return AcquireReply{HolderTTL: time.Duration(value) * time.Millisecond, Holder: holder}
