@@ -35,11 +35,15 @@ type Client struct {
 // replication between them): a majority of them, len(nodes)/2+1, must agree
 // for a lock to be held. Odd counts (3, 5, 7) make the best use of servers.
 //
-// At its first operation the client asks each node who it is: two nodes
-// that turn out to be one server (127.0.0.1:6379 and localhost:6379) make
-// every operation fail with ErrInvalidArgument, and a node whose
-// maxmemory-policy may evict lock keys is logged once as a warning (or
-// refused, see WithRequireNoEviction).
+// At its first operation the client asks each node who it is (waiting for
+// a silent node only until a quorum has answered; the others are asked
+// again when they answer a request, or in the background). An answer
+// counts toward a quorum only from a node identified as a server distinct
+// from the others. Two nodes that turn out to be one server (127.0.0.1:6379
+// and localhost:6379) make every operation fail with ErrInvalidArgument
+// from the moment both have answered, and a node whose maxmemory-policy may
+// evict lock keys is logged once as a warning (or refused, see
+// WithRequireNoEviction).
 func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	if len(nodes) == 0 {
 		return nil, invalidArg("no nodes")

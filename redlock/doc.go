@@ -108,8 +108,10 @@
 //
 // The nodes must be independent: no replication between them, each a
 // separate server. At its first operation a client asks each node which
-// server it is; one server reached under two names (127.0.0.1:6379 and
-// localhost:6379) fails every operation with ErrInvalidArgument. Lock keys
+// server it is, and an answer counts only from a node identified as a
+// distinct server; one server reached under two names (127.0.0.1:6379 and
+// localhost:6379) fails every operation with ErrInvalidArgument once both
+// names have answered. Lock keys
 // must never be evicted: run the servers with maxmemory-policy noeviction.
 // A node with another policy is logged once as a warning, or refused with
 // WithRequireNoEviction.
