@@ -107,13 +107,28 @@ func blockedWaiter(t *testing.T, c *redlock.Client, obs *eventCounter, key strin
 // The holder's TTL is 10 minutes: a waiter whose retry delay is as long
 // gets the lock within the test's context (a minute) only if the release
 // woke it, however slow the machine (wokenDelay).
-func handoff(t *testing.T, holder, waiter *redlock.Client, obs *eventCounter) time.Duration {
+//
+// With settle, the holder's key is first awaited on every node of it: a
+// waiter hears a release only from the nodes it is subscribed to, and only
+// where the key was (a node that missed the acquire announces nothing).
+func handoff(t *testing.T, holder, waiter *redlock.Client, obs *eventCounter, settle ...*redistest.Cluster) time.Duration {
 	t.Helper()
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
-	held, err := holder.Acquire(ctx, key, 10*time.Minute)
-	if err != nil {
-		t.Fatal(err)
+	var held *redlock.Lock
+	for try := 0; ; try++ {
+		var err error
+		held, err = holder.Acquire(ctx, key, 10*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(settle) == 0 || holdsEverywhere(settle[0], holder.KeyName(key), held.Token()) {
+			break
+		}
+		if try == 10 {
+			t.Fatalf("the holder's key never reached every node in 10 acquisitions: %v", holders(t, settle[0], holder.KeyName(key)))
+		}
+		_ = held.Release(ctx) // a node missed the acquire (a loaded machine): again
 	}
 	done := blockedWaiter(t, waiter, obs, key, 10*time.Minute)
 	time.Sleep(100 * time.Millisecond) // let the subscriptions settle; the waiter sleeps on
@@ -263,9 +278,10 @@ func TestNotifySubscriptionBreaksAndRecovers(t *testing.T) {
 	patient := newClient(t, nodes, redlock.WithObserver(obs), redlock.WithLogger(slog.New(logs)),
 		redlock.WithRetry(retry.Constant(20, 1500*time.Millisecond, 0)))
 
-	// Healthy: woken by the release.
-	handoff(t, holder, waiter, obs)
-	handoff(t, holder, patient, obs) // its subscription is up too
+	// Healthy: woken by the release (node 0, the only one it hears, must
+	// have had the key).
+	handoff(t, holder, waiter, obs, cl)
+	handoff(t, holder, patient, obs, cl) // its subscription is up too
 
 	if err := cl.Nodes()[0].Kill(); err != nil {
 		t.Fatal(err)
@@ -286,7 +302,7 @@ func TestNotifySubscriptionBreaksAndRecovers(t *testing.T) {
 	await(t, "the subscription to be restored", 2*time.Minute, func() bool {
 		return logs.count(slog.LevelInfo, "release notifications restored") >= 2
 	})
-	handoff(t, holder, waiter, obs) // woken again
+	handoff(t, holder, waiter, obs, cl) // woken again
 }
 
 // Close stops every goroutine the subscriptions started, is idempotent, and
@@ -397,4 +413,26 @@ func TestNotifyFIFOAndPassOn(t *testing.T) {
 			t.Fatalf("handoffs took %s of virtual time: someone slept the 10s delay", d)
 		}
 	})
+}
+
+// holdsEverywhere reports whether every node of c holds token under name
+// within a few seconds.
+func holdsEverywhere(c *redistest.Cluster, name, token string) bool {
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		n := 0
+		for _, nd := range c.Nodes() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			v, _ := nd.Client().Get(ctx, name).Result()
+			cancel()
+			if v == token {
+				n++
+			}
+		}
+		if n == len(c.Nodes()) {
+			return true
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return false
 }
