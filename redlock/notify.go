@@ -57,10 +57,11 @@ type waitQueue struct {
 }
 
 type waiter struct {
-	key  string // full name on the nodes
-	seq  uint64
-	mine []string      // release ids of the tokens of its attempts
-	wake chan struct{} // buffered 1: the hub made this waiter active
+	key   string // full name on the nodes
+	seq   uint64
+	mine  []string      // release ids of the tokens of its attempts
+	blind bool          // parked after an attempt no subscription covered
+	wake  chan struct{} // buffered 1: the hub made this waiter active
 }
 
 // join registers a waiter for key (the full name), starting the
@@ -216,6 +217,15 @@ func (c *Client) subState(gen uint64, i int, up bool, err error) {
 				close(h.ready)
 				h.ready = nil
 			}
+			// Waiters parked after a blind attempt look again now.
+			for _, q := range h.queues {
+				if slices.ContainsFunc(q.waiting, func(x *waiter) bool { return x.blind }) {
+					for _, x := range q.waiting {
+						x.blind = false
+					}
+					h.announce(q, "")
+				}
+			}
 		}
 	} else if !up {
 		if s.up {
@@ -326,12 +336,16 @@ func (h *notifyHub) park(w *waiter, s seen) bool {
 		q.active = nil
 		q.woke = ""
 	}
-	blind := h.up > 0 && (!s.up || s.ups != h.ups)
+	unseen := !s.up || s.ups != h.ups // the attempt began while nobody listened
+	blind := h.up > 0 && unseen
 	if (q.missed || blind) && q.active == nil {
 		q.missed = false
 		q.active = w
 		return true
 	}
+	// Still nobody listening: when a subscription comes up, it wakes this
+	// waiter to look again (a release meanwhile went unheard).
+	w.blind = unseen
 	i, _ := slices.BinarySearchFunc(q.waiting, w.seq, func(x *waiter, seq uint64) int { return cmp.Compare(x.seq, seq) })
 	q.waiting = slices.Insert(q.waiting, i, w)
 	return false
