@@ -192,7 +192,9 @@ func TestRuleCancelledAttemptLeavesNoKey(t *testing.T) {
 // Rule 5: a waiter comes back when the holder's key expires, not after the
 // policy's (long) delay.
 func TestRuleWaiterWakesAtHolderExpiry(t *testing.T) {
-	cl, c := start(t, 5, redlock.WithRetry(retry.Constant(3, 5*time.Second, 0)))
+	// A retry delay far past the test's context: the waiter gets the lock
+	// in time only by coming back at the holder's expiry.
+	cl, c := start(t, 5, redlock.WithRetry(retry.Constant(3, 10*time.Minute, 0)))
 	key := uniqueKey(t)
 	setOn(t, cl, c.KeyName(key), "crashed-holder", 400*time.Millisecond, 0, 1, 2, 3, 4)
 	began := time.Now()
@@ -201,8 +203,8 @@ func TestRuleWaiterWakesAtHolderExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Release(context.Background())
-	if took := time.Since(began); took < 300*time.Millisecond || took > 3*time.Second {
-		t.Fatalf("acquired after %s; want soon after the holder's 400ms expiry, well before the 5s retry delay", took)
+	if took := time.Since(began); took < 300*time.Millisecond {
+		t.Fatalf("acquired after %s, before the holder's 400ms expiry", took)
 	}
 }
 
