@@ -168,8 +168,10 @@ func (l *Lock) lost(ctx context.Context, err error) error {
 // was still valid; ErrLockLost when it was already released, had ended
 // (expired by our clock, or declared lost; the keys are deleted anyway), or
 // was not ours on a majority; ErrQuorumUnreachable when too many nodes
-// failed (Release may be tried again; the keys expire with their TTL in
-// any case).
+// failed while the lock was still valid (Release may be tried again; the
+// keys expire with their TTL in any case). A lock that had ended before
+// Release was called gets ErrLockLost whatever the nodes answer
+// (TestReleaseOfEndedLockWithFailingNodesIsLost).
 //
 // Every node that processes the release afterwards refuses the lock's
 // requests still in flight (an acquire or extend that a slow node has not
@@ -220,7 +222,11 @@ func (l *Lock) Release(ctx context.Context) error {
 			linger = r.lingerFor(max(time.Since(start), time.Millisecond))
 		}
 	}
-	if yes < q && len(failures) > 0 && no <= n-q {
+	// A lock that had ended before this call is lost whatever the nodes
+	// answer: the deletes above are only cleanup, and failing nodes must
+	// not turn that answer into ErrQuorumUnreachable.
+	ended := l.Err() != nil || !start.Before(validUntil)
+	if !ended && yes < q && len(failures) > 0 && no <= n-q {
 		if ctx.Err() != nil {
 			return fmt.Errorf("redlock: release %q: %w", l.key, context.Cause(ctx))
 		}
@@ -232,7 +238,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	switch {
 	case l.Err() != nil:
 		return fmt.Errorf("%w: release %q: the lock had ended: %v", ErrLockLost, l.key, l.Err())
-	case !start.Before(validUntil):
+	case ended:
 		return l.lost(ctx, fmt.Errorf("%w: release %q: validity had ended %s before release", ErrLockLost, l.key, start.Sub(validUntil)))
 	case yes < q:
 		return l.lost(ctx, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, yes, n))

@@ -355,6 +355,28 @@ func TestRuleTakenOverLockIsLost(t *testing.T) {
 	}
 }
 
+// Rule 7: a lock that ended before Release is lost, even when too many
+// nodes fail for the cleanup to reach a majority (the answer must not turn
+// into ErrQuorumUnreachable, which invites a retry of a lock that is gone).
+func TestReleaseOfEndedLockWithFailingNodesIsLost(t *testing.T) {
+	cl, c := start(t, 3, redlock.WithNodeTimeout(2*time.Second)) // a loaded machine meets it
+	ctx := ctxFor(t)
+	l, err := c.TryAcquire(ctx, uniqueKey(t), 6*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-l.Done() // no keep-alive: it ends at its validity
+	for _, n := range cl.Nodes()[:2] {
+		if err := n.Kill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = l.Release(ctx)
+	if !errors.Is(err, redlock.ErrLockLost) || errors.Is(err, redlock.ErrQuorumUnreachable) {
+		t.Fatalf("release of an ended lock with 2 of 3 nodes down: %v, want ErrLockLost only", err)
+	}
+}
+
 // Rule 7: release is not repeatable and says so.
 func TestRuleReleaseTwiceIsLost(t *testing.T) {
 	_, c := start(t, 3, redlock.WithNodeTimeout(5*time.Second)) // a loaded machine meets it
