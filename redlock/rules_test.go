@@ -328,20 +328,20 @@ func TestRuleExtendLostOnMajorityRestart(t *testing.T) {
 // Rules 6 and 7: a lock taken over by another holder can be neither
 // extended nor released, and the other holder's keys stay.
 func TestRuleTakenOverLockIsLost(t *testing.T) {
-	cl, c := start(t, 3)
+	cl, c := start(t, 3, redlock.WithNodeTimeout(time.Second)) // a loaded machine meets it
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
-	a, err := c.TryAcquire(ctx, key, 200*time.Millisecond)
+	a, err := c.TryAcquire(ctx, key, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
-	b, err := c.TryAcquire(ctx, key, 5*time.Second)
+	<-a.Done() // no keep-alive: it ends at its validity; its keys expire soon after
+	b, err := c.Acquire(ctx, key, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	settled(t, cl, c.KeyName(key), b.Token())
-	if err := a.Extend(ctx, time.Second); !errors.Is(err, redlock.ErrLockLost) {
+	if err := a.Extend(ctx, 5*time.Second); !errors.Is(err, redlock.ErrLockLost) {
 		t.Fatalf("extend of taken-over lock: %v", err)
 	}
 	if err := a.Release(ctx); !errors.Is(err, redlock.ErrLockLost) {
