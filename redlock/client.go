@@ -107,9 +107,12 @@ func isNil(n node.Node) bool {
 
 // Close waits for the requests still in flight and the cleanup running in
 // the background (the undo of failed attempts, deletes of a lost lock's
-// keys), each bounded by its node timeout, and stops the client's release
-// subscriptions. It does not
-// release held locks. The Client stays usable: later waits fall back to the
+// keys), and stops the client's release subscriptions. Each request is
+// bounded by its node timeout when the node honours context deadlines
+// (node.Memory, rueidisnode, node.Redis over a go-redis client with
+// ContextTimeoutEnabled); over a go-redis client without it, a request to a
+// stopped server lasts as long as go-redis's own dial and read timeouts
+// (5s and 3s by default). It does not release held locks. The Client stays usable: later waits fall back to the
 // retry policy's delays until a new subscription is made. Close is
 // idempotent and returns nil.
 func (c *Client) Close() error {
