@@ -16,21 +16,21 @@ import (
 	"github.com/quorumlock/quorumlock/retry"
 )
 
-// Do keeps the lock for three times its TTL while fn runs; another client
+// Do keeps the lock for twice its TTL while fn runs; another client
 // cannot take it meanwhile, and it is free once Do returns.
 func TestDoKeepsLockAliveBeyondTTL(t *testing.T) {
 	cl, c := start(t, 3)
 	other := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Never()))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
-	const ttl = time.Second
+	const ttl = 3 * time.Second
 	var stolen, tries int
 	err := c.Do(ctx, key, ttl, func(ctx context.Context) error {
 		l, ok := redlock.LockFromContext(ctx)
 		if !ok || l.Fence() == 0 {
 			return errors.New("no lock in fn's context")
 		}
-		deadline := time.Now().Add(3 * ttl)
+		deadline := time.Now().Add(2 * ttl)
 		for time.Now().Before(deadline) {
 			if ctx.Err() != nil {
 				return context.Cause(ctx)
@@ -66,7 +66,7 @@ func TestDoCancelsOnMajorityLoss(t *testing.T) {
 			cl, c := start(t, 3)
 			ctx := ctxFor(t)
 			key := uniqueKey(t)
-			const ttl = 2 * time.Second
+			const ttl = 5 * time.Second
 			type seen struct {
 				cancelled  time.Time
 				validUntil time.Time // the last one seen before the loss

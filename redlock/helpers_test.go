@@ -33,11 +33,18 @@ func newClient(t *testing.T, nodes []node.Node, opts ...redlock.Option) *redlock
 	return c
 }
 
-// start starts n real redis-server nodes and a client on them.
+// testNodeTimeout is the node timeout of clients on real nodes unless a
+// test sets its own: long enough for a loaded 2-core machine (a timeout
+// derived from a short TTL, 100ms for 1s, failed there), so the tests'
+// TTLs are a few seconds.
+const testNodeTimeout = 2 * time.Second
+
+// start starts n real redis-server nodes and a client on them, with
+// testNodeTimeout unless opts set another.
 func start(t *testing.T, n int, opts ...redlock.Option) (*redistest.Cluster, *redlock.Client) {
 	t.Helper()
 	cl := redistest.StartT(t, n)
-	return cl, newClient(t, nodesOf(cl), opts...)
+	return cl, newClient(t, nodesOf(cl), append([]redlock.Option{redlock.WithNodeTimeout(testNodeTimeout)}, opts...)...)
 }
 
 var keySeq atomic.Int64

@@ -22,7 +22,7 @@ func TestRuleTokenIs128RandomBits(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 200; i++ {
 		key := uniqueKey(t)
-		l, err := c.TryAcquire(ctx, key, time.Second)
+		l, err := c.TryAcquire(ctx, key, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,18 +213,18 @@ func TestRuleWaiterWakesAtHolderExpiry(t *testing.T) {
 func TestRuleExtendMovesValidity(t *testing.T) {
 	cl, c := start(t, 3)
 	ctx := ctxFor(t)
-	l, err := c.TryAcquire(ctx, uniqueKey(t), time.Second)
+	l, err := c.TryAcquire(ctx, uniqueKey(t), 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := l.ValidUntil()
 	time.Sleep(200 * time.Millisecond)
 	began := time.Now()
-	if err := l.Extend(ctx, 3*time.Second); err != nil {
+	if err := l.Extend(ctx, 6*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	ended := time.Now()
-	validity := 3*time.Second - c.Drift(3*time.Second)
+	validity := 6*time.Second - c.Drift(6*time.Second)
 	if got := l.ValidUntil(); got.Before(began.Add(validity)) || got.After(ended.Add(validity)) || !got.After(before) {
 		t.Fatalf("ValidUntil %v: want start of Extend + %s, within [%v, %v]", got, validity, began.Add(validity), ended.Add(validity))
 	}
@@ -232,7 +232,7 @@ func TestRuleExtendMovesValidity(t *testing.T) {
 	// its way.
 	extended := 0
 	for _, n := range cl.Nodes() {
-		if ttl := n.Client().PTTL(ctx, c.KeyName(l.Key())).Val(); ttl >= 2*time.Second {
+		if ttl := n.Client().PTTL(ctx, c.KeyName(l.Key())).Val(); ttl >= 4*time.Second {
 			extended++
 		}
 	}
