@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
@@ -276,46 +277,49 @@ func TestDoneClosesWhenValidityEnds(t *testing.T) {
 }
 
 // KeepAlive on memory nodes: the lock outlives its TTL; after a majority of
-// nodes fail, Done closes a safety margin before the validity ends.
+// nodes fail, Done closes a safety margin before the validity ends. On
+// synctest's clock: on real time a starved watchdog let the 300ms TTL lapse.
 func TestKeepAliveMemoryNodes(t *testing.T) {
-	nodes := []*node.Memory{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
-	c := newClient(t, []node.Node{nodes[0], nodes[1], nodes[2]}, redlock.WithKeepAlive(extend.WithSafetyMargin(50*time.Millisecond)))
-	ctx := ctxFor(t)
-	l, err := c.TryAcquire(ctx, uniqueKey(t), 300*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := l.KeepAlive()
-	defer stop()
-	time.Sleep(time.Second)
-	if l.Err() != nil || l.Remaining() == 0 {
-		t.Fatalf("kept lock ended: %v", l.Err())
-	}
-	nodes[0].SetDown(true, false)
-	nodes[1].SetDown(true, false)
-	var vu time.Time
-	for {
-		select {
-		case <-l.Done():
-		default:
-			vu = l.ValidUntil()
-			time.Sleep(time.Millisecond)
-			continue
+	synctest.Test(t, func(t *testing.T) {
+		nodes := []*node.Memory{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+		c := newClient(t, []node.Node{nodes[0], nodes[1], nodes[2]}, redlock.WithKeepAlive(extend.WithSafetyMargin(50*time.Millisecond)))
+		ctx := ctxFor(t)
+		l, err := c.TryAcquire(ctx, uniqueKey(t), 300*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
 		}
-		break
-	}
-	if left := time.Until(vu); left <= 0 {
-		t.Fatalf("Done closed %s after the validity ended", -left)
-	}
-	// One sentinel: a loss caused by failing nodes is a loss (the failure
-	// is in the text), so a switch on errors.Is cannot misfile it.
-	if !errors.Is(l.Err(), redlock.ErrLockLost) || errors.Is(l.Err(), redlock.ErrQuorumUnreachable) ||
-		!strings.Contains(l.Err().Error(), "unreachable") {
-		t.Fatalf("Err = %v, want ErrLockLost (only) naming the last failure", l.Err())
-	}
-	if err := l.Release(ctx); !errors.Is(err, redlock.ErrLockLost) && !errors.Is(err, redlock.ErrQuorumUnreachable) {
-		t.Fatalf("Release of a lost lock: %v", err)
-	}
+		stop := l.KeepAlive()
+		defer stop()
+		time.Sleep(time.Second)
+		if l.Err() != nil || l.Remaining() == 0 {
+			t.Fatalf("kept lock ended: %v", l.Err())
+		}
+		nodes[0].SetDown(true, false)
+		nodes[1].SetDown(true, false)
+		var vu time.Time
+		for {
+			select {
+			case <-l.Done():
+			default:
+				vu = l.ValidUntil()
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			break
+		}
+		if left := time.Until(vu); left <= 0 {
+			t.Fatalf("Done closed %s after the validity ended", -left)
+		}
+		// One sentinel: a loss caused by failing nodes is a loss (the failure
+		// is in the text), so a switch on errors.Is cannot misfile it.
+		if !errors.Is(l.Err(), redlock.ErrLockLost) || errors.Is(l.Err(), redlock.ErrQuorumUnreachable) ||
+			!strings.Contains(l.Err().Error(), "unreachable") {
+			t.Fatalf("Err = %v, want ErrLockLost (only) naming the last failure", l.Err())
+		}
+		if err := l.Release(ctx); !errors.Is(err, redlock.ErrLockLost) && !errors.Is(err, redlock.ErrQuorumUnreachable) {
+			t.Fatalf("Release of a lost lock: %v", err)
+		}
+	})
 }
 
 // WithMaxHold ends a kept lock at the cap even though it could be extended.
