@@ -385,10 +385,19 @@ func judge(res *Result, p Profile) {
 			need(f.Linearizable == string(porcupine.Ok), "register history not linearizable: %s", f.Linearizable)
 		}
 	}
+	// Progress within the fault windows (a few TTLs) is a timing verdict
+	// too: a process starved of CPU for that long makes none. The short
+	// profile reports it; make chaos fails on it; the simulator (chaos/sim)
+	// checks liveness on a fake clock.
 	progress := func() {
 		need(res.CriticalSections > 0, "no critical section at all")
-		if res.FaultTime > 0 {
-			need(res.FaultAcqPerSec > 0, "no progress during faults although a majority was reachable")
+		if res.FaultTime > 0 && res.FaultAcqPerSec == 0 {
+			msg := "no progress during faults although a majority was reachable"
+			if p.Name == "short" {
+				res.Summary += " (" + msg + ": a timing verdict, reported only in the short profile)"
+			} else {
+				probs = append(probs, msg)
+			}
 		}
 	}
 	switch res.Expect {
