@@ -34,6 +34,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runDemo(ctx, rest, stdout)
 	case "help", "-h", "-help", "--help":
 		return help(rest, stdout)
+	case unitCmd: // internal: the supervisor of exec's CMD
+		return &exitError{code: runUnit(rest)}
 	default:
 		return exitf(exitUsage, "redlock: unknown command %q (want exec, ls, demo or help)", cmd)
 	}
