@@ -182,20 +182,22 @@ func printVerdict(w io.Writer, reports []*nodeReport) error {
 		}
 		firstOf[r.runID] = r.label
 	}
-	usable, duplicates := 0, 0
-	var fails, warns []string
-	forgets := 0
+	usable, duplicates, forgets := 0, 0, 0
+	var unusable, warned []string
 	for _, r := range reports {
-		state := "ok"
+		state, problems := "ok", r.warnings
 		switch {
 		case r.failure != "":
-			state = "FAIL"
-			fails = append(fails, fmt.Sprintf("%s %s: %s", r.label, r.addr, r.failure))
+			state, problems = "FAIL", append([]string{r.failure}, r.warnings...)
+			unusable = append(unusable, r.label)
 			if strings.HasPrefix(r.failure, "same server") {
 				duplicates++
 			}
 		case len(r.warnings) > 0:
 			state = "WARN"
+		}
+		if len(r.warnings) > 0 {
+			warned = append(warned, r.label)
 		}
 		if r.failure == "" {
 			usable++
@@ -203,24 +205,16 @@ func printVerdict(w io.Writer, reports []*nodeReport) error {
 				forgets++
 			}
 		}
-		for _, s := range r.warnings {
-			warns = append(warns, fmt.Sprintf("%s %s: %s", r.label, r.addr, s))
+		parts := problems
+		if len(r.facts) > 0 {
+			parts = append([]string{strings.Join(r.facts, ", ")}, problems...)
 		}
-		line := fmt.Sprintf("%-4s %s %s: %s", state, r.label, r.addr, strings.Join(r.facts, ", "))
-		if r.failure != "" {
-			line += sep(len(r.facts)) + r.failure
-		}
-		fmt.Fprintln(w, line)
+		line := fmt.Sprintf("%-4s %s %s: %s", state, r.label, r.addr, strings.Join(parts, "; "))
+		fmt.Fprintln(w, strings.TrimSpace(strings.ReplaceAll(line, "\n", " ")))
 	}
-	fmt.Fprintf(w, "\n%d of %d nodes usable, quorum %d\n", usable, len(reports), quorum)
-	for _, s := range fails {
-		fmt.Fprintln(w, "FAIL", s)
-	}
-	for _, s := range warns {
-		fmt.Fprintln(w, "WARN", s)
-	}
+	fmt.Fprintf(w, "%d of %d nodes usable (%s), quorum %d\n", usable, len(reports), listOr(unusable, "all"), quorum)
 	if forgets > 0 && usable >= quorum {
-		fmt.Fprintf(w, "NOTE %d of %d usable nodes forget locks on restart: restart a crashed node no sooner than the largest TTL in use (the delayed-restart rule), or run appendonly yes with appendfsync always\n", forgets, usable)
+		fmt.Fprintf(w, "note: %d of %d usable nodes forget locks on restart: restart a crashed node no sooner than the largest TTL in use (the delayed-restart rule), or run appendonly yes with appendfsync always\n", forgets, usable)
 	}
 	code, text := exitOK, "OK: a lock on these nodes can be trusted"
 	switch {
@@ -228,18 +222,19 @@ func printVerdict(w io.Writer, reports []*nodeReport) error {
 		code, text = doctorUntrusted, fmt.Sprintf("NOT TRUSTED: %d usable distinct servers, a quorum needs %d", usable, quorum)
 	case duplicates > 0:
 		code, text = doctorUntrusted, "NOT TRUSTED: a server is listed under two names; clients refuse such a node list"
-	case len(warns) > 0:
-		code, text = doctorWarnings, fmt.Sprintf("WARNINGS: a lock can be taken, but the %d warning(s) above weaken it", len(warns))
+	case len(warned) > 0:
+		code, text = doctorWarnings, fmt.Sprintf("WARNINGS: a lock can be taken, but settings of %s weaken it", strings.Join(warned, ", "))
 	}
 	fmt.Fprintf(w, "verdict: %s (exit %d)\n", text, code)
 	return &exitError{code: code}
 }
 
-func sep(n int) string {
-	if n == 0 {
-		return ""
+// listOr lists labels as "n2, n3 not usable", or "all usable".
+func listOr(labels []string, none string) string {
+	if len(labels) == 0 {
+		return none + " usable"
 	}
-	return ", "
+	return strings.Join(labels, ", ") + " not usable"
 }
 
 // infoFields parses an INFO reply into name -> value.
