@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -260,10 +261,8 @@ func fmtMillis(d time.Duration) string {
 }
 
 func signedMillis(d time.Duration) string {
-	if d < 0 {
-		return "-" + fmtMillis(-d)
-	}
-	return "+" + fmtMillis(d)
+	ms := math.Round(float64(d)/float64(10*time.Microsecond)) / 100
+	return fmt.Sprintf("%+.2fms", ms+0) // +0: no "-0.00"
 }
 
 func randomHex() string {
