@@ -173,3 +173,28 @@ func rowOf(out, key string) string {
 	}
 	return ""
 }
+
+// Readable nodes hold the lock on less than a majority, but the unreadable
+// ones could make it one: the verdict is unknown (JSON: null), not "no".
+func TestLsMajorityUnknown(t *testing.T) {
+	c := redistest.StartT(t, 5)
+	hold(t, lockClient(t, c), "job:maybe", 30*time.Second)
+	cl := c.Clients()
+	if err := cl[0].Del(t.Context(), "lock:{job:maybe}").Err(); err != nil {
+		t.Fatal(err)
+	}
+	denyEval(t, cl[3])
+	denyEval(t, cl[4])
+	r := runBin(t, c.Addrs(), "ls")
+	if row := rowOf(r.stdout, "job:maybe"); r.code != 0 || !strings.Contains(row, "unknown (2/5)") {
+		t.Errorf("exit %d, row %q, want unknown (2/5)", r.code, row)
+	}
+	r = runBin(t, c.Addrs(), "ls", "-o", "json")
+	var row map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &row); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := row["majority"]; !ok || m != nil {
+		t.Errorf("majority = %v (present %v), want null", m, ok)
+	}
+}
