@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -240,5 +241,30 @@ func waitGone(t *testing.T, tree []proc, limit time.Duration) {
 			t.Fatalf("processes %v of CMD's tree still running %s after redlock was killed", left, limit)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// SIGTERM sent to redlock reaches CMD (through the supervisor), and
+// redlock exits with CMD's status.
+func TestExecForwardsSignals(t *testing.T) {
+	c := redistest.StartT(t, 1)
+	dir := t.TempDir()
+	started, got := filepath.Join(dir, "started"), filepath.Join(dir, "got")
+	script := `trap 'echo TERM > "$2"; exit 7' TERM; touch "$1"; sleep 300 & wait`
+	cmd := exec.Command(bin, "exec", "job:signal", "--", "sh", "-c", script, "sh", started, got)
+	cmd.Env = append(withoutNodesEnv(), nodesEnv+"="+strings.Join(c.Addrs(), ","))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFile(t, started, 2*time.Minute)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	var ee *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 7 {
+		t.Errorf("redlock: %v, want exit 7 (CMD's status)", err)
+	}
+	if b, err := os.ReadFile(got); err != nil || strings.TrimSpace(string(b)) != "TERM" {
+		t.Errorf("CMD did not get SIGTERM: %v %q", err, b)
 	}
 }
