@@ -153,11 +153,12 @@ CMD gets REDLOCK_KEY and REDLOCK_FENCE (a fencing token greater than that of
 every earlier holder) in its environment. The lock is extended while a third
 of the TTL remains.
 
-CMD and everything it starts are one unit: if the lock is lost, or redlock
-itself dies (even by SIGKILL), the unit gets SIGTERM, then SIGKILL after
---grace, and redlock exits 4; what CMD leaves running when it exits is ended
-the same way before the lock is released. SIGINT, SIGTERM and SIGHUP are
-passed on to CMD (to its own process group unless stdin is a terminal).
+CMD and everything it starts are one unit: if the lock is lost, the unit
+gets SIGTERM, then SIGKILL after --grace, and redlock exits 4. If redlock
+itself dies (even by SIGKILL), the unit is ended the same way; what CMD
+leaves running when it exits is ended the same way before the lock is
+released. SIGINT, SIGTERM and SIGHUP are passed on to CMD (to its own
+process group unless stdin is a terminal).
 
 Flags:
   -n             fail at once if the lock is held elsewhere (exit 1, or -E)
