@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -151,6 +152,7 @@ type nodeTTL struct {
 // (EVAL denied, a timeout) is marked unreadable for the whole listing.
 func inspectKeys(ctx context.Context, r *remote, prefix string, keys []string) []lockRow {
 	holdings := make([][]*node.Holding, len(keys))
+	failed := make([]error, len(r.nodes)) // the first failure per node
 	var (
 		mu sync.Mutex
 		wg sync.WaitGroup
@@ -163,12 +165,10 @@ func inspectKeys(ctx context.Context, r *remote, prefix string, keys []string) [
 			}
 			wg.Go(func() {
 				h, err := n.Inspect(ctx, prefix+"{"+key+"}")
-				mu.Lock()
-				defer mu.Unlock()
 				if err != nil {
-					if r.up[i] {
-						r.errs[i], r.up[i] = err, false
-					}
+					mu.Lock()
+					failed[i] = cmp.Or(failed[i], err)
+					mu.Unlock()
 					return
 				}
 				holdings[k][i] = &h
@@ -176,6 +176,11 @@ func inspectKeys(ctx context.Context, r *remote, prefix string, keys []string) [
 		}
 	}
 	wg.Wait()
+	for i, err := range failed {
+		if err != nil {
+			r.errs[i], r.up[i] = err, false
+		}
+	}
 	quorum := len(r.nodes)/2 + 1
 	rows := make([]lockRow, len(keys))
 	for k, key := range keys {
