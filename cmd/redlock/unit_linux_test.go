@@ -59,7 +59,8 @@ func TestExecLockLostEndsBackgroundChild(t *testing.T) {
 	c := redistest.StartT(t, 3)
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pid")
-	script := `sleep 300 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"; wait`
+	// The sleep's output goes elsewhere: it must not keep redlock's pipes open.
+	script := `sleep 300 >/dev/null 2>&1 & echo $! > "$1.tmp"; mv "$1.tmp" "$1"; wait`
 	done := make(chan result, 1)
 	go func() {
 		done <- runBin(t, c.Addrs(), "exec", "--ttl", "3s", "--grace", "1s", "job:lost-bg", "--", "sh", "-c", script, "sh", pidFile)
@@ -77,6 +78,7 @@ func TestExecLockLostEndsBackgroundChild(t *testing.T) {
 	// redlock waits for the whole unit: the sleep is gone on return.
 	if alive(sleepProc) {
 		t.Errorf("background child %d still running after redlock exited on loss", sleepProc.pid)
+		_ = syscall.Kill(sleepProc.pid, syscall.SIGKILL)
 	}
 }
 
@@ -85,13 +87,14 @@ func TestExecLockLostEndsBackgroundChild(t *testing.T) {
 func TestExecEndsLeftoversOnExit(t *testing.T) {
 	c := redistest.StartT(t, 1)
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	r := runBin(t, c.Addrs(), "exec", "--grace", "1s", "job:leftover", "--", "sh", "-c", `trap "" TERM; sleep 300 & echo $! > "$1"; exit 5`, "sh", pidFile)
+	r := runBin(t, c.Addrs(), "exec", "--grace", "1s", "job:leftover", "--", "sh", "-c", `trap "" TERM; sleep 300 >/dev/null 2>&1 & echo $! > "$1"; exit 5`, "sh", pidFile)
 	if r.code != 5 {
 		t.Errorf("exit %d, want CMD's 5", r.code)
 	}
 	// The PID cannot have been reused: it was this test's grandchild moments ago.
 	if p, ok := readProc(readPID(t, pidFile)); ok && p.state != "Z" {
 		t.Errorf("leftover %d still running after redlock exited", p.pid)
+		_ = syscall.Kill(p.pid, syscall.SIGKILL)
 	}
 	oneLine(t, r.stderr, "sent SIGKILL") // the leftover ignored SIGTERM
 }
