@@ -34,8 +34,7 @@ func isTerminal(w io.Writer) bool {
 	if !ok {
 		return false
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	return isTTY(int(f.Fd()))
 }
 
 // run draws the line until ctx ends.

@@ -1,18 +1,21 @@
 // Command redlock runs commands under a distributed lock held on a quorum of
 // independent Redis nodes (the Redlock algorithm), lists the locks on those
-// nodes, and demonstrates the lock on embedded nodes.
+// nodes, checks that the nodes can carry a lock, and demonstrates the lock
+// on embedded nodes.
 //
 // Usage:
 //
 //	redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] KEY -- CMD [ARGS...]
-//	redlock ls [PATTERN]
+//	redlock ls [-o table|json] [PATTERN]
+//	redlock doctor
 //	redlock demo [--duration D]
 //	redlock help [COMMAND]
 //
 // The nodes are given with --nodes host:port,host:port,... (or redis://
-// URLs) or the REDLOCK_NODES environment variable. exec and ls need them:
-// there is no in-memory fallback, since a lock held in one process excludes
-// nobody else. demo runs on five embedded memory nodes unless nodes are given.
+// URLs) or the REDLOCK_NODES environment variable. exec, ls and doctor need
+// them: there is no in-memory fallback, since a lock held in one process
+// excludes nobody else. demo runs on five embedded memory nodes unless
+// nodes are given.
 //
 // # exec
 //
@@ -23,21 +26,40 @@
 // etcdctl lock and consul lock:
 //
 //   - Without -n or -w it waits for the lock as long as it takes.
-//   - -n gives up at once if another holder has the lock; -w TIMEOUT gives
-//     up after TIMEOUT. Both exit 1, or the code given with -E, without
-//     running CMD.
+//   - -n, or -w 0 as in flock(1), gives up at once if another holder has the
+//     lock; -w TIMEOUT gives up after TIMEOUT. Both exit 1, or the code given
+//     with -E, without running CMD.
+//   - Durations (-w, --ttl, --grace) are Go durations (500ms, 30s, 2m) or a
+//     bare number of seconds, as flock(1) reads -w: "-w 5" is 5s.
 //   - --ttl (default 10s) is the lock's time to live. The client's watchdog
 //     extends the lock while CMD runs, once a third of the TTL (at least
 //     500ms) or less remains; if a process dies without releasing, others
 //     get the lock after at most the TTL.
-//   - If the lock is lost while CMD runs (the nodes forgot it, or too many
-//     became unreachable for it to be extended), CMD gets SIGTERM, then
-//     SIGKILL after --grace (default 5s), and redlock exits 4.
-//   - SIGINT, SIGTERM and SIGHUP sent to redlock are passed on to CMD.
-//   - Unless stdin is a terminal, CMD runs in a process group of its own and
-//     the signals go to the whole group (a shell and what it started), as
-//     with consul lock. On Linux CMD also gets SIGTERM if redlock itself
-//     dies, since nobody extends the lock then.
+//   - CMD and every process it starts are one unit that redlock ends as a
+//     whole: if the lock is lost while CMD runs (the nodes forgot it, or
+//     too many became unreachable for it to be extended), the unit gets
+//     SIGTERM, then SIGKILL after --grace (default 5s), and redlock exits 4.
+//   - When CMD exits, what it left running (a background child) is ended
+//     the same way before the lock is released.
+//   - If redlock itself dies, even by SIGKILL, nobody extends the lock: the
+//     unit is ended the same way (SIGTERM, SIGKILL after --grace). Keep
+//     --grace below --ttl, so that the unit is gone before the lock expires.
+//   - SIGINT, SIGTERM and SIGHUP sent to redlock are passed on to CMD: to
+//     its process group, which it has of its own unless stdin is a terminal
+//     (an interactive CMD stays in the terminal's foreground group, where
+//     Ctrl-C reaches it directly).
+//
+// How: redlock runs CMD under a small supervisor, a second redlock process
+// that is a child subreaper on Linux (PR_SET_CHILD_SUBREAPER): a process of
+// the tree whose parent dies is reparented to the supervisor, so neither a
+// double fork nor setsid leaves the unit. The supervisor ends the unit when
+// redlock asks or when its pipe from redlock reaches end of file (redlock
+// died). It signals CMD's process group and every descendant it finds in
+// /proc, until it has no child left. Limits: a process that is not a
+// descendant (one started through another service, e.g. systemd-run or a
+// container runtime) is not part of the unit; if the supervisor itself is
+// SIGKILLed, the unit is not ended (under systemd, the unit's cgroup is).
+// On other systems (BSD, macOS) the unit is CMD's process group only.
 //
 // A typical cron line on every replica:
 //
@@ -49,6 +71,24 @@
 // prefix) matches the glob PATTERN (default *): key, the holder's token
 // prefix, the fence, the remaining TTL on each node, and whether a majority
 // of nodes agrees on the holder (only then is the lock actually held).
+// A node that cannot be read (down, EVAL refused) is marked
+// "unreadable: <reason>" and its TTL column shows "?"; when fewer than a
+// majority of the nodes can be read, ls prints nothing and exits 3. Keys
+// with control characters, spaces or quotes are quoted as Go strings. With
+// -o json it prints one JSON object per lock, one per line: key, holder,
+// fence, votes, quorum, majority (true, false, or null when unreadable nodes
+// could change it) and nodes (node, holder, ttl_ms, unreadable).
+//
+// # doctor
+//
+// doctor checks the nodes a deployment would use and prints one line per
+// node and a verdict: reachable, Redis version, round-trip time (best of
+// three PINGs), clock offset from this host (TIME, read at the middle of the
+// round trip), maxmemory-policy (anything but noeviction is a warning), what
+// a restart would forget (appendonly, appendfsync, save: the delayed-restart
+// rule), whether EVAL (a harmless script) and PUBLISH (to a throwaway
+// channel) are allowed, and whether two names reach one server (run_id).
+// A node that is unreachable, refuses EVAL or repeats another is not usable.
 //
 // # demo
 //
@@ -61,13 +101,17 @@
 //
 // # Exit codes
 //
-//	0    success (exec: CMD exited 0)
-//	1    exec: the lock is held elsewhere (-n) or -w timed out (see -E);
+//	0    success (exec: CMD exited 0; doctor: every check passed)
+//	1    exec: the lock is held elsewhere (-n, -w 0) or -w timed out (see -E);
+//	     doctor: a lock can be taken but a warning weakens it;
 //	     demo: a safety check failed
 //	2    usage error: bad flag, missing KEY or CMD, bad --nodes
-//	3    too few nodes reachable for a quorum
+//	3    too few nodes reachable (ls: readable) for a quorum;
+//	     doctor: fewer usable distinct servers than a quorum, or one server
+//	     listed under two names
 //	4    exec: the lock was lost while CMD ran; CMD was terminated
-//	126  exec: CMD is not executable
+//	126  exec: CMD found but not executable (a directory, no permission,
+//	     an exec format error)
 //	127  exec: CMD not found
 //	128+N  CMD (or redlock, while waiting) died by signal N
 //	other  exec: the exit status of CMD, passed through
@@ -81,21 +125,22 @@ const usageMain = `redlock: run commands under a distributed lock on a quorum of
 
 Usage:
   redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] KEY -- CMD [ARGS...]
-  redlock ls [PATTERN]
+  redlock ls [-o table|json] [PATTERN]
+  redlock doctor
   redlock demo [--duration D]
   redlock help [COMMAND]
 
-Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec and ls;
-demo runs on 5 embedded memory nodes without them).
+Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec, ls
+and doctor; demo runs on 5 embedded memory nodes without them).
 
 Exit codes:
-  0      success (exec: CMD exited 0)
-  1      exec: lock held elsewhere (-n) or wait timed out (-w); override with -E
-         demo: a safety check failed
+  0      success (exec: CMD exited 0; doctor: all checks passed)
+  1      exec: lock held elsewhere (-n, -w 0) or wait timed out (-w); override with -E
+         doctor: warnings; demo: a safety check failed
   2      usage error
-  3      too few nodes reachable for a quorum
+  3      too few nodes reachable (ls: readable) for a quorum; doctor: not trusted
   4      exec: lock lost while CMD ran (CMD got SIGTERM, then SIGKILL after --grace)
-  126    exec: CMD not executable
+  126    exec: CMD found but not executable (directory, permission, format)
   127    exec: CMD not found
   128+N  CMD (or redlock while waiting) died by signal N
   other  exec: CMD's own exit status, passed through
@@ -106,34 +151,63 @@ const usageExec = `Usage: redlock exec [flags] KEY -- CMD [ARGS...]
 Acquire KEY on a majority of the nodes, run CMD while holding it, release it.
 CMD gets REDLOCK_KEY and REDLOCK_FENCE (a fencing token greater than that of
 every earlier holder) in its environment. The lock is extended while a third
-of the TTL remains; if it is lost anyway, CMD gets SIGTERM, then SIGKILL after --grace,
-and redlock exits 4. SIGINT, SIGTERM and SIGHUP are passed on to CMD (to its
+of the TTL remains.
+
+CMD and everything it starts are one unit: if the lock is lost, the unit
+gets SIGTERM, then SIGKILL after --grace, and redlock exits 4. If redlock
+itself dies (even by SIGKILL), the unit is ended the same way; what CMD
+leaves running when it exits is ended the same way before the lock is
+released. SIGINT, SIGTERM and SIGHUP are passed on to CMD (to its own
 process group unless stdin is a terminal).
 
 Flags:
   -n             fail at once if the lock is held elsewhere (exit 1, or -E)
-  -w TIMEOUT     give up after waiting TIMEOUT, e.g. 30s (exit 1, or -E)
+  -w TIMEOUT     give up after waiting TIMEOUT (exit 1, or -E); -w 0 is -n
   -E CODE        exit code for -n conflicts and -w timeouts (default 1)
   --ttl D        lock time to live (default 10s)
-  --grace D      time between SIGTERM and SIGKILL on lock loss (default 5s)
+  --grace D      time between SIGTERM and SIGKILL (default 5s; keep it below --ttl)
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
 
+Durations: 500ms, 30s, 2m, or a bare number of seconds (-w 5 is 5s, as in flock).
+
 Exit codes: CMD's own; 1 conflict or timeout (-E); 2 usage; 3 nodes
-unreachable; 4 lock lost; 126 not executable; 127 not found; 128+N signal N.
+unreachable; 4 lock lost; 126 found but not executable; 127 not found;
+128+N signal N.
 `
 
 const usageLs = `Usage: redlock ls [flags] [PATTERN]
 
 List the locks on the nodes whose key (without the prefix) matches the glob
 PATTERN (default *): key, holder token prefix, fence, remaining TTL on each
-node, and whether a majority of the nodes agrees on the holder.
+node ("?": node unreadable), and whether a majority of the nodes agrees on
+the holder (yes, no, or unknown while unreadable nodes could change it).
+Keys with control characters, spaces or quotes are printed quoted.
 
 Flags:
+  -o FORMAT      table (default) or json: one JSON object per lock and line
+                 (key, holder, fence, votes, quorum, majority, nodes)
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
 
-Exit codes: 0 listed; 2 usage; 3 nodes unreachable.
+Exit codes: 0 listed; 2 usage; 3 fewer than a majority of the nodes readable.
+`
+
+const usageDoctor = `Usage: redlock doctor [flags]
+
+Check the nodes a deployment would use: one line per node, then a verdict.
+Per node: reachable, Redis version, round-trip time, clock offset from this
+host (TIME), maxmemory-policy (anything but noeviction is a warning), what a
+restart would forget (appendonly/appendfsync/save: the delayed-restart rule),
+EVAL and PUBLISH allowed (ACL, rename-command), and distinct servers (run_id:
+two names of one server fail).
+
+Flags:
+  --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+
+Exit codes: 0 a lock can be trusted; 1 warnings (a lock can be taken, but a
+setting weakens it); 2 usage; 3 not trusted (fewer usable distinct servers
+than a quorum, or one server under two names).
 `
 
 const usageDemo = `Usage: redlock demo [flags]

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -18,8 +19,8 @@ import (
 
 // execArgs are the parsed flags and arguments of exec.
 type execArgs struct {
-	nonblock     bool
-	wait         time.Duration // 0: forever
+	nonblock     bool          // -n, or -w 0: do not wait
+	wait         time.Duration // with -w > 0: give up after this; 0: wait forever
 	conflictCode int
 	ttl, grace   time.Duration
 	prefix       string
@@ -32,10 +33,10 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	a := &execArgs{}
 	fs := newFlagSet("exec")
 	fs.BoolVar(&a.nonblock, "n", false, "fail at once if the lock is held elsewhere")
-	fs.DurationVar(&a.wait, "w", 0, "give up after waiting this long")
+	wait := durationFlag(fs, &a.wait, "w", 0, "give up after waiting this long (0: do not wait)")
 	fs.IntVar(&a.conflictCode, "E", exitConflict, "exit code for -n conflicts and -w timeouts")
-	fs.DurationVar(&a.ttl, "ttl", 10*time.Second, "lock time to live")
-	fs.DurationVar(&a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL on lock loss")
+	durationFlag(fs, &a.ttl, "ttl", 10*time.Second, "lock time to live")
+	durationFlag(fs, &a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL")
 	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
 	fs.StringVar(&a.nodes, "nodes", "", "host:port,host:port,...")
 	key, argv, err := parseAroundKey(fs, "exec", usageExec, args, stdout)
@@ -49,15 +50,18 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	case len(a.argv) == 0:
 		return nil, usageErr("exec", "missing CMD after KEY %q", a.key)
 	case a.nonblock && a.wait > 0:
-		return nil, usageErr("exec", "-n and -w exclude each other")
+		return nil, usageErr("exec", "-n and -w %s exclude each other (-w 0 is -n)", a.wait)
 	case a.wait < 0:
-		return nil, usageErr("exec", "-w %s is negative", a.wait)
+		return nil, usageErr("exec", "-w %s is negative (0 means do not wait)", a.wait)
 	case a.conflictCode < 0 || a.conflictCode > 255:
 		return nil, usageErr("exec", "-E %d is not an exit code (0-255)", a.conflictCode)
 	case a.ttl <= 0:
-		return nil, usageErr("exec", "--ttl %s is not positive", a.ttl)
+		return nil, usageErr("exec", "--ttl %s is not positive (e.g. --ttl 30 or --ttl 30s)", a.ttl)
 	case a.grace < 0:
-		return nil, usageErr("exec", "--grace %s is negative", a.grace)
+		return nil, usageErr("exec", "--grace %s is negative (0 sends SIGKILL at once)", a.grace)
+	}
+	if wait.set && a.wait == 0 {
+		a.nonblock = true // flock(1): -w 0 does not wait
 	}
 	return a, nil
 }
@@ -94,9 +98,9 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	path, err := exec.LookPath(a.argv[0])
 	if err != nil {
-		code := exitNotFound
-		if errors.Is(err, os.ErrPermission) {
-			code = exitCannotExec
+		code := exitCannotExec // found, but a directory or not executable
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			code = exitNotFound
 		}
 		return exitf(code, "redlock exec: %s: %v", a.argv[0], unwrapExecErr(err))
 	}
@@ -197,14 +201,19 @@ func signalExit(s os.Signal, format string, args ...any) error {
 	return exitf(code, format, args...)
 }
 
-// unwrapExecErr drops the "exec: "name": " decoration of exec errors.
+// unwrapExecErr drops the "exec: "name": " and "fork/exec name: "
+// decorations of exec errors.
 func unwrapExecErr(err error) error {
 	var ee *exec.Error
 	if errors.As(err, &ee) {
 		if errors.Is(ee.Err, exec.ErrNotFound) {
 			return errors.New("command not found")
 		}
-		return ee.Err
+		err = ee.Err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
 	return err
 }

@@ -148,6 +148,53 @@ func TestExecCommandNotFound(t *testing.T) {
 	oneLine(t, r.stderr, "no-such-command-xyz: command not found")
 }
 
+// 126: found but not executable, as shells report it; 127: not found.
+func TestExecNotExecutable(t *testing.T) {
+	c := redistest.StartT(t, 1)
+	dir := t.TempDir()
+	noPerm, badFormat := filepath.Join(dir, "no-perm"), filepath.Join(dir, "bad-format")
+	if err := os.WriteFile(noPerm, []byte("#!/bin/sh\ntouch ran\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(badFormat, []byte("\x7fELF garbage"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cmd, msg string
+		want     int
+	}{
+		{dir, "is a directory", exitCannotExec},
+		{noPerm, "permission denied", exitCannotExec},
+		{badFormat, "exec format error", exitCannotExec},
+		{filepath.Join(dir, "missing"), "no such file or directory", exitNotFound},
+		{"no-such-command-xyz", "command not found", exitNotFound},
+	} {
+		r := runBin(t, c.Addrs(), "exec", "job:noexec", "--", tc.cmd)
+		if r.code != tc.want {
+			t.Errorf("%s: exit %d, want %d", tc.cmd, r.code, tc.want)
+		}
+		oneLine(t, r.stderr, tc.msg)
+	}
+	// The lock was released each time: a later holder gets it at once.
+	if r := runBin(t, c.Addrs(), "exec", "-n", "job:noexec", "--", "true"); r.code != 0 {
+		t.Errorf("after the failed starts: exit %d, want 0 (lock released)", r.code)
+	}
+}
+
+// -w 0 does not wait, as in flock(1): the lock is held for 10 minutes, far
+// beyond runBin's hang guard, so a -w 0 that waited would fail the test.
+func TestExecWaitZero(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	hold(t, lockClient(t, c), "job:w0", 10*time.Minute)
+	for _, w := range []string{"0", "0s"} {
+		r := runBin(t, c.Addrs(), "exec", "-w", w, "job:w0", "--", "true")
+		if r.code != exitConflict {
+			t.Errorf("-w %s: exit %d, want %d", w, r.code, exitConflict)
+		}
+		oneLine(t, r.stderr, "held by another holder")
+	}
+}
+
 func TestExecBadUsage(t *testing.T) {
 	nodes := []string{"127.0.0.1:1"} // never dialled: usage is checked first
 	for _, args := range [][]string{
@@ -161,12 +208,23 @@ func TestExecBadUsage(t *testing.T) {
 		{"frobnicate"},
 		{"ls", "a", "b"},
 		{"demo", "--duration", "soon"},
+		{"exec", "-w", "-1", "k", "--", "true"},
+		{"ls", "-o", "yaml"},
+		{"doctor", "extra"},
 	} {
 		r := runBin(t, nodes, args...)
 		if r.code != exitUsage {
 			t.Errorf("%v: exit %d, want 2", args, r.code)
 		}
 		oneLine(t, r.stderr, "redlock")
+	}
+	// A bad duration shows the fix.
+	for _, flag := range []string{"-w", "--ttl", "--grace"} {
+		r := runBin(t, nodes, "exec", flag, "5x", "k", "--", "true")
+		if r.code != exitUsage {
+			t.Errorf("%s 5x: exit %d, want 2", flag, r.code)
+		}
+		oneLine(t, r.stderr, "give seconds (30, 1.5) or a unit (500ms, 30s, 2m)")
 	}
 	r := runBin(t, nil, "exec", "k", "--", "true")
 	if r.code != exitUsage {

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -18,8 +23,12 @@ func runLs(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("ls")
 	prefix := fs.String("prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
 	nodes := fs.String("nodes", "", "host:port,host:port,...")
+	output := fs.String("o", "table", "output format: table or json")
 	if err := parse(fs, "ls", usageLs, args, stdout); err != nil {
 		return err
+	}
+	if *output != "table" && *output != "json" {
+		return usageErr("ls", "-o %q: want table or json", *output)
 	}
 	pattern := "*"
 	switch fs.NArg() {
@@ -34,26 +43,47 @@ func runLs(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer r.Close()
-	keys, err := scanKeys(ctx, r, *prefix, pattern)
-	if err != nil {
-		return exitf(exitUnreachable, "redlock ls: %v", err)
-	}
+	keys := scanKeys(ctx, r, *prefix, pattern)
 	rows := inspectKeys(ctx, r, *prefix, keys)
-	printLocks(stdout, r, rows)
+	if readable, q := r.upCount(), len(r.nodes)/2+1; readable < q {
+		// Locks held on the unread nodes could be missing or wrongly
+		// judged: no answer is better than a wrong one.
+		return exitf(exitUnreachable, "redlock ls: only %d of %d nodes readable, need %d to judge a lock: %s",
+			readable, len(r.nodes), q, unreadableList(r))
+	}
+	held := rows[:0:0]
+	for _, row := range rows {
+		if row.Votes > 0 {
+			held = append(held, row)
+		}
+	}
+	if *output == "json" {
+		return printJSON(stdout, held)
+	}
+	printTable(stdout, r, held)
 	return nil
+}
+
+func unreadableList(r *remote) string {
+	var s []string
+	for i, n := range r.nodes {
+		if !r.up[i] {
+			s = append(s, fmt.Sprintf("n%d=%s: %v", i+1, n.Name(), r.errs[i]))
+		}
+	}
+	return strings.Join(s, "; ")
 }
 
 // scanKeys returns the lock keys (without prefix) matching pattern on any
 // reachable node, fence counters left out, sorted.
-func scanKeys(ctx context.Context, r *remote, prefix, pattern string) ([]string, error) {
+func scanKeys(ctx context.Context, r *remote, prefix, pattern string) []string {
 	// Lock keys are prefix{key}: counters and tombstones beside them do
 	// not end with "}".
 	match := globEscape(prefix+"{") + pattern + globEscape("}")
 	var (
-		mu   sync.Mutex
-		set  = map[string]bool{}
-		errs = make([]error, len(r.clients))
-		wg   sync.WaitGroup
+		mu  sync.Mutex
+		set = map[string]bool{}
+		wg  sync.WaitGroup
 	)
 	for i, c := range r.clients {
 		if !r.up[i] {
@@ -71,21 +101,17 @@ func scanKeys(ctx context.Context, r *remote, prefix, pattern string) ([]string,
 				mu.Unlock()
 			}
 			if err := it.Err(); err != nil {
-				errs[i] = fmt.Errorf("scan %s: %w", r.nodes[i].Name(), err)
-				r.up[i] = false
+				r.errs[i], r.up[i] = fmt.Errorf("scan: %w", err), false
 			}
 		})
 	}
 	wg.Wait()
-	if up := r.upCount(); up < len(r.nodes)/2+1 {
-		return nil, fmt.Errorf("only %d of %d nodes answered: %v", up, len(r.nodes), joinErrs(errs))
-	}
 	keys := make([]string, 0, len(set))
 	for k := range set {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	return keys, nil
+	return keys
 }
 
 // globEscape quotes the glob characters of Redis' MATCH in s.
@@ -100,81 +126,135 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-func joinErrs(errs []error) string {
-	var s []string
-	for _, e := range errs {
-		if e != nil {
-			s = append(s, e.Error())
-		}
-	}
-	return strings.Join(s, "; ")
-}
-
-// lockRow is one key as seen by every node.
+// lockRow is one key as seen by every node: what both the table and -o
+// json print (a new column is a new field here).
 type lockRow struct {
-	key      string
-	holdings []*node.Holding // nil: node down or failed
-	token    string          // the token most nodes hold
-	votes    int             // how many nodes hold token
-	fence    uint64          // the largest fence counter
+	Key      string    `json:"key"`
+	Holder   string    `json:"holder"`   // token prefix held by most nodes
+	Fence    uint64    `json:"fence"`    // the largest fence counter read
+	Votes    int       `json:"votes"`    // nodes that hold Holder's token
+	Quorum   int       `json:"quorum"`   // nodes needed for a majority
+	Majority *bool     `json:"majority"` // null: unreadable nodes could change the verdict
+	Nodes    []nodeTTL `json:"nodes"`    // in --nodes order
+	token    string    // the whole token: compared, never printed
 }
 
+// nodeTTL is one node's view of a key.
+type nodeTTL struct {
+	Node       string `json:"node"`
+	Holder     string `json:"holder,omitempty"`     // token prefix held there; empty when free
+	TTLMillis  *int64 `json:"ttl_ms"`               // remaining TTL; null when free or unreadable; -1 no expiry
+	Unreadable string `json:"unreadable,omitempty"` // why the node could not be read
+	holding    *node.Holding
+}
+
+// inspectKeys reads every key on every readable node. A node that fails
+// (EVAL denied, a timeout) is marked unreadable for the whole listing.
 func inspectKeys(ctx context.Context, r *remote, prefix string, keys []string) []lockRow {
-	rows := make([]lockRow, len(keys))
-	var wg sync.WaitGroup
+	holdings := make([][]*node.Holding, len(keys))
+	failed := make([]error, len(r.nodes)) // the first failure per node
+	var (
+		mu sync.Mutex
+		wg sync.WaitGroup
+	)
 	for k, key := range keys {
-		rows[k] = lockRow{key: key, holdings: make([]*node.Holding, len(r.nodes))}
+		holdings[k] = make([]*node.Holding, len(r.nodes))
 		for i, n := range r.nodes {
 			if !r.up[i] {
 				continue
 			}
 			wg.Go(func() {
-				if h, err := n.Inspect(ctx, prefix+"{"+key+"}"); err == nil {
-					rows[k].holdings[i] = &h
+				h, err := n.Inspect(ctx, prefix+"{"+key+"}")
+				if err != nil {
+					mu.Lock()
+					failed[i] = cmp.Or(failed[i], err)
+					mu.Unlock()
+					return
 				}
+				holdings[k][i] = &h
 			})
 		}
 	}
 	wg.Wait()
-	for k := range rows {
+	for i, err := range failed {
+		if err != nil {
+			r.errs[i], r.up[i] = err, false
+		}
+	}
+	quorum := len(r.nodes)/2 + 1
+	rows := make([]lockRow, len(keys))
+	for k, key := range keys {
 		row := &rows[k]
+		row.Key, row.Quorum = key, quorum
 		votes := map[string]int{}
-		for _, h := range row.holdings {
+		unread := 0
+		for i, h := range holdings[k] {
+			if !r.up[i] {
+				h, unread = nil, unread+1 // unreadable for one key: trust none of its answers
+			}
+			holdings[k][i] = h
 			if h == nil {
 				continue
 			}
-			row.fence = max(row.fence, h.Fence)
+			row.Fence = max(row.Fence, h.Fence)
 			if h.Token != "" {
 				votes[h.Token]++
 			}
 		}
 		for tok, v := range votes {
-			if v > row.votes || v == row.votes && tok < row.token {
-				row.token, row.votes = tok, v
+			if v > row.Votes || v == row.Votes && tok < row.token {
+				row.token, row.Votes = tok, v
 			}
+		}
+		row.Holder = shortToken(row.token)
+		switch {
+		case row.Votes >= quorum:
+			row.Majority = ptr(true)
+		case row.Votes+unread < quorum:
+			row.Majority = ptr(false)
+		}
+		for i, n := range r.nodes {
+			nt := nodeTTL{Node: n.Name(), holding: holdings[k][i]}
+			if !r.up[i] {
+				nt.Unreadable = r.errs[i].Error()
+			} else if h := holdings[k][i]; h.Token != "" {
+				nt.Holder = shortToken(h.Token)
+				ms := h.TTL.Milliseconds()
+				if h.TTL <= 0 {
+					ms = -1
+				}
+				nt.TTLMillis = &ms
+			}
+			row.Nodes = append(row.Nodes, nt)
 		}
 	}
 	return rows
 }
 
-func printLocks(w io.Writer, r *remote, rows []lockRow) {
+func ptr[T any](v T) *T { return &v }
+
+func printJSON(w io.Writer, rows []lockRow) error {
+	enc := json.NewEncoder(w)
+	for _, row := range rows {
+		if err := enc.Encode(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func printTable(w io.Writer, r *remote, rows []lockRow) {
 	quorum := len(r.nodes)/2 + 1
 	var names []string
 	for i, n := range r.nodes {
 		state := ""
 		if !r.up[i] {
-			state = " (down)"
+			state = fmt.Sprintf(" (unreadable: %v)", oneLineErr(r.errs[i]))
 		}
 		names = append(names, fmt.Sprintf("n%d=%s%s", i+1, n.Name(), state))
 	}
 	fmt.Fprintf(w, "nodes: %s; quorum %d\n", strings.Join(names, " "), quorum)
-	held := rows[:0:0]
-	for _, row := range rows {
-		if row.votes > 0 {
-			held = append(held, row)
-		}
-	}
-	if len(held) == 0 {
+	if len(rows) == 0 {
 		fmt.Fprintln(w, "no locks held")
 		return
 	}
@@ -185,28 +265,47 @@ func printLocks(w io.Writer, r *remote, rows []lockRow) {
 	}
 	header = append(header, "MAJORITY")
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, row := range held {
-		cells := []string{row.key, shortToken(row.token), fmt.Sprint(row.fence)}
-		for _, h := range row.holdings {
-			cells = append(cells, ttlCell(h, row.token))
+	for _, row := range rows {
+		cells := []string{quoteKey(row.Key), row.Holder, fmt.Sprint(row.Fence)}
+		for _, nt := range row.Nodes {
+			cells = append(cells, ttlCell(nt, row.token))
 		}
-		majority := "no"
-		if row.votes >= quorum {
+		majority := "unknown"
+		if row.Majority != nil && *row.Majority {
 			majority = "yes"
+		} else if row.Majority != nil {
+			majority = "no"
 		}
-		cells = append(cells, fmt.Sprintf("%s (%d/%d)", majority, row.votes, len(r.nodes)))
+		cells = append(cells, fmt.Sprintf("%s (%d/%d)", majority, row.Votes, len(r.nodes)))
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	_ = tw.Flush()
 }
 
+// quoteKey quotes a key that would not print as one plain word (control
+// characters, spaces, quotes, invalid UTF-8), as strconv.Quote does.
+func quoteKey(k string) string {
+	if k == "" || !utf8.ValidString(k) || strings.ContainsAny(k, `"'\`) {
+		return strconv.Quote(k)
+	}
+	for _, c := range k {
+		if !unicode.IsGraphic(c) || unicode.IsSpace(c) {
+			return strconv.Quote(k)
+		}
+	}
+	return k
+}
+
+func oneLineErr(err error) string { return strings.ReplaceAll(fmt.Sprint(err), "\n", "; ") }
+
 // ttlCell shows one node's view of a key: the holder's remaining TTL, "-"
-// when free, "down" when the node did not answer, and the other token's
+// when free, "?" when the node could not be read, and the other token's
 // prefix when another holder has it there.
-func ttlCell(h *node.Holding, token string) string {
+func ttlCell(nt nodeTTL, token string) string {
+	h := nt.holding
 	switch {
-	case h == nil:
-		return "down"
+	case nt.Unreadable != "":
+		return "?"
 	case h.Token == "":
 		return "-"
 	case h.Token != token:
@@ -214,7 +313,6 @@ func ttlCell(h *node.Holding, token string) string {
 	}
 	return fmtTTL(h.TTL)
 }
-
 func fmtTTL(d time.Duration) string {
 	if d <= 0 {
 		return "no-expiry"

@@ -30,12 +30,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runExec(ctx, rest, stdout, stderr)
 	case "ls":
 		return runLs(ctx, rest, stdout)
+	case "doctor":
+		return runDoctor(ctx, rest, stdout)
 	case "demo":
 		return runDemo(ctx, rest, stdout)
 	case "help", "-h", "-help", "--help":
 		return help(rest, stdout)
+	case unitCmd: // internal: the supervisor of exec's CMD
+		return &exitError{code: runUnit(rest)}
 	default:
-		return exitf(exitUsage, "redlock: unknown command %q (want exec, ls, demo or help)", cmd)
+		return exitf(exitUsage, "redlock: unknown command %q (want exec, ls, doctor, demo or help)", cmd)
 	}
 }
 
@@ -47,6 +51,8 @@ func help(args []string, stdout io.Writer) error {
 			text = usageExec
 		case "ls":
 			text = usageLs
+		case "doctor":
+			text = usageDoctor
 		case "demo":
 			text = usageDemo
 		default:

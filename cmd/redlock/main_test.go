@@ -59,6 +59,7 @@ func runBin(t *testing.T, nodes []string, args ...string) result {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // hang guard: kills a stuck binary
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.WaitDelay = time.Minute // after the guard: do not wait for pipes a stray child holds open
 	cmd.Env = append(withoutNodesEnv(), nodesEnv+"="+strings.Join(nodes, ","))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -31,6 +31,34 @@ func TestParseAroundKey(t *testing.T) {
 	}
 }
 
+// A bare number is seconds, as flock(1) reads -w; -w 0 is -n.
+func TestParseDurations(t *testing.T) {
+	a, err := parseExec([]string{"-w", "5", "--ttl", "30", "--grace", "1.5", "k", "--", "true"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.wait != 5*time.Second || a.ttl != 30*time.Second || a.grace != 1500*time.Millisecond || a.nonblock {
+		t.Errorf("-w 5 --ttl 30 --grace 1.5: wait %s ttl %s grace %s nonblock %v", a.wait, a.ttl, a.grace, a.nonblock)
+	}
+	for _, w := range []string{"0", "0s", "0.0"} {
+		a, err := parseExec([]string{"-w", w, "k", "--", "true"}, io.Discard)
+		if err != nil || !a.nonblock {
+			t.Errorf("-w %s: %v, nonblock %v; want -n", w, err, a != nil && a.nonblock)
+		}
+	}
+	if a, err := parseExec([]string{"k", "--", "true"}, io.Discard); err != nil || a.nonblock || a.wait != 0 {
+		t.Errorf("no -w: waits forever; got %+v %v", a, err)
+	}
+	for _, bad := range []string{"", "5x", "NaN", "Inf", "0x10", "1e300", "soon"} {
+		if d, err := parseSeconds(bad); err == nil {
+			t.Errorf("parseSeconds(%q) = %s, want an error", bad, d)
+		}
+	}
+	if d, err := parseSeconds("1m30s"); err != nil || d != 90*time.Second {
+		t.Errorf("1m30s: %s %v", d, err)
+	}
+}
+
 func TestParseNodes(t *testing.T) {
 	opts, err := parseNodes(" 127.0.0.1:1, redis://:pw@127.0.0.1:2/0 ,")
 	if err != nil || len(opts) != 2 || opts[0].Addr != "127.0.0.1:1" || opts[1].Password != "pw" || !opts[1].ContextTimeoutEnabled {

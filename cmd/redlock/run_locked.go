@@ -6,63 +6,45 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"syscall"
 	"time"
 
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// runLocked runs CMD while lock is held and kept alive, and releases the
-// lock when CMD exits. On lock loss CMD gets SIGTERM, then SIGKILL after
-// the grace period, and the result is exitLockLost.
+// runLocked runs CMD as a unit (unit.go) while lock is held and kept
+// alive, and releases the lock once the unit is gone. On lock loss the unit
+// gets SIGTERM, then SIGKILL after the grace period, and the result is
+// exitLockLost.
 func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string, sigs <-chan os.Signal, stderr io.Writer) error {
-	cmd := exec.Command(path, a.argv[1:]...)
-	cmd.Args[0] = a.argv[0]
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.Env = childEnv(lock)
-	group := ownGroup()
-	cmd.SysProcAttr = childSysProcAttr(group)
-
 	// The client's watchdog extends the lock; Done closes when it cannot
 	// (a safety margin before the validity ends) or the nodes say it is no
 	// longer ours. Nothing else closes it before Release below.
 	stopKeep := lock.KeepAlive()
 	lost := lock.Done()
-	if err := cmd.Start(); err != nil {
+	group := !isTTY(int(os.Stdin.Fd()))
+	sup, ctl, err := startUnit(path, a.argv, childEnv(lock), a.grace, group)
+	if err != nil {
 		stopKeep()
 		releaseQuietly(lock)
-		code := exitNotFound
-		if errors.Is(err, os.ErrPermission) {
-			code = exitCannotExec
-		}
-		return exitf(code, "redlock exec: %s: %v", a.argv[0], unwrapExecErr(err))
+		return exitf(exitCannotExec, "redlock exec: cannot start %s: %v", a.argv[0], err)
 	}
-	proc := child{proc: cmd.Process, group: group}
+	defer ctl.Close()
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	go func() { done <- sup.Wait() }()
 
-	var (
-		lostErr error
-		kill    <-chan time.Time
-	)
+	var lostErr error
 	for {
 		select {
 		case s := <-sigs:
-			proc.signal(s)
+			if ss, ok := s.(syscall.Signal); ok && ss > 0 && ss < 256 {
+				_, _ = ctl.Write([]byte{byte(ss)})
+			}
 			continue
 		case <-lost:
 			lost = nil
 			lostErr = lock.Err()
-			proc.signal(syscall.SIGTERM)
-			t := time.NewTimer(a.grace)
-			defer t.Stop()
-			kill = t.C
-			continue
-		case <-kill:
-			kill = nil
-			proc.signal(syscall.SIGKILL)
-			fmt.Fprintf(stderr, "redlock exec: %s still running %s after SIGTERM, sent SIGKILL\n", a.argv[0], a.grace)
+			_, _ = ctl.Write([]byte{endUnit}) // SIGTERM, SIGKILL after --grace
 			continue
 		case <-done:
 		}
@@ -72,7 +54,7 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 	if lostErr != nil {
 		return exitf(exitLockLost, "redlock exec: lock %q lost while %s ran, sent SIGTERM: %v", a.key, describe(a.argv), lostErr)
 	}
-	code := childCode(cmd.ProcessState)
+	code := childCode(sup.ProcessState)
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	switch err := lock.Release(rctx); {

@@ -1,0 +1,272 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Exit codes of doctor (documented in doc.go and the README).
+const (
+	doctorWarnings  = 1               // a lock can be taken, but a setting weakens it
+	doctorUntrusted = exitUnreachable // fewer than a quorum of usable distinct servers, or one server listed twice
+)
+
+// maxClockOffset is the clock offset between this host and a node above
+// which doctor warns: far beyond what NTP leaves, and node clocks seed
+// fence counters after data loss.
+const maxClockOffset = time.Second
+
+// nodeTimeout bounds all checks of one node.
+const nodeTimeout = 10 * time.Second
+
+func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlagSet("doctor")
+	nodes := fs.String("nodes", "", "host:port,host:port,...")
+	if err := parse(fs, "doctor", usageDoctor, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("doctor", "unexpected argument %q", fs.Arg(0))
+	}
+	spec := nodeSpec(*nodes)
+	if spec == "" {
+		return usageErr("doctor", "no nodes: pass --nodes host:port,... or set %s", nodesEnv)
+	}
+	opts, err := parseNodes(spec)
+	if err != nil {
+		return usageErr("doctor", "%v", err)
+	}
+	redis.SetLogger(quietLogger{})
+	reports := make([]*nodeReport, len(opts))
+	var wg sync.WaitGroup
+	for i, o := range opts {
+		wg.Go(func() {
+			c := redis.NewClient(o)
+			defer c.Close()
+			cctx, cancel := context.WithTimeout(ctx, nodeTimeout)
+			defer cancel()
+			reports[i] = checkNode(cctx, fmt.Sprintf("n%d", i+1), o.Addr, c)
+		})
+	}
+	wg.Wait()
+	return printVerdict(stdout, reports)
+}
+
+// nodeReport is what doctor learned about one node.
+type nodeReport struct {
+	label, addr string
+	facts       []string // what was measured, in order
+	warnings    []string // weakens a lock
+	failure     string   // the node cannot take part in a lock
+	persistence string   // what a restart forgets; "" when nothing
+	runID       string
+}
+
+func (r *nodeReport) fail(format string, args ...any) { r.failure = fmt.Sprintf(format, args...) }
+func (r *nodeReport) warn(format string, args ...any) {
+	r.warnings = append(r.warnings, fmt.Sprintf(format, args...))
+}
+
+func checkNode(ctx context.Context, label, addr string, c *redis.Client) *nodeReport {
+	r := &nodeReport{label: label, addr: addr}
+	// Round trip: the best of three PINGs.
+	var rtt time.Duration
+	for i := range 3 {
+		start := time.Now()
+		if err := c.Ping(ctx).Err(); err != nil {
+			r.fail("unreachable: %v", err)
+			return r
+		}
+		if d := time.Since(start); i == 0 || d < rtt {
+			rtt = d
+		}
+	}
+	r.facts = append(r.facts, "rtt "+fmtMillis(rtt))
+
+	info, err := c.Info(ctx, "server", "memory", "persistence").Result()
+	if err != nil {
+		r.fail("INFO failed: %v", err)
+		return r
+	}
+	fields := infoFields(info)
+	r.runID = fields["run_id"]
+	r.facts = append([]string{"redis " + fields["redis_version"]}, r.facts...)
+
+	sent := time.Now()
+	if t, err := c.Time(ctx).Result(); err != nil {
+		r.warn("TIME failed, clock offset unknown: %v", err)
+	} else {
+		off := clockOffset(sent, time.Since(sent), t)
+		r.facts = append(r.facts, "clock offset "+signedMillis(off))
+		if off > maxClockOffset || off < -maxClockOffset {
+			r.warn("clock offset %s from this host (more than %s): is NTP running?", signedMillis(off), maxClockOffset)
+		}
+	}
+
+	policy := fields["maxmemory_policy"]
+	r.facts = append(r.facts, "maxmemory-policy "+policy)
+	if policy != "noeviction" {
+		r.warn("maxmemory-policy %s can evict lock keys and fence counters under memory pressure: set noeviction", policy)
+	}
+
+	r.persistence = restartForgets(ctx, c, fields)
+	if r.persistence == "" {
+		r.facts = append(r.facts, "persistence: appendfsync always")
+	} else {
+		r.facts = append(r.facts, "persistence: "+r.persistence)
+	}
+
+	// Lua runs every lock operation; PUBLISH wakes waiters on release.
+	if v, err := c.Eval(ctx, "return 1", nil).Int(); err != nil || v != 1 {
+		r.fail("EVAL refused (ACL or rename-command; every lock operation is a script): %v", errOr(err, "got %d", v))
+	} else {
+		r.facts = append(r.facts, "EVAL ok")
+	}
+	if err := c.Publish(ctx, "redlock:doctor:"+randomHex(), "").Err(); err != nil {
+		r.warn("PUBLISH refused (waiters are not woken on release, they retry on their delay): %v", err)
+	} else {
+		r.facts = append(r.facts, "PUBLISH ok")
+	}
+	return r
+}
+
+// restartForgets says what a restart of the node would forget, "" when
+// nothing acknowledged: the delayed-restart rule applies unless AOF
+// fsyncs every write.
+func restartForgets(ctx context.Context, c *redis.Client, info map[string]string) string {
+	cfg, err := c.ConfigGet(ctx, "*").Result() // one call: appendonly, appendfsync, save
+	if err != nil {
+		if info["aof_enabled"] == "1" {
+			return "AOF on, appendfsync unknown (CONFIG refused): a crash may forget the last second"
+		}
+		return "no AOF, save unknown (CONFIG refused): a restart forgets locks"
+	}
+	switch {
+	case cfg["appendonly"] == "yes" && cfg["appendfsync"] == "always":
+		return ""
+	case cfg["appendonly"] == "yes":
+		return fmt.Sprintf("AOF with appendfsync %s: a crash forgets the last writes", cfg["appendfsync"])
+	case strings.TrimSpace(cfg["save"]) != "":
+		return fmt.Sprintf("RDB snapshots only (save %q): a restart forgets locks taken since the last snapshot", cfg["save"])
+	default:
+		return "none: a restart forgets every lock"
+	}
+}
+
+// clockOffset is the node's clock minus ours, taking the node's reading
+// at the middle of the round trip.
+func clockOffset(sent time.Time, rtt time.Duration, node time.Time) time.Duration {
+	return node.Sub(sent.Add(rtt / 2))
+}
+
+// printVerdict prints one line per node and the verdict, and returns the exit
+// code.
+func printVerdict(w io.Writer, reports []*nodeReport) error {
+	quorum := len(reports)/2 + 1
+	firstOf := map[string]string{} // run_id -> label
+	for _, r := range reports {
+		if r.failure != "" || r.runID == "" {
+			continue
+		}
+		if first, ok := firstOf[r.runID]; ok {
+			r.fail("same server as %s (run_id %s): a quorum needs distinct servers", first, shortToken(r.runID))
+			continue
+		}
+		firstOf[r.runID] = r.label
+	}
+	usable, duplicates, forgets := 0, 0, 0
+	var unusable, warned []string
+	for _, r := range reports {
+		state, problems := "ok", r.warnings
+		switch {
+		case r.failure != "":
+			state, problems = "FAIL", append([]string{r.failure}, r.warnings...)
+			unusable = append(unusable, r.label)
+			if strings.HasPrefix(r.failure, "same server") {
+				duplicates++
+			}
+		case len(r.warnings) > 0:
+			state = "WARN"
+		}
+		if len(r.warnings) > 0 {
+			warned = append(warned, r.label)
+		}
+		if r.failure == "" {
+			usable++
+			if r.persistence != "" {
+				forgets++
+			}
+		}
+		parts := problems
+		if len(r.facts) > 0 {
+			parts = append([]string{strings.Join(r.facts, ", ")}, problems...)
+		}
+		line := fmt.Sprintf("%-4s %s %s: %s", state, r.label, r.addr, strings.Join(parts, "; "))
+		fmt.Fprintln(w, strings.TrimSpace(strings.ReplaceAll(line, "\n", " ")))
+	}
+	fmt.Fprintf(w, "%d of %d nodes usable (%s), quorum %d\n", usable, len(reports), listOr(unusable, "all"), quorum)
+	if forgets > 0 && usable >= quorum {
+		fmt.Fprintf(w, "note: %d of %d usable nodes forget locks on restart: restart a crashed node no sooner than the largest TTL in use (the delayed-restart rule), or run appendonly yes with appendfsync always\n", forgets, usable)
+	}
+	code, text := exitOK, "OK: a lock on these nodes can be trusted"
+	switch {
+	case usable < quorum:
+		code, text = doctorUntrusted, fmt.Sprintf("NOT TRUSTED: %d usable distinct servers, a quorum needs %d", usable, quorum)
+	case duplicates > 0:
+		code, text = doctorUntrusted, "NOT TRUSTED: a server is listed under two names; clients refuse such a node list"
+	case len(warned) > 0:
+		code, text = doctorWarnings, fmt.Sprintf("WARNINGS: a lock can be taken, but settings of %s weaken it", strings.Join(warned, ", "))
+	}
+	fmt.Fprintf(w, "verdict: %s (exit %d)\n", text, code)
+	return &exitError{code: code}
+}
+
+// listOr lists labels as "n2, n3 not usable", or "all usable".
+func listOr(labels []string, none string) string {
+	if len(labels) == 0 {
+		return none + " usable"
+	}
+	return strings.Join(labels, ", ") + " not usable"
+}
+
+// infoFields parses an INFO reply into name -> value.
+func infoFields(info string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(info, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && !strings.HasPrefix(k, "#") {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func errOr(err error, format string, args ...any) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf(format, args...)
+}
+
+func fmtMillis(d time.Duration) string {
+	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+}
+
+func signedMillis(d time.Duration) string {
+	ms := math.Round(float64(d)/float64(10*time.Microsecond)) / 100
+	return fmt.Sprintf("%+.2fms", ms+0) // +0: no "-0.00"
+}
+
+func randomHex() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+)
+
+func TestDoctorHealthy(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	r := runBin(t, c.Addrs(), "doctor")
+	if r.code != exitOK {
+		t.Errorf("exit %d, want 0", r.code)
+	}
+	for i, addr := range c.Addrs() {
+		line := doctorLine(r.stdout, i)
+		for _, want := range []string{"ok   ", addr, "redis 7", "rtt ", "clock offset ", "maxmemory-policy noeviction", "EVAL ok", "PUBLISH ok", "persistence: none: a restart forgets every lock"} {
+			if !strings.Contains(line, want) {
+				t.Errorf("n%d line %q lacks %q", i+1, line, want)
+			}
+		}
+	}
+	for _, want := range []string{"3 of 3 nodes usable (all usable), quorum 2", "note: 3 of 3 usable nodes forget locks on restart", "verdict: OK"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// Each check trips on a node set up for it; the set cannot be trusted.
+func TestDoctorMisconfigured(t *testing.T) {
+	c := redistest.StartT(t, 5)
+	renamed := redistest.StartTWithOptions(t, 1, redistest.Options{ExtraArgs: []string{"--rename-command", "EVAL", ""}})
+	cl := c.Clients()
+	configSet(t, cl[1], "maxmemory-policy", "allkeys-lru")
+	aclDefault(t, cl[2], "-eval", "-evalsha")
+	aclDefault(t, cl[3], "-publish")
+	if err := c.Nodes()[4].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(c.Addrs()[0])
+	nodes := append(c.Addrs(), "localhost:"+port, renamed.Addrs()[0])
+	r := runBin(t, nodes, "doctor")
+	if r.code != doctorUntrusted {
+		t.Errorf("exit %d, want %d", r.code, doctorUntrusted)
+	}
+	for i, want := range []string{
+		"ok   n1 ",
+		"WARN n2 .*maxmemory-policy allkeys-lru",
+		"FAIL n3 .*EVAL refused.*NOPERM",
+		"WARN n4 .*PUBLISH refused",
+		"FAIL n5 .*: unreachable: .*connection refused",
+		"FAIL n6 localhost:.*same server as n1",
+		"FAIL n7 .*EVAL refused.*unknown command",
+	} {
+		if !matchLine(doctorLine(r.stdout, i), want) {
+			t.Errorf("n%d line %q, want it to match %q", i+1, doctorLine(r.stdout, i), want)
+		}
+	}
+	for _, want := range []string{"3 of 7 nodes usable (n3, n5, n6, n7 not usable), quorum 4", "verdict: NOT TRUSTED"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
+
+// Warnings only: a lock can be taken (exit 1), and what a restart forgets
+// follows appendonly/appendfsync/save.
+func TestDoctorWarningsAndPersistence(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	cl := c.Clients()
+	configSet(t, cl[0], "appendonly", "yes")
+	configSet(t, cl[0], "appendfsync", "always")
+	configSet(t, cl[1], "save", "900 1")
+	configSet(t, cl[2], "maxmemory-policy", "volatile-ttl")
+	r := runBin(t, c.Addrs(), "doctor")
+	if r.code != doctorWarnings {
+		t.Errorf("exit %d, want %d", r.code, doctorWarnings)
+	}
+	for i, want := range []string{
+		"ok   n1 .*persistence: appendfsync always",
+		"ok   n2 .*RDB snapshots only",
+		"WARN n3 .*maxmemory-policy volatile-ttl",
+	} {
+		if !matchLine(doctorLine(r.stdout, i), want) {
+			t.Errorf("n%d line %q, want it to match %q", i+1, doctorLine(r.stdout, i), want)
+		}
+	}
+	if !strings.Contains(r.stdout, "note: 2 of 3 usable nodes forget locks") || !strings.Contains(r.stdout, "verdict: WARNINGS") {
+		t.Errorf("output:\n%s", r.stdout)
+	}
+}
+
+// The offset takes the node's reading at the middle of the round trip; a
+// real node's clock cannot be moved, so the warning threshold is checked here.
+func TestClockOffset(t *testing.T) {
+	sent := time.Unix(1000, 0)
+	if got := clockOffset(sent, 10*time.Millisecond, sent.Add(5*time.Millisecond)); got != 0 {
+		t.Errorf("node read at mid-trip: offset %s, want 0", got)
+	}
+	if got := clockOffset(sent, 0, sent.Add(-2*time.Second)); got != -2*time.Second {
+		t.Errorf("node 2s behind: offset %s", got)
+	}
+}
+
+func configSet(t *testing.T, c *redis.Client, k, v string) {
+	t.Helper()
+	if err := c.ConfigSet(t.Context(), k, v).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func aclDefault(t *testing.T, c *redis.Client, rules ...string) {
+	t.Helper()
+	args := []any{"ACL", "SETUSER", "default"}
+	for _, r := range rules {
+		args = append(args, r)
+	}
+	if err := c.Do(t.Context(), args...).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// doctorLine is the line of node i (0-based).
+func doctorLine(out string, i int) string {
+	label := " n" + string(rune('1'+i)) + " "
+	for _, line := range strings.Split(out, "\n") {
+		if len(line) > 4 && strings.HasPrefix(line[4:], label) {
+			return line
+		}
+	}
+	return ""
+}
+
+// matchLine: want is "PREFIX .*PART.*PART": the line starts with PREFIX and
+// holds the parts in order.
+func matchLine(line, want string) bool {
+	parts := strings.Split(want, ".*")
+	if !strings.HasPrefix(line, parts[0]) {
+		return false
+	}
+	rest := line[len(parts[0]):]
+	for _, p := range parts[1:] {
+		i := strings.Index(rest, p)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(p):]
+	}
+	return true
+}

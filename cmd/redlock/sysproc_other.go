@@ -1,9 +1,0 @@
-//go:build !linux
-
-package main
-
-import "syscall"
-
-func childSysProcAttr(group bool) *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: group}
-}
