@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/quorumlock/quorumlock/chaos"
+)
+
+// Outcome is what one schedule did: the history for the chaos checker, and
+// the findings that need the nodes' ground truth, computed in the bubble.
+type Outcome struct {
+	Schedule *Schedule
+	CSS      []chaos.CS
+	Acqs     []chaos.AcqResult
+	Ops      []chaos.RegOp
+	Calls    []callRec
+	Faults   []window
+
+	LateSets  []string // a key created by a request of a token after its release was processed on that node
+	Orphans   []string // a key left on a node after every lock ended and its TTL passed
+	SplitHeld []string // "held by another" when no token held a majority during the call
+	Asleep    []string // a waiter asleep while the lock was free for longer than the bound
+
+	Requests, Lost int64
+}
+
+// wakeBound is how long a waiter may sleep while the lock is free (a
+// majority of nodes hold no key) in a healthy stretch: a release
+// announcement wakes it at once, the holder's expiry within the reply's
+// travel and 2 ms of jitter.
+const wakeBound = 50 * time.Millisecond
+
+func (w *world) outcome() *Outcome {
+	s := w.s
+	o := &Outcome{Schedule: s, Ops: w.reg.Ops(), Faults: w.faults,
+		Requests: w.counts.requests.Load(), Lost: w.counts.lost.Load()}
+	w.rec.mu.Lock()
+	o.CSS, o.Acqs, o.Calls = w.rec.css, w.rec.acqs, w.rec.calls
+	obs := w.rec.obs
+	w.rec.mu.Unlock()
+
+	o.LateSets = w.truth.lateSets()
+	for _, srv := range w.servers {
+		srv.resume()
+		h, err := srv.mem.Inspect(context.Background(), redlockName())
+		if err == nil && h.Token != "" {
+			o.Orphans = append(o.Orphans, fmt.Sprintf("node %d holds token %s for %s more, %s after every client closed", srv.idx, short(h.Token), h.TTL, s.TTL))
+		}
+	}
+	q := s.Nodes/2 + 1
+	abs := func(d time.Duration) time.Time { return w.start.Add(d) }
+	for _, c := range o.Calls {
+		if c.Err == "held" && !w.truth.majorityHeld(q, abs(c.Start), abs(c.End)) {
+			o.SplitHeld = append(o.SplitHeld, fmt.Sprintf("client %d: call %s-%s said \"held by another\"; no token held %d of %d nodes meanwhile",
+				c.Client, c.Start, c.End, q, s.Nodes))
+		}
+	}
+	if s.DropProb == 0 && s.SpikeProb == 0 {
+		o.Asleep = w.asleep(o, obs, q, abs)
+	}
+	return o
+}
+
+// asleep finds waiters (Acquire between a lost attempt and the next) that
+// slept while the lock was free for longer than wakeBound, outside fault
+// windows (and a TTL after each).
+func (w *world) asleep(o *Outcome, obs [][]obsEvent, q int, abs func(time.Duration) time.Time) []string {
+	var out []string
+	free := w.truth.freeStretches(w.s.Nodes, q, w.start, abs(w.s.Duration+w.s.TTL))
+	for _, c := range o.Calls {
+		if c.Try {
+			continue
+		}
+		var evs []obsEvent
+		for _, e := range obs[c.Client] {
+			if e.at >= c.Start && e.at <= c.End {
+				evs = append(evs, e)
+			}
+		}
+		for i, e := range evs {
+			if e.kind.String() != "contended" {
+				continue
+			}
+			to := c.End
+			if i+1 < len(evs) {
+				to = evs[i+1].at
+			}
+			if w.faulty(e.at-w.s.TTL, to) {
+				continue
+			}
+			if d, at := longestWithin(free, abs(e.at), abs(to)); d > wakeBound {
+				out = append(out, fmt.Sprintf("client %d: asleep from %s to %s while the lock was free for %s (from %s)",
+					c.Client, e.at, to, d, at.Sub(w.start)))
+			}
+		}
+	}
+	return out
+}
+
+// faulty reports whether a fault window touches [from, to].
+func (w *world) faulty(from, to time.Duration) bool {
+	for _, f := range w.s.Faults {
+		end := f.At + f.For
+		if f.At <= to && end >= from {
+			return true
+		}
+	}
+	return false
+}

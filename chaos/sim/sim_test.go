@@ -1,0 +1,216 @@
+package sim
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/quorumlock/quorumlock/chaos"
+)
+
+// runOne plays the schedule of seed in its own synctest bubble and checks
+// it outside (porcupine runs on real time).
+func runOne(t *testing.T, seed uint64, bug Bug) (*Outcome, []Violation, *chaos.Findings) {
+	t.Helper()
+	var o *Outcome
+	var err error
+	synctest.Test(t, func(t *testing.T) { o, err = Run(Generate(seed, bug)) })
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	vs, f := Verdict(o)
+	return o, vs, f
+}
+
+// replayCmd is the one command that replays seed.
+func replayCmd(seed uint64, bug Bug) string {
+	env := ""
+	if bug != BugNone {
+		env = " SIM_BUG=" + string(bug)
+	}
+	return fmt.Sprintf("cd chaos && SIM_SEED=%d%s go test -count=1 -run 'TestReplay$' -v ./sim", seed, env)
+}
+
+// report logs a failing schedule: seed, replay command, schedule,
+// violations, and the timeline written by porcupine.
+func report(t *testing.T, o *Outcome, vs []Violation, f *chaos.Findings) {
+	t.Helper()
+	s := o.Schedule
+	dir := os.Getenv("SIM_OUT")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "quorumlock-sim")
+	}
+	path := filepath.Join(dir, fmt.Sprintf("seed-%d%s.html", s.Seed, bugSuffix(s.Bug)))
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		if err := Timeline(path, o, f); err != nil {
+			path = "not written: " + err.Error()
+		}
+	}
+	msg := fmt.Sprintf("seed %d FAILED (replay: %s; timeline: %s)\n%s", s.Seed, replayCmd(s.Seed, s.Bug), path, s)
+	for _, v := range vs {
+		msg += fmt.Sprintf("\n  %s: %s", v.Kind, v.Detail)
+	}
+	t.Error(msg)
+}
+
+func bugSuffix(b Bug) string {
+	if b == BugNone {
+		return ""
+	}
+	return "-" + string(b)
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+// ciSchedules is the CI profile: 10,000 schedules without the race
+// detector (make test runs it in a step of its own, "sim"), and a few
+// hundred under -race (the chaos module's step), which is about 10 times
+// slower.
+func ciSchedules() int {
+	if raceEnabled {
+		return 300
+	}
+	return 10_000
+}
+
+// TestSimulation runs SIM_SCHEDULES schedules (default: the CI profile)
+// from seed SIM_FROM (default 1), on every core, and fails on any
+// violation, printing each failing seed with its replay command.
+// SIM_PROGRESS=1 prints progress every 10,000 schedules (make sim).
+func TestSimulation(t *testing.T) {
+	n := envInt("SIM_SCHEDULES", ciSchedules())
+	from := uint64(envInt("SIM_FROM", 1))
+	sum := NewSummary()
+	start := time.Now()
+	var done atomic.Int64
+	progress := os.Getenv("SIM_PROGRESS") != ""
+	workers := runtime.GOMAXPROCS(0)
+	t.Run("workers", func(t *testing.T) {
+		for w := range workers {
+			t.Run(strconv.Itoa(w), func(t *testing.T) {
+				t.Parallel()
+				for i := w; i < n; i += workers {
+					o, vs, f := runOne(t, from+uint64(i), BugNone)
+					sum.Add(o, vs)
+					if len(vs) > 0 {
+						report(t, o, vs, f)
+					}
+					if k := done.Add(1); progress && k%10_000 == 0 {
+						fmt.Printf("sim: %d of %d schedules, %s, %d failing\n", k, n, time.Since(start).Round(time.Second), len(sum.Failed))
+					}
+				}
+			})
+		}
+	})
+	t.Logf("seeds %d..%d in %s on %d workers\n%s", from, from+uint64(n)-1, time.Since(start).Round(time.Millisecond), workers, sum.Table())
+	if progress {
+		fmt.Printf("sim: seeds %d..%d in %s on %d workers\n%s", from, from+uint64(n)-1, time.Since(start).Round(time.Second), workers, sum.Table())
+	}
+}
+
+// TestReplay replays SIM_SEED (with SIM_BUG, if set) SIM_RUNS times
+// (default 1), printing the schedule and what each run found.
+func TestReplay(t *testing.T) {
+	seedStr := os.Getenv("SIM_SEED")
+	if seedStr == "" {
+		t.Skip("set SIM_SEED to replay a schedule")
+	}
+	seed, err := strconv.ParseUint(seedStr, 10, 64)
+	if err != nil {
+		t.Fatalf("SIM_SEED=%q: %v", seedStr, err)
+	}
+	bug := Bug(os.Getenv("SIM_BUG"))
+	t.Logf("%s", Generate(seed, bug))
+	for run := range envInt("SIM_RUNS", 1) {
+		o, vs, f := runOne(t, seed, bug)
+		t.Logf("run %d: %d critical sections, %d calls, %d requests (%d lost), %d violations", run, len(o.CSS), len(o.Calls), o.Requests, o.Lost, len(vs))
+		if len(vs) > 0 {
+			report(t, o, vs, f)
+		}
+	}
+}
+
+// The same seed gives the same schedule; another seed another one.
+func TestSameSeedSameSchedule(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		a, b := Generate(seed, BugNone).String(), Generate(seed, BugNone).String()
+		if a != b {
+			t.Fatalf("seed %d gave two schedules:\n%s\n%s", seed, a, b)
+		}
+		if c := Generate(seed+1, BugNone).String(); c == a {
+			t.Fatalf("seeds %d and %d gave one schedule", seed, seed+1)
+		}
+	}
+}
+
+// findings are the review findings that core v2 fixed, each re-introduced
+// (see Bug) with the check that must catch it, and the seeds (from 1 on)
+// at which it is found.
+var findings = []struct {
+	bug   Bug
+	check string
+	seeds []uint64 // found by TestFindsReviewFindings with SIM_SEARCH=N; listed in the README
+}{
+	{BugAnonymousHolder, VSplitHeld, nil},
+	{BugNoTombstones, VLateCreate, nil},
+	{BugMissedWakeup, VAsleep, nil},
+	{BugAnySeed, VFence, nil},
+}
+
+func hasKind(vs []Violation, kind string) bool {
+	for _, v := range vs {
+		if v.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFindsReviewFindings: with each finding re-introduced, the schedules
+// of its listed seeds violate its check, and the same seeds on the code as
+// it is do not. SIM_SEARCH=N searches seeds 1..N instead and prints the
+// ones that catch each finding.
+func TestFindsReviewFindings(t *testing.T) {
+	if n := envInt("SIM_SEARCH", 0); n > 0 {
+		for _, fd := range findings {
+			var found []uint64
+			for seed := uint64(1); seed <= uint64(n) && len(found) < 5; seed++ {
+				if _, vs, _ := runOne(t, seed, fd.bug); hasKind(vs, fd.check) {
+					found = append(found, seed)
+				}
+			}
+			fmt.Printf("%s (%s): seeds %v of 1..%d\n", fd.bug, fd.check, found, n)
+		}
+		return
+	}
+	for _, fd := range findings {
+		t.Run(string(fd.bug), func(t *testing.T) {
+			if len(fd.seeds) == 0 {
+				t.Fatal("no seed listed")
+			}
+			for _, seed := range fd.seeds {
+				o, vs, f := runOne(t, seed, fd.bug)
+				if !hasKind(vs, fd.check) {
+					t.Errorf("seed %d with %s: no %s violation (%d violations: %v)", seed, fd.bug, fd.check, len(vs), vs)
+					continue
+				}
+				_ = o
+				_ = f
+				if _, vs, _ := runOne(t, seed, BugNone); len(vs) > 0 {
+					t.Errorf("seed %d without the bug: %v", seed, vs)
+				}
+			}
+		})
+	}
+}
