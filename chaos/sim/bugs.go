@@ -24,11 +24,16 @@ const (
 	// majority) looks like "held by another" to everyone.
 	BugAnonymousHolder Bug = "anonymous-holder"
 	// BugMissedWakeup: a release announcement that reaches a client while
-	// one of its acquires is in flight on that node is dropped, which is
-	// what the client before core v2 did with it (it joined the waiters
-	// after its first attempt): the waiter sleeps its whole retry delay
+	// one of its acquire requests is in flight (to any node) is dropped,
+	// which is what the client before core v2 did with it (it joined the
+	// waiters after its first attempt): the waiter sleeps its retry delay
 	// while the lock is free.
 	BugMissedWakeup Bug = "missed-wakeup"
+
+	// BugNoQuorum is the checker's own test, not a finding: each client
+	// trusts a minority of the nodes, without drift, over an unfenced
+	// register. Overlaps and lost updates must be reported.
+	BugNoQuorum Bug = "no-quorum"
 )
 
 // Bugs lists the re-introduced findings, in the README's order.

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -13,6 +14,36 @@ import (
 type Violation struct {
 	Kind   string
 	Detail string
+	// Known names the finding on main this violation is an instance of
+	// (see knownFindings); such a violation is reported, and fails no
+	// profile, until the finding is fixed.
+	Known string
+}
+
+// knownFindings are violations the simulator found on main, reported to
+// the library's owners with a reproducer (TestKnown*), recognized by kind
+// and a part of the detail.
+var knownFindings = []struct{ name, kind, detail string }{
+	// A node that failed an identify request (first contact, 2 s timeout)
+	// counts as "failing recently" for 2 s, not for the lock's node
+	// timeout: single attempts in that window give up at once with
+	// ErrQuorumUnreachable although every node is up. TestKnownIdentifyFailingMarks.
+	{"identify-failing-marks", VLiveness, "failing recently; its answer was not awaited"},
+	// The loser of a split vote sleeps 3 to 4 times the round's duration
+	// before it looks again (acquire.go) with a plain sleep that release
+	// announcements do not cut short: when the winner released before or
+	// during that sleep, the lock sits free for it (105 ms after a 31 ms
+	// round in seed 3808). TestKnownSplitLoserSleep.
+	{"split-loser-sleep", VAsleep, "after a split-vote loss"},
+}
+
+func known(v Violation) string {
+	for _, k := range knownFindings {
+		if v.Kind == k.kind && strings.Contains(v.Detail, k.detail) {
+			return k.name
+		}
+	}
+	return ""
 }
 
 // Violation kinds, in the summary's order.
@@ -40,9 +71,13 @@ var ViolationKinds = []string{VOverlap, VFence, VUnsafe, VLinearizable, VLateLos
 // nodes' ground truth. It also returns the chaos findings, for a timeline.
 func Verdict(o *Outcome) ([]Violation, *chaos.Findings) {
 	s := o.Schedule
-	f := chaos.Check(o.CSS, o.Acqs, o.Ops, true, time.Minute)
+	f := chaos.Check(o.CSS, o.Acqs, o.Ops, s.Bug != BugNoQuorum, time.Minute)
 	var vs []Violation
-	add := func(kind, format string, args ...any) { vs = append(vs, Violation{kind, fmt.Sprintf(format, args...)}) }
+	add := func(kind, format string, args ...any) {
+		v := Violation{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+		v.Known = known(v)
+		vs = append(vs, v)
+	}
 	if len(f.Overlaps) > 0 && !s.OutsideRules() {
 		ov := f.Overlaps[0]
 		add(VOverlap, "%d overlaps; first: clients %d and %d (fences %d, %d) from %s to %s", len(f.Overlaps),
@@ -61,24 +96,34 @@ func Verdict(o *Outcome) ([]Violation, *chaos.Findings) {
 	if f.LateLossSignals > 0 {
 		add(VLateLoss, "%d holders told of the loss after their validity ended (min margin %s)", f.LateLossSignals, f.MinLossMargin)
 	}
+	// Liveness: the faults ended at Duration-Healthy; a TTL later every
+	// key they left has expired, and from then on the lock must be taken.
 	healthyFrom := s.Duration - s.Healthy + s.TTL
 	won := 0
+	for _, cs := range o.CSS {
+		if cs.AcqEnd >= healthyFrom {
+			won++
+		}
+	}
 	for _, c := range o.Calls {
 		if c.Start < healthyFrom {
 			continue
 		}
-		if c.OK {
-			won++
-		}
 		if c.Err == "quorum" {
-			add(VLiveness, "client %d: quorum unreachable at %s with every node up and reachable", c.Client, c.Start)
+			add(VLiveness, "client %d: quorum unreachable at %s with every node up and reachable: %s", c.Client, c.Start, c.Msg)
 		}
 		if c.Err != "" && c.Err[0] == 'o' { // "other: ..."
 			add(VError, "client %d at %s: %s", c.Client, c.Start, c.Err)
 		}
 	}
 	if won == 0 {
-		add(VLiveness, "no acquisition in the healthy tail from %s to %s", healthyFrom, s.Duration)
+		var calls []string
+		for _, c := range o.Calls {
+			if c.End >= healthyFrom {
+				calls = append(calls, fmt.Sprintf("client %d %s-%s %s", c.Client, c.Start, c.End, c.Err))
+			}
+		}
+		add(VLiveness, "no acquisition in the healthy tail from %s to %s; calls then: %s", healthyFrom, s.Duration, strings.Join(calls, "; "))
 	}
 	for _, d := range o.LateSets {
 		add(VLateCreate, "%s", d)
@@ -93,4 +138,15 @@ func Verdict(o *Outcome) ([]Violation, *chaos.Findings) {
 		add(VAsleep, "%s", d)
 	}
 	return vs, f
+}
+
+// Unknown returns the violations that are not instances of a known finding.
+func Unknown(vs []Violation) []Violation {
+	var out []Violation
+	for _, v := range vs {
+		if v.Known == "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

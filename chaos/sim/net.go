@@ -33,9 +33,9 @@ type link struct {
 	mu sync.Mutex // r
 	r  *rand.Rand
 
-	cut       atomic.Int32 // partitions active: refused at once
-	hole      atomic.Int32 // blackholes active: requests and replies vanish
-	acquiring atomic.Int32 // BugMissedWakeup: acquires in flight
+	cut       atomic.Int32  // partitions active: refused at once
+	hole      atomic.Int32  // blackholes active: requests and replies vanish
+	acquiring *atomic.Int32 // BugMissedWakeup: the client's acquires in flight, on any node
 }
 
 // draw is one request's fate: the delays there and back, and whether the
@@ -138,7 +138,7 @@ func (l *link) Inspect(ctx context.Context, name string) (node.Holding, error) {
 
 // Subscribe implements node.Node. Announcements reach the client at once,
 // except across a partition or a blackhole (and, with BugMissedWakeup,
-// while one of the client's acquires is in flight on this link).
+// while one of the client's acquires is in flight).
 func (l *link) Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
 	return l.srv.mem.Subscribe(ctx, channel, func(name, id string) {
 		if l.cut.Load() > 0 || l.hole.Load() > 0 || l.acquiring.Load() > 0 {

@@ -131,13 +131,13 @@ func Generate(seed uint64, bug Bug) *Schedule {
 	r := rng(seed, 0)
 	s := &Schedule{Seed: seed, Bug: bug}
 	s.Nodes = []int{3, 3, 5, 5, 5, 5, 5, 7}[r.IntN(8)]
-	s.Clients = 2 + r.IntN(3)
+	s.Clients = 2 + r.IntN(2)
 	s.Work = WorkDo
 	if r.IntN(4) == 0 {
 		s.Work = WorkCron
 	}
 	s.TTL = []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second}[r.IntN(3)]
-	s.Duration = time.Duration(6+r.IntN(5)) * s.TTL
+	s.Duration = time.Duration(6+r.IntN(4)) * s.TTL
 	s.Healthy = 3 * s.TTL
 
 	// Network: most links near (0.1-1 ms), some far (1-5 ms).
@@ -177,7 +177,7 @@ func Generate(seed uint64, bug Bug) *Schedule {
 	}
 
 	faultEnd := s.Duration - s.Healthy
-	nFaults := r.IntN(5)
+	nFaults := r.IntN(4)
 	for range nFaults {
 		f := Fault{At: time.Duration(r.Int64N(int64(faultEnd)))}
 		f.Node, f.Client = r.IntN(s.Nodes), r.IntN(s.Clients)

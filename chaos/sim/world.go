@@ -49,7 +49,7 @@ type window struct {
 func Run(s *Schedule) (*Outcome, error) {
 	w := &world{s: s, truth: newTruth(s.Nodes), clock: chaos.NewClock(), start: time.Now(),
 		downs: make([]int, s.Nodes), pauses: make([]int, s.Nodes), pauseC: make([]atomic.Bool, s.Clients)}
-	w.reg = chaos.NewRegister(w.clock, true)
+	w.reg = chaos.NewRegister(w.clock, s.Bug != BugNoQuorum)
 	for i := range s.Nodes {
 		w.servers = append(w.servers, &server{idx: i, mem: node.NewMemory(fmt.Sprintf("n%d", i)), bug: s.Bug, truth: w.truth})
 	}
@@ -59,12 +59,20 @@ func Run(s *Schedule) (*Outcome, error) {
 	w.rec.cur = make([]atomic.Pointer[tracked], s.Clients)
 	for c := range s.Clients {
 		nodes := make([]node.Node, s.Nodes)
+		acquiring := new(atomic.Int32)
 		for n := range s.Nodes {
-			l := &link{w: w, client: c, srv: w.servers[n], base: s.LinkBase[c][n], skew: s.Skew[c], r: rng(s.Seed, 1, uint64(c), uint64(n))}
+			l := &link{w: w, client: c, srv: w.servers[n], base: s.LinkBase[c][n], skew: s.Skew[c],
+				r: rng(s.Seed, 1, uint64(c), uint64(n)), acquiring: acquiring}
 			w.links[c] = append(w.links[c], l)
 			nodes[n] = l
 		}
-		cl, err := redlock.New(nodes, redlock.WithObserver(w.rec.observer(c, w.clock)))
+		opts := []redlock.Option{redlock.WithObserver(w.rec.observer(c, w.clock))}
+		if s.Bug == BugNoQuorum { // a minority of the nodes, its own for each client
+			k := s.Nodes / 2
+			nodes = append([]node.Node(nil), nodes[(c*k)%s.Nodes:]...)[:min(k, s.Nodes-(c*k)%s.Nodes)]
+			opts = append(opts, redlock.WithDriftFactor(0))
+		}
+		cl, err := redlock.New(nodes, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -92,6 +100,7 @@ func Run(s *Schedule) (*Outcome, error) {
 	time.Sleep(s.TTL + time.Millisecond)
 	return w.outcome(), nil
 }
+
 
 func (w *world) at() time.Duration { return w.clock.Now() }
 
