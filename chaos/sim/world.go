@@ -101,7 +101,6 @@ func Run(s *Schedule) (*Outcome, error) {
 	return w.outcome(), nil
 }
 
-
 func (w *world) at() time.Duration { return w.clock.Now() }
 
 // inject applies one fault at its time and reverts it after its duration.
