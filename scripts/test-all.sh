@@ -9,8 +9,8 @@
 # "user-module" runs scripts/check-user-module.sh: a throwaway module of a
 # library user, which must not pull in any docker module. It counts as a module.
 # "sim" runs the simulator's CI profile (chaos/sim, TestSimulation: 10,000
-# schedules) without -race, which makes it about ten times slower; under -race
-# the chaos module's own step runs 300 of them.
+# schedules) without -race, since the race detector makes each schedule
+# several times slower; under -race the chaos module's own step runs 100.
 # Environment: GO (default go), TEST_TIMEOUT (default 20m), TESTFLAGS (extra
 # flags for go test).
 set -uo pipefail

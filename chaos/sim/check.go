@@ -24,6 +24,13 @@ type Violation struct {
 // the library's owners with a reproducer (TestKnown*), recognized by kind
 // and a part of the detail.
 var knownFindings = []struct{ name, kind, detail string }{
+	// An attempt that hears from a node not identified yet (its identify
+	// request at first contact was lost) identifies it then and there,
+	// inside the attempt, with the identify timeout (2 s): when that
+	// request is lost too, the attempt blocks for 2 s, longer than the TTL,
+	// and a majority it won is thrown away ("validity used up"). Seed 8830.
+	// TestKnownIdentifyBlocksAttempt.
+	{"identify-blocks-attempt", VStall, "(the identify timeout)"},
 	// A node that failed an identify request (first contact, 2 s timeout)
 	// counts as "failing recently" for 2 s, not for the lock's node
 	// timeout: single attempts in that window give up at once with
@@ -36,6 +43,10 @@ var knownFindings = []struct{ name, kind, detail string }{
 	// round in seed 3808). TestKnownSplitLoserSleep.
 	{"split-loser-sleep", VAsleep, "after a split-vote loss"},
 }
+
+// identifyTimeout is redlock's least time for a node to say who it is
+// (identify.go), which the known findings above show.
+const identifyTimeout = 2 * time.Second
 
 func known(v Violation) string {
 	for _, k := range knownFindings {
@@ -58,12 +69,13 @@ const (
 	VOrphan       = "orphan-key"
 	VSplitHeld    = "split-vote-held"
 	VAsleep       = "asleep-while-free"
+	VStall        = "attempt-stalled"
 	VError        = "unexpected-error"
 )
 
 // ViolationKinds is the order of the summary table.
 var ViolationKinds = []string{VOverlap, VFence, VUnsafe, VLinearizable, VLateLoss, VLiveness,
-	VLateCreate, VOrphan, VSplitHeld, VAsleep, VError}
+	VLateCreate, VOrphan, VSplitHeld, VAsleep, VStall, VError}
 
 // Verdict checks one outcome: the chaos checker (mutual exclusion while
 // believed valid, fences, fencing and linearizability with porcupine, loss
@@ -136,6 +148,24 @@ func Verdict(o *Outcome) ([]Violation, *chaos.Findings) {
 	}
 	for _, d := range o.Asleep {
 		add(VAsleep, "%s", d)
+	}
+	for _, st := range o.Stalls {
+		hint := ""
+		if st.To-st.From >= identifyTimeout {
+			hint = " (the identify timeout)"
+		}
+		add(VStall, "client %d: one attempt took %s%s (from %s to %s), more than %s", st.Client, st.To-st.From, hint, st.From, st.To, stallBound(s.TTL))
+	}
+	// A stall of the identify timeout near the healthy tail explains a
+	// tail without acquisitions: the same finding.
+	for i, v := range vs {
+		if v.Kind == VLiveness && v.Known == "" && strings.HasPrefix(v.Detail, "no acquisition") {
+			for _, st := range o.Stalls {
+				if st.To-st.From >= identifyTimeout && st.To >= healthyFrom-identifyTimeout {
+					vs[i].Known = "identify-blocks-attempt"
+				}
+			}
+		}
 	}
 	return vs, f
 }

@@ -22,6 +22,7 @@ type Outcome struct {
 	Orphans   []string // a key left on a node after every lock ended and its TTL passed
 	SplitHeld []string // "held by another" when no token held a majority during the call
 	Asleep    []string // a waiter asleep while the lock was free for longer than the bound
+	Stalls    []stall  // attempts that took longer than stallBound
 
 	Requests, Lost int64
 }
@@ -63,7 +64,37 @@ func (w *world) outcome() *Outcome {
 	if s.DropProb == 0 && s.SpikeProb == 0 {
 		o.Asleep = w.asleep(o, obs, q, abs)
 	}
+	o.Stalls = w.stalls(obs)
 	return o
+}
+
+// stall is one attempt that took longer than stallBound.
+type stall struct {
+	Client   int
+	From, To time.Duration
+}
+
+// stallBound is the longest one attempt may take: its round (the node
+// timeout, a tenth of the TTL, and the round's 50 ms stall grace), the
+// fence settle (as long again), and the moment a split waits for the last
+// answers (as long again).
+func stallBound(ttl time.Duration) time.Duration {
+	return 3*(ttl/10+50*time.Millisecond) + 10*time.Millisecond
+}
+
+// stalls finds attempts (EventAttempt to the EventContended that follows it)
+// longer than stallBound: a decided call returns at once (rule 12).
+func (w *world) stalls(obs [][]obsEvent) []stall {
+	var out []stall
+	for c, evs := range obs {
+		for i := 0; i+1 < len(evs); i++ {
+			a, b := evs[i], evs[i+1]
+			if a.kind.String() == "attempt" && b.kind.String() == "contended" && b.at-a.at > stallBound(w.s.TTL) {
+				out = append(out, stall{c, a.at, b.at})
+			}
+		}
+	}
+	return out
 }
 
 // asleep finds waiters (Acquire between a lost attempt and the next) that

@@ -79,12 +79,12 @@ func envInt(name string, def int) int {
 }
 
 // ciSchedules is the CI profile: 10,000 schedules without the race
-// detector (make test runs it in a step of its own, "sim"), and a few
-// hundred under -race (the chaos module's step), which is about 10 times
-// slower.
+// detector (make test runs it in a step of its own, "sim"), and 100 under
+// -race (the chaos module's step), which is several times slower: the race
+// detector sees the same code paths in fewer schedules.
 func ciSchedules() int {
 	if raceEnabled {
-		return 300
+		return 100
 	}
 	return 10_000
 }
@@ -290,6 +290,25 @@ func TestKnownSplitLoserSleep(t *testing.T) {
 	}
 	for run := range 30 {
 		if o, vs, f := runOne(t, 3808, BugNone); len(vs) > 0 {
+			t.Logf("run %d", run)
+			report(t, o, vs, f)
+			return
+		}
+	}
+}
+
+// TestKnownIdentifyBlocksAttempt reproduces a finding on main (seed 8830, in
+// about 1 of 2 runs): an attempt identifies a node it had not identified
+// inside the attempt, with the 2 s identify timeout; when that request is
+// lost the attempt blocks 2 s (TTL 500 ms) and the majority it had won is
+// dropped. Skipped until fixed in redlock/ (SIM_KNOWN=1 runs it: it fails
+// when it sees the stall in one of 10 runs).
+func TestKnownIdentifyBlocksAttempt(t *testing.T) {
+	if os.Getenv("SIM_KNOWN") == "" {
+		t.Skip("known finding identify-blocks-attempt (redlock: identifyNow blocks an attempt for the 2 s identify timeout); SIM_KNOWN=1 runs the reproducer")
+	}
+	for run := range 10 {
+		if o, vs, f := runOne(t, 8830, BugNone); len(vs) > 0 {
 			t.Logf("run %d", run)
 			report(t, o, vs, f)
 			return
