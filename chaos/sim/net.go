@@ -99,8 +99,10 @@ func roundTrip[T any](ctx context.Context, l *link, apply func() (T, error)) (T,
 // Name implements node.Node.
 func (l *link) Name() string { return fmt.Sprintf("n%d", l.srv.idx) }
 
-// Identify implements node.Node.
+// Identify implements node.Node. The world notes when the client asked,
+// to tell an attempt that waited for an identification.
 func (l *link) Identify(ctx context.Context) (node.Identity, error) {
+	l.w.noteIdentify(l.client)
 	return roundTrip(ctx, l, l.srv.identify)
 }
 

@@ -72,6 +72,7 @@ func (w *world) outcome() *Outcome {
 type stall struct {
 	Client   int
 	From, To time.Duration
+	Identify bool // the client sent an identify request during the attempt
 }
 
 // stallBound is the longest one attempt may take: its round (the node
@@ -90,7 +91,13 @@ func (w *world) stalls(obs [][]obsEvent) []stall {
 		for i := 0; i+1 < len(evs); i++ {
 			a, b := evs[i], evs[i+1]
 			if a.kind.String() == "attempt" && b.kind.String() == "contended" && b.at-a.at > stallBound(w.s.TTL) {
-				out = append(out, stall{c, a.at, b.at})
+				st := stall{Client: c, From: a.at, To: b.at}
+				w.mu.Lock()
+				for _, at := range w.idents[c] {
+					st.Identify = st.Identify || (at > a.at && at < b.at)
+				}
+				w.mu.Unlock()
+				out = append(out, st)
 			}
 		}
 	}

@@ -34,8 +34,15 @@ type world struct {
 	mu     sync.Mutex
 	downs  []int // per node: down-faults active (up again when 0)
 	pauses []int
-	faults []window      // fault windows actually applied
-	pauseC []atomic.Bool // per client: freeze before the next write
+	faults []window          // fault windows actually applied
+	pauseC []atomic.Bool     // per client: freeze before the next write
+	idents [][]time.Duration // per client: when it sent an identify request
+}
+
+func (w *world) noteIdentify(c int) {
+	w.mu.Lock()
+	w.idents[c] = append(w.idents[c], w.at())
+	w.mu.Unlock()
 }
 
 type window struct {
@@ -48,7 +55,7 @@ type window struct {
 // timeouts and TTLs pass on the bubble's fake clock.
 func Run(s *Schedule) (*Outcome, error) {
 	w := &world{s: s, truth: newTruth(s.Nodes), clock: chaos.NewClock(), start: time.Now(),
-		downs: make([]int, s.Nodes), pauses: make([]int, s.Nodes), pauseC: make([]atomic.Bool, s.Clients)}
+		downs: make([]int, s.Nodes), pauses: make([]int, s.Nodes), pauseC: make([]atomic.Bool, s.Clients), idents: make([][]time.Duration, s.Clients)}
 	w.reg = chaos.NewRegister(w.clock, s.Bug != BugNoQuorum)
 	for i := range s.Nodes {
 		w.servers = append(w.servers, &server{idx: i, mem: node.NewMemory(fmt.Sprintf("n%d", i)), bug: s.Bug, truth: w.truth})
