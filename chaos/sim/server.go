@@ -47,7 +47,7 @@ func (s *server) acquire(a node.AcquireArgs) (node.AcquireReply, error) {
 		}
 		rep, err := s.mem.Acquire(bg, a)
 		if err == nil && rep.Acquired {
-			s.truth.set(s.idx, a.Name, a.Token, a.TTL, "acquire")
+			s.truth.set(s.idx, a.Token, a.TTL, "acquire")
 		}
 		if s.bug == BugAnonymousHolder && !rep.Acquired {
 			rep.Holder = "" // a refusal says "held", not by whom
@@ -61,7 +61,7 @@ func (s *server) extend(ops []node.ExtendArgs) ([]node.ExtendResult, error) {
 		res, err := s.mem.Extend(bg, ops)
 		for i, r := range res {
 			if r != node.NotHeld {
-				s.truth.set(s.idx, ops[i].Name, ops[i].Token, ops[i].TTL, "extend:"+r.String())
+				s.truth.set(s.idx, ops[i].Token, ops[i].TTL, "extend:"+r.String())
 			}
 		}
 		return res, err
@@ -76,7 +76,7 @@ func (s *server) release(a node.ReleaseArgs) (bool, error) {
 		}
 		ok, err := s.mem.Release(bg, a)
 		if err == nil {
-			s.truth.release(s.idx, a.Name, a.Token, asked, ok)
+			s.truth.release(s.idx, a.Token, asked, ok)
 		}
 		return ok, err
 	})
@@ -134,6 +134,6 @@ func (s *server) evict(name string) {
 		return
 	}
 	if ok, _ := s.mem.Release(bg, node.ReleaseArgs{Name: name, Token: h.Token}); ok {
-		s.truth.evict(s.idx, name, h.Token)
+		s.truth.evict(s.idx, h.Token)
 	}
 }

@@ -29,8 +29,7 @@ type tomb struct {
 }
 
 func newTruth(nodes int) *truth {
-	t := &truth{held: make([]map[string][]span, nodes), released: make([]map[string]tomb, nodes),
-		wipes: make([]time.Time, nodes), names: map[string]struct{}{}}
+	t := &truth{held: make([]map[string][]span, nodes), released: make([]map[string]tomb, nodes)}
 	for i := range t.held {
 		t.held[i] = map[string][]span{}
 		t.released[i] = map[string]tomb{}
@@ -43,11 +42,10 @@ func newTruth(nodes int) *truth {
 // token was processed on n, within the tombstone, breaks the rule that
 // once a node processed a release no request of that lock creates its key
 // there.
-func (t *truth) set(n int, name, token string, ttl time.Duration, op string) {
+func (t *truth) set(n int, token string, ttl time.Duration, op string) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.names[name] = struct{}{}
 	if r, ok := t.released[n][token]; ok && now.Before(r.until) {
 		t.late = append(t.late, fmt.Sprintf("node %d: %s of token %s applied %s after its release there (tombstone for %s)",
 			n, op, short(token), now.Sub(r.at), r.until.Sub(r.at)))
@@ -68,7 +66,7 @@ func (t *truth) end(n int, token string, now time.Time) {
 	}
 }
 
-func (t *truth) release(n int, name, token string, tombstone time.Duration, deleted bool) {
+func (t *truth) release(n int, token string, tombstone time.Duration, deleted bool) {
 	now := time.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -80,7 +78,7 @@ func (t *truth) release(n int, name, token string, tombstone time.Duration, dele
 	}
 }
 
-func (t *truth) evict(n int, name, token string) {
+func (t *truth) evict(n int, token string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.end(n, token, time.Now())
@@ -94,7 +92,6 @@ func (t *truth) wipe(n int) {
 		t.end(n, tok, now)
 	}
 	t.released[n] = map[string]tomb{} // tombstones are gone with the data
-	t.wipes[n] = now
 }
 
 func short(token string) string { return token[:min(8, len(token))] }
