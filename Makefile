@@ -60,7 +60,7 @@ chaos:
 SIM_SCHEDULES ?= 1000000
 SIM_FROM      ?= 1
 sim:
-	cd chaos && SIM_SCHEDULES=$(SIM_SCHEDULES) SIM_FROM=$(SIM_FROM) SIM_PROGRESS=1 $(GO) test -count=1 -timeout 0 -run 'TestSimulation$$' ./sim
+	cd chaos && SIM_SCHEDULES=$(SIM_SCHEDULES) SIM_FROM=$(SIM_FROM) SIM_PROGRESS=1 $(GO) test -count=1 -v -timeout 0 -run 'TestSimulation$$' ./sim
 
 ## redis-server: install it with apt-get when it is missing and we may (root on Debian/Ubuntu);
 ## otherwise say how. The tests start their own processes from it; none needs to run.
