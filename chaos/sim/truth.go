@@ -17,8 +17,6 @@ type truth struct {
 	held     []map[string][]span // per node: token -> intervals (one key per schedule)
 	released []map[string]tomb   // per node: token -> its release on that node
 	late     []string            // keys created by a token after its release was processed there
-	wipes    []time.Time         // per node: last wipe (debug)
-	names    map[string]struct{} // lock names seen
 }
 
 type span struct{ from, to time.Time }
