@@ -4,7 +4,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages of the root module (bench/ and chaos/ are modules of their own).
 PKGS        := ./...
 
-.PHONY: demo test test-stress check-user-module lint fmt bench chaos redis-server
+.PHONY: demo test test-stress check-user-module lint fmt bench chaos sim redis-server
 
 ## demo: acquire and release on embedded memory nodes (or REDLOCK_NODES=host:port,...)
 demo:
@@ -18,11 +18,12 @@ SUBMODULES  := $(patsubst %/go.mod,%,$(wildcard bench/go.mod chaos/go.mod rueidi
 TEST_TIMEOUT ?= 20m
 
 ## test: every test of every module, with the race detector, against real redis-server nodes
-## (chaos/ runs its short fault-injection profile here), then a throwaway user module that
-## must not pull in any docker module. Keeps going after a failure and ends with one line per
-## module (ok/FAIL, duration) and "N passed, M failed"; fails if any module failed.
+## (chaos/ runs its short fault-injection profile here), the simulator's CI profile (10,000
+## schedules, without -race: step "sim"), then a throwaway user module that must not pull in
+## any docker module. Keeps going after a failure and ends with one line per module (ok/FAIL,
+## duration) and "N passed, M failed"; fails if any module failed.
 test: redis-server
-	@GO="$(GO)" TEST_TIMEOUT="$(TEST_TIMEOUT)" scripts/test-all.sh . $(SUBMODULES) user-module
+	@GO="$(GO)" TEST_TIMEOUT="$(TEST_TIMEOUT)" scripts/test-all.sh . $(SUBMODULES) sim user-module
 
 ## check-user-module: a module importing every library package needs no docker module
 check-user-module:
@@ -52,6 +53,14 @@ bench:
 ## chaos: fault-injection and measuring scenarios on 5 real redis-server nodes with a safety checker (~5 min; fails on an unexpected verdict)
 chaos:
 	cd chaos && $(GO) run ./cmd/chaos -out chaos-out
+
+## sim: the simulator's long profile: SIM_SCHEDULES (default 1,000,000) fault schedules on
+## fake time from seed SIM_FROM (default 1), progress every 10,000, a summary table at the end;
+## each failing seed is printed with its one-command replay and its timeline (HTML)
+SIM_SCHEDULES ?= 1000000
+SIM_FROM      ?= 1
+sim:
+	cd chaos && SIM_SCHEDULES=$(SIM_SCHEDULES) SIM_FROM=$(SIM_FROM) SIM_PROGRESS=1 $(GO) test -count=1 -v -timeout 0 -run 'TestSimulation$$' ./sim
 
 ## redis-server: install it with apt-get when it is missing and we may (root on Debian/Ubuntu);
 ## otherwise say how. The tests start their own processes from it; none needs to run.

@@ -518,14 +518,20 @@ func (r *Report) Table() string {
 	return b.String()
 }
 
-// timeline draws the register history with porcupine's visualizer,
-// annotated with the holders' believed validity, the overlaps and the
-// fault windows.
+// timeline draws a scenario's register history (see WriteTimeline).
 func timeline(path string, res *Result, css []CS, fencing bool) error {
-	info := res.info
+	return WriteTimeline(path, res.Findings, css, res.Windows, fencing)
+}
+
+// WriteTimeline draws the register history that Check saw (f) with
+// porcupine's visualizer, as an HTML file at path, annotated with the
+// holders' believed validity, the overlaps and the fault windows. The
+// simulator (package chaos/sim) uses it too.
+func WriteTimeline(path string, f *Findings, css []CS, windows []Window, fencing bool) error {
+	info := f.info
 	var ann []porcupine.Annotation
 	mark := map[int]bool{}
-	for i, o := range res.Overlaps {
+	for i, o := range f.Overlaps {
 		if i >= 200 {
 			break
 		}
@@ -545,7 +551,7 @@ func timeline(path string, res *Result, css []CS, fencing bool) error {
 		ann = append(ann, porcupine.Annotation{ClientId: c.Client, Start: int64(c.Start), End: int64(c.BelievedEnd()),
 			Description: fmt.Sprintf("fence %d believed valid", c.Fence), BackgroundColor: "#cde8c8"})
 	}
-	for _, w := range res.Windows {
+	for _, w := range windows {
 		ann = append(ann, porcupine.Annotation{Tag: "faults", Start: int64(w.From), End: int64(w.To), Description: w.Fault, BackgroundColor: "#fde7a9"})
 	}
 	info.AddAnnotations(ann)

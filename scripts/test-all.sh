@@ -8,6 +8,9 @@
 #   (e.g. . bench chaos rueidisnode internal/redistest/docker user-module)
 # "user-module" runs scripts/check-user-module.sh: a throwaway module of a
 # library user, which must not pull in any docker module. It counts as a module.
+# "sim" runs the simulator's CI profile (chaos/sim, TestSimulation: 10,000
+# schedules) without -race, since the race detector makes each schedule
+# several times slower; under -race the chaos module's own step runs 100.
 # Environment: GO (default go), TEST_TIMEOUT (default 20m), TESTFLAGS (extra
 # flags for go test).
 set -uo pipefail
@@ -26,6 +29,8 @@ all_start=$SECONDS
 for m in "$@"; do
   if [ "$m" = user-module ]; then
     echo "== $m: scripts/check-user-module.sh"
+  elif [ "$m" = sim ]; then
+    echo "== $m: (cd chaos && $GO test -count=1 -timeout $TEST_TIMEOUT -run 'TestSimulation\$' ./sim)"
   else
     echo "== $m: $GO test -race -count=1 -timeout $TEST_TIMEOUT ${TESTFLAGS:+$TESTFLAGS }./..."
   fi
@@ -33,6 +38,8 @@ for m in "$@"; do
   # shellcheck disable=SC2086 # TESTFLAGS is a list of flags
   if [ "$m" = user-module ]; then
     GO=$GO scripts/check-user-module.sh
+  elif [ "$m" = sim ]; then
+    (cd chaos && $GO test -count=1 -timeout "$TEST_TIMEOUT" -run 'TestSimulation$' ./sim)
   else
     (cd "$m" && $GO test -race -count=1 -timeout "$TEST_TIMEOUT" ${TESTFLAGS:-} ./...)
   fi

@@ -1,0 +1,139 @@
+package sim
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// server is one simulated lock server: a node.Memory, the state a fault
+// gives it (paused: requests wait and are applied on resume), and the
+// ground truth of who held the lock key on it (see truth.go). Every
+// request is applied under mu, so the truth is recorded in the order the
+// node applied the requests.
+type server struct {
+	idx   int
+	mem   *node.Memory
+	bug   Bug
+	truth *truth
+
+	mu     sync.Mutex
+	paused chan struct{} // not nil while paused; closed on resume
+}
+
+var bg = context.Background() // a request on the server is not cut short by the client's context
+
+// call applies f on the server, waiting while it is paused (SIGSTOP: the
+// request sits in the socket until the server resumes).
+func call[T any](s *server, f func() (T, error)) (T, error) {
+	for {
+		s.mu.Lock()
+		p := s.paused
+		if p == nil {
+			defer s.mu.Unlock()
+			return f()
+		}
+		s.mu.Unlock()
+		<-p
+	}
+}
+
+func (s *server) acquire(a node.AcquireArgs) (node.AcquireReply, error) {
+	return call(s, func() (node.AcquireReply, error) {
+		if s.bug == BugAnySeed {
+			seedAnyway(s.mem, a)
+		}
+		rep, err := s.mem.Acquire(bg, a)
+		if err == nil && rep.Acquired {
+			s.truth.set(s.idx, a.Token, a.TTL, "acquire")
+		}
+		if s.bug == BugAnonymousHolder && !rep.Acquired {
+			rep.Holder = "" // a refusal says "held", not by whom
+		}
+		return rep, err
+	})
+}
+
+func (s *server) extend(ops []node.ExtendArgs) ([]node.ExtendResult, error) {
+	return call(s, func() ([]node.ExtendResult, error) {
+		res, err := s.mem.Extend(bg, ops)
+		for i, r := range res {
+			if r != node.NotHeld {
+				s.truth.set(s.idx, ops[i].Token, ops[i].TTL, "extend:"+r.String())
+			}
+		}
+		return res, err
+	})
+}
+
+func (s *server) release(a node.ReleaseArgs) (bool, error) {
+	return call(s, func() (bool, error) {
+		asked := a.Tombstone
+		if s.bug == BugNoTombstones {
+			a.Tombstone = 0
+		}
+		ok, err := s.mem.Release(bg, a)
+		if err == nil {
+			s.truth.release(s.idx, a.Token, asked, ok)
+		}
+		return ok, err
+	})
+}
+
+func (s *server) raiseFence(name, token string, fence uint64, retention time.Duration) (bool, error) {
+	return call(s, func() (bool, error) { return s.mem.RaiseFence(bg, name, token, fence, retention) })
+}
+
+func (s *server) inspect(name string) (node.Holding, error) {
+	return call(s, func() (node.Holding, error) { return s.mem.Inspect(bg, name) })
+}
+
+func (s *server) identify() (node.Identity, error) {
+	return call(s, func() (node.Identity, error) { return s.mem.Identify(bg) })
+}
+
+// Faults.
+
+func (s *server) pause() {
+	s.mu.Lock()
+	if s.paused == nil {
+		s.paused = make(chan struct{})
+	}
+	s.mu.Unlock()
+}
+
+func (s *server) resume() {
+	s.mu.Lock()
+	if s.paused != nil {
+		close(s.paused)
+		s.paused = nil
+	}
+	s.mu.Unlock()
+}
+
+// setDown stops or starts the server; wipe forgets its data (a restart
+// without persistence).
+func (s *server) setDown(down, wipe bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mem.SetDown(down, wipe)
+	if wipe {
+		s.truth.wipe(s.idx)
+	}
+}
+
+// evict drops the lock key name (not its counter), as an evicting server
+// under memory pressure does.
+func (s *server) evict(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	h, err := s.mem.Inspect(bg, name)
+	if err != nil || h.Token == "" {
+		return
+	}
+	if ok, _ := s.mem.Release(bg, node.ReleaseArgs{Name: name, Token: h.Token}); ok {
+		s.truth.evict(s.idx, h.Token)
+	}
+}

@@ -1,0 +1,325 @@
+package sim
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"testing/cryptotest"
+	"testing/synctest"
+	"time"
+
+	"github.com/quorumlock/quorumlock/chaos"
+)
+
+// runOne plays the schedule of seed in its own synctest bubble and checks
+// it outside (porcupine runs on real time).
+func runOne(t *testing.T, seed uint64, bug Bug) (*Outcome, []Violation, *chaos.Findings) {
+	t.Helper()
+	var o *Outcome
+	var err error
+	synctest.Test(t, func(t *testing.T) { o, err = Run(Generate(seed, bug)) })
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	vs, f := Verdict(o)
+	return o, vs, f
+}
+
+// replayOne is runOne as TestReplay runs it: in a subtest whose
+// crypto/rand (the lock tokens) is pinned to the seed.
+func replayOne(t *testing.T, seed uint64, bug Bug) (o *Outcome, vs []Violation, f *chaos.Findings) {
+	t.Helper()
+	t.Run(fmt.Sprintf("seed-%d%s", seed, bugSuffix(bug)), func(t *testing.T) {
+		cryptotest.SetGlobalRandom(t, seed)
+		o, vs, f = runOne(t, seed, bug)
+	})
+	return o, vs, f
+}
+
+// replayCmd is the one command that replays seed.
+func replayCmd(seed uint64, bug Bug) string {
+	env := ""
+	if bug != BugNone {
+		env = " SIM_BUG=" + string(bug)
+	}
+	return fmt.Sprintf("cd chaos && SIM_SEED=%d%s go test -count=1 -run 'TestReplay$' -v ./sim", seed, env)
+}
+
+// report logs a failing schedule: seed, replay command, schedule,
+// violations, and the timeline written by porcupine.
+func report(t *testing.T, o *Outcome, vs []Violation, f *chaos.Findings) {
+	t.Helper()
+	s := o.Schedule
+	dir := os.Getenv("SIM_OUT")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "quorumlock-sim")
+	}
+	path := filepath.Join(dir, fmt.Sprintf("seed-%d%s.html", s.Seed, bugSuffix(s.Bug)))
+	if err := os.MkdirAll(dir, 0o755); err == nil {
+		if err := Timeline(path, o, f); err != nil {
+			path = "not written: " + err.Error()
+		}
+	}
+	msg := fmt.Sprintf("seed %d FAILED (replay: %s; timeline: %s)\n%s", s.Seed, replayCmd(s.Seed, s.Bug), path, s)
+	for _, v := range vs {
+		if v.Known != "" {
+			msg += fmt.Sprintf("\n  %s (known finding %s): %s", v.Kind, v.Known, v.Detail)
+			continue
+		}
+		msg += fmt.Sprintf("\n  %s: %s", v.Kind, v.Detail)
+	}
+	t.Error(msg)
+}
+
+func bugSuffix(b Bug) string {
+	if b == BugNone {
+		return ""
+	}
+	return "-" + string(b)
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
+// ciSchedules is the CI profile: 10,000 schedules without the race
+// detector (make test runs it in a step of its own, "sim"), and 100 under
+// -race (the chaos module's step), which is several times slower: the race
+// detector sees the same code paths in fewer schedules.
+func ciSchedules() int {
+	if raceEnabled {
+		return 100
+	}
+	return 10_000
+}
+
+// TestSimulation runs SIM_SCHEDULES schedules (default: the CI profile)
+// from seed SIM_FROM (default 1), on every core, and fails on any
+// violation, printing each failing seed with its replay command.
+// SIM_PROGRESS=1 prints progress every 10,000 schedules (make sim).
+func TestSimulation(t *testing.T) {
+	n := envInt("SIM_SCHEDULES", ciSchedules())
+	from := uint64(envInt("SIM_FROM", 1))
+	sum := NewSummary()
+	start := time.Now()
+	var done atomic.Int64
+	progress := os.Getenv("SIM_PROGRESS") != ""
+	workers := runtime.GOMAXPROCS(0)
+	t.Run("workers", func(t *testing.T) {
+		for w := range workers {
+			t.Run(strconv.Itoa(w), func(t *testing.T) {
+				t.Parallel()
+				for i := w; i < n; i += workers {
+					o, vs, f := runOne(t, from+uint64(i), BugNone)
+					sum.Add(o, vs)
+					if len(Unknown(vs)) > 0 {
+						report(t, o, vs, f)
+					}
+					if k := done.Add(1); progress && k%10_000 == 0 {
+						fmt.Printf("sim: %d of %d schedules, %s, %d failing\n", k, n, time.Since(start).Round(time.Second), len(sum.Failed))
+					}
+				}
+			})
+		}
+	})
+	t.Logf("seeds %d..%d in %s on %d workers\n%s", from, from+uint64(n)-1, time.Since(start).Round(time.Millisecond), workers, sum.Table())
+	if progress {
+		fmt.Printf("sim: seeds %d..%d in %s on %d workers\n%s", from, from+uint64(n)-1, time.Since(start).Round(time.Second), workers, sum.Table())
+	}
+}
+
+// TestReplay replays SIM_SEED (with SIM_BUG, if set) SIM_RUNS times
+// (default 1), printing the schedule and what each run found.
+func TestReplay(t *testing.T) {
+	seedStr := os.Getenv("SIM_SEED")
+	if seedStr == "" {
+		t.Skip("set SIM_SEED to replay a schedule")
+	}
+	seed, err := strconv.ParseUint(seedStr, 10, 64)
+	if err != nil {
+		t.Fatalf("SIM_SEED=%q: %v", seedStr, err)
+	}
+	bug := Bug(os.Getenv("SIM_BUG"))
+	t.Logf("%s", Generate(seed, bug))
+	for run := range envInt("SIM_RUNS", 1) {
+		o, vs, f := replayOne(t, seed, bug) // the same tokens in every run
+		t.Logf("run %d: %d critical sections, %d calls, %d requests (%d lost), %d violations", run, len(o.CSS), len(o.Calls), o.Requests, o.Lost, len(vs))
+		if len(vs) > 0 {
+			report(t, o, vs, f)
+		}
+	}
+}
+
+// The same seed gives the same schedule; another seed another one.
+func TestSameSeedSameSchedule(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		a, b := Generate(seed, BugNone).String(), Generate(seed, BugNone).String()
+		if a != b {
+			t.Fatalf("seed %d gave two schedules:\n%s\n%s", seed, a, b)
+		}
+		if c := Generate(seed+1, BugNone).String(); c == a {
+			t.Fatalf("seeds %d and %d gave one schedule", seed, seed+1)
+		}
+	}
+}
+
+// findings are the review findings that core v2 fixed, each re-introduced
+// (see Bug) with the check that must catch it, and seeds at which it is
+// found (by SIM_SEARCH=300 TestFindsReviewFindings; listed in the README
+// with how often a rerun finds it again).
+var findings = []struct {
+	bug   Bug
+	check string
+	seeds []uint64
+}{
+	{BugAnonymousHolder, VSplitHeld, []uint64{12, 15}},
+	{BugNoTombstones, VLateCreate, []uint64{1, 2}},
+	{BugMissedWakeup, VAsleep, []uint64{37, 49, 4, 7}},
+	{BugAnySeed, VFence, []uint64{202, 56}},
+}
+
+// rerunsPerSeed bounds the runs of one seed in TestFindsReviewFindings:
+// replay is not exact (see the package doc), and a seed of the missed
+// wake-up finds it in 3 to 8 runs of 10.
+const rerunsPerSeed = 4
+
+func hasKind(vs []Violation, kind string) bool {
+	for _, v := range vs {
+		if v.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFindsReviewFindings: with each finding re-introduced, its listed
+// seeds violate the finding's check (each seed gets up to rerunsPerSeed
+// runs; the test stops at the first that finds it), and the seed that
+// found it violates nothing unknown on the code as it is. SIM_SEARCH=N
+// searches seeds 1..N instead and prints the first five that catch each.
+func TestFindsReviewFindings(t *testing.T) {
+	if n := envInt("SIM_SEARCH", 0); n > 0 {
+		for _, fd := range findings {
+			var found []uint64
+			for seed := uint64(1); seed <= uint64(n) && len(found) < 5; seed++ {
+				if _, vs, _ := runOne(t, seed, fd.bug); hasKind(vs, fd.check) {
+					found = append(found, seed)
+				}
+			}
+			fmt.Printf("%s (%s): seeds %v of 1..%d\n", fd.bug, fd.check, found, n)
+		}
+		return
+	}
+	for _, fd := range findings {
+		t.Run(string(fd.bug), func(t *testing.T) {
+			for _, seed := range fd.seeds {
+				for run := 1; run <= rerunsPerSeed; run++ {
+					if _, vs, _ := replayOne(t, seed, fd.bug); !hasKind(vs, fd.check) {
+						continue
+					}
+					t.Logf("seed %d with %s: %s found in run %d", seed, fd.bug, fd.check, run)
+					if o, vs, f := runOne(t, seed, BugNone); len(Unknown(vs)) > 0 {
+						report(t, o, vs, f)
+					}
+					return
+				}
+				t.Logf("seed %d with %s: no %s in %d runs", seed, fd.bug, fd.check, rerunsPerSeed)
+			}
+			t.Errorf("%s: no %s in %d runs of each of seeds %v", fd.bug, fd.check, rerunsPerSeed, fd.seeds)
+		})
+	}
+}
+
+// A failing seed fails again when rerun as TestReplay reruns it: the seeds
+// of the findings that every rerun found (10 of 10 when measured) fail in
+// each of 3 reruns.
+func TestFailingSeedFailsAgain(t *testing.T) {
+	for _, fd := range findings[:2] { // anonymous-holder, no-tombstones
+		seed := fd.seeds[0]
+		for run := range 3 {
+			if _, vs, _ := replayOne(t, seed, fd.bug); !hasKind(vs, fd.check) {
+				t.Errorf("seed %d with %s: rerun %d found no %s (%v)", seed, fd.bug, run, fd.check, vs)
+			}
+		}
+	}
+}
+
+// The checker catches a client without a quorum (each client trusts a
+// minority of the nodes, its own) over an unfenced register: overlaps,
+// accepted late writes and a history porcupine cannot linearize.
+func TestCheckerCatchesNoQuorum(t *testing.T) {
+	caught := map[string]bool{}
+	for seed := uint64(1); seed <= 20; seed++ {
+		_, vs, _ := runOne(t, seed, BugNoQuorum)
+		for _, v := range vs {
+			caught[v.Kind] = true
+		}
+	}
+	for _, k := range []string{VOverlap, VUnsafe, VLinearizable} {
+		if !caught[k] {
+			t.Errorf("20 schedules of a client without a quorum: no %s reported (%v)", k, caught)
+		}
+	}
+}
+
+// TestKnownIdentifyFailingMarks reproduces a finding on main (seed 1042,
+// 3 of 3 replays): every node is down at a client's first contact; the
+// identify round's errors mark the nodes "failing recently" for the
+// identify timeout (2 s) instead of the lock's node timeout (50 ms at TTL
+// 500 ms), so 1.4 s after the nodes came back its TryAcquire calls give up
+// at once with ErrQuorumUnreachable. Skipped until fixed in redlock/
+// (SIM_KNOWN=1 runs it).
+func TestKnownIdentifyFailingMarks(t *testing.T) {
+	if os.Getenv("SIM_KNOWN") == "" {
+		t.Skip("known finding identify-failing-marks (redlock: identify failures mark nodes failing for 2 s); SIM_KNOWN=1 runs the reproducer")
+	}
+	o, vs, f := runOne(t, 1042, BugNone)
+	if len(vs) > 0 {
+		report(t, o, vs, f)
+	}
+}
+
+// TestKnownSplitLoserSleep reproduces a finding on main (seed 3808, in
+// about 1 of 3 runs): the loser of a split vote sleeps 3 round trips plus
+// jitter with a plain sleep, not cut short by the winner's release
+// announcement, so the lock sits free while it sleeps (105 ms). Skipped
+// until fixed in redlock/ (SIM_KNOWN=1 runs it: it fails when it finds the
+// sleep in one of 30 runs).
+func TestKnownSplitLoserSleep(t *testing.T) {
+	if os.Getenv("SIM_KNOWN") == "" {
+		t.Skip("known finding split-loser-sleep (redlock: a split vote's loser sleeps 3 round trips through a release); SIM_KNOWN=1 runs the reproducer")
+	}
+	for run := range 30 {
+		if o, vs, f := runOne(t, 3808, BugNone); len(vs) > 0 {
+			t.Logf("run %d", run)
+			report(t, o, vs, f)
+			return
+		}
+	}
+}
+
+// TestKnownIdentifyBlocksAttempt reproduces a finding on main (seed 8830, in
+// about 1 of 2 runs): an attempt identifies a node it had not identified
+// inside the attempt, with the 2 s identify timeout; when that request is
+// lost the attempt blocks 2 s (TTL 500 ms) and the majority it had won is
+// dropped. Skipped until fixed in redlock/ (SIM_KNOWN=1 runs it: it fails
+// when it sees the stall in one of 10 runs).
+func TestKnownIdentifyBlocksAttempt(t *testing.T) {
+	if os.Getenv("SIM_KNOWN") == "" {
+		t.Skip("known finding identify-blocks-attempt (redlock: identifyNow blocks an attempt for the 2 s identify timeout); SIM_KNOWN=1 runs the reproducer")
+	}
+	for run := range 10 {
+		if o, vs, f := runOne(t, 8830, BugNone); len(vs) > 0 {
+			t.Logf("run %d", run)
+			report(t, o, vs, f)
+			return
+		}
+	}
+}
