@@ -27,7 +27,11 @@ type identity struct {
 // again, in the background; until then their answers do not count.
 const identifyRetry = time.Second
 
-// identifyTimeout is the least time a node has to say who it is.
+// opIdentify names the identify round (in errors, and in noteAnswer).
+const opIdentify = "identify"
+
+// identifyTimeout is the least time a node has to say who it is at first
+// contact, which dials new connections.
 const identifyTimeout = 2 * time.Second
 
 // ready returns nil when the client's nodes may be used. The first call
@@ -74,7 +78,7 @@ func (c *Client) ready(ctx context.Context, timeout time.Duration) error {
 // ask asks nodes who they are; the answers of those that said. It does not
 // wait for silent nodes once a quorum answered.
 func (c *Client) ask(ctx context.Context, nodes []int, timeout time.Duration) []answer[node.Identity] {
-	r := startRound(c, ctx, "identify", "", nodes, timeout, func(ctx context.Context, n node.Node) (node.Identity, error) {
+	r := startRound(c, ctx, opIdentify, "", nodes, timeout, func(ctx context.Context, n node.Node) (node.Identity, error) {
 		return n.Identify(ctx)
 	})
 	defer r.close()
@@ -130,12 +134,15 @@ func (c *Client) accept(got []answer[node.Identity]) {
 // identifyNow identifies node i at once, when it answered a request but
 // has not said who it is (first contact did not wait for it): its answer
 // then counts without waiting for the background retry. It reports whether
-// node i counts; a configuration error found meanwhile is returned.
+// node i counts; a configuration error found meanwhile is returned. It
+// waits the attempt's node timeout, no more: the node just answered over
+// a connection that is up, and a lost identify request had blocked the
+// attempt for identifyTimeout, past a short TTL (chaos/sim seed 8830).
 func (c *Client) identifyNow(ctx context.Context, i int, timeout time.Duration) (bool, error) {
 	if c.counts(i) {
 		return true, nil
 	}
-	got := c.ask(ctx, []int{i}, max(timeout, identifyTimeout))
+	got := c.ask(ctx, []int{i}, timeout)
 	id := &c.ident
 	id.mu.Lock()
 	defer id.mu.Unlock()

@@ -71,7 +71,7 @@ func startRound[T any](c *Client, parent context.Context, op, key string, nodes 
 		go func() {
 			defer c.bg.Done()
 			v, err := call(ctx, c.nodes[i])
-			c.noteAnswer(parent, i, err, timeout)
+			c.noteAnswer(parent, op, i, err, timeout)
 			r.answers <- answer[T]{node: i, val: v, err: err}
 			answered()
 		}()
@@ -102,7 +102,7 @@ func (r *round[T]) nextBefore(stop <-chan time.Time) (answer[T], bool) {
 	case <-r.stalled:
 		for i, w := range r.waiting {
 			if w {
-				r.c.noteAnswer(r.parent, i, errNoAnswer, time.Since(r.start))
+				r.c.noteAnswer(r.parent, r.op, i, errNoAnswer, time.Since(r.start))
 			}
 		}
 		r.giveUp(errNoAnswer)

@@ -24,18 +24,6 @@ type Violation struct {
 // the library's owners with a reproducer (TestKnown*), recognized by kind
 // and a part of the detail.
 var knownFindings = []struct{ name, kind, detail string }{
-	// An attempt that hears from a node not identified yet (its identify
-	// request at first contact was lost or slow) identifies it then and
-	// there, inside the attempt, with the identify timeout (2 s), not the
-	// node timeout: a slow identify stalls the attempt, a lost one blocks
-	// it for 2 s, longer than the TTL, and a majority it won is thrown away
-	// ("validity used up"). Seeds 8830, 20146. TestKnownIdentifyBlocksAttempt.
-	{"identify-blocks-attempt", VStall, "(waiting for an identify request sent during the attempt)"},
-	// A node that failed an identify request (first contact, 2 s timeout)
-	// counts as "failing recently" for 2 s, not for the lock's node
-	// timeout: single attempts in that window give up at once with
-	// ErrQuorumUnreachable although every node is up. TestKnownIdentifyFailingMarks.
-	{"identify-failing-marks", VLiveness, "failing recently; its answer was not awaited"},
 	// The loser of a split vote sleeps 3 to 4 times the round's duration
 	// before it looks again (acquire.go) with a plain sleep that release
 	// announcements do not cut short: when the winner released before or
@@ -43,10 +31,6 @@ var knownFindings = []struct{ name, kind, detail string }{
 	// round in seed 3808). TestKnownSplitLoserSleep.
 	{"split-loser-sleep", VAsleep, "after a split-vote loss"},
 }
-
-// identifyTimeout is redlock's least time for a node to say who it is
-// (identify.go), which the known findings above show.
-const identifyTimeout = 2 * time.Second
 
 func known(v Violation) string {
 	for _, k := range knownFindings {
@@ -155,17 +139,6 @@ func Verdict(o *Outcome) ([]Violation, *chaos.Findings) {
 			hint = " (waiting for an identify request sent during the attempt)"
 		}
 		add(VStall, "client %d: one attempt took %s%s (from %s to %s), more than %s", st.Client, st.To-st.From, hint, st.From, st.To, stallBound(s.TTL))
-	}
-	// A stall of the identify timeout near the healthy tail explains a
-	// tail without acquisitions: the same finding.
-	for i, v := range vs {
-		if v.Kind == VLiveness && v.Known == "" && strings.HasPrefix(v.Detail, "no acquisition") {
-			for _, st := range o.Stalls {
-				if st.Identify && st.To >= healthyFrom-identifyTimeout {
-					vs[i].Known = "identify-blocks-attempt"
-				}
-			}
-		}
 	}
 	return vs, f
 }

@@ -274,12 +274,9 @@ func TestCheckerCatchesNoQuorum(t *testing.T) {
 // identify round's errors mark the nodes "failing recently" for the
 // identify timeout (2 s) instead of the lock's node timeout (50 ms at TTL
 // 500 ms), so 1.4 s after the nodes came back its TryAcquire calls give up
-// at once with ErrQuorumUnreachable. Skipped until fixed in redlock/
-// (SIM_KNOWN=1 runs it).
+// at once with ErrQuorumUnreachable. Fixed in redlock/health.go: identify
+// failures mark nothing; this is its regression test.
 func TestKnownIdentifyFailingMarks(t *testing.T) {
-	if os.Getenv("SIM_KNOWN") == "" {
-		t.Skip("known finding identify-failing-marks (redlock: identify failures mark nodes failing for 2 s); SIM_KNOWN=1 runs the reproducer")
-	}
 	o, vs, f := runOne(t, 1042, BugNone)
 	if len(vs) > 0 {
 		report(t, o, vs, f)
@@ -309,12 +306,10 @@ func TestKnownSplitLoserSleep(t *testing.T) {
 // about 1 of 2 runs): an attempt identifies a node it had not identified
 // inside the attempt, with the 2 s identify timeout; when that request is
 // lost the attempt blocks 2 s (TTL 500 ms) and the majority it had won is
-// dropped. Skipped until fixed in redlock/ (SIM_KNOWN=1 runs it: it fails
-// when it sees the stall in one of 10 runs).
+// dropped. Fixed in redlock/identify.go (identifyNow waits the node
+// timeout); this is its regression test (it fails when it sees the stall
+// in one of 10 runs).
 func TestKnownIdentifyBlocksAttempt(t *testing.T) {
-	if os.Getenv("SIM_KNOWN") == "" {
-		t.Skip("known finding identify-blocks-attempt (redlock: identifyNow blocks an attempt for the 2 s identify timeout); SIM_KNOWN=1 runs the reproducer")
-	}
 	for run := range 10 {
 		if o, vs, f := runOne(t, 8830, BugNone); len(vs) > 0 {
 			t.Logf("run %d", run)
