@@ -48,8 +48,10 @@ func newDemoStats(services []string, prefix string) *demoStats {
 func (s *demoStats) Observe(e redlock.Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e.Kind == redlock.EventNodeError {
-		s.nodeErrs++
+	if e.Kind == redlock.EventNode {
+		if e.Err != nil {
+			s.nodeErrs++
+		}
 		return
 	}
 	ss := s.per[strings.TrimPrefix(e.Key, s.prefix)]
