@@ -156,7 +156,7 @@ func (l *Lock) expired() {
 // its validity is about to end (or the hold cap was reached). The lock is
 // over from now on, by our own clock too.
 func (l *Lock) watchdogLost(err error) {
-	l.keepStopped()
+	defer l.keepStopped() // after the loss is signalled: an observer must not delay it
 	reason := reasonExtendFail
 	if errors.Is(err, extend.ErrMaxHold) {
 		reason = reasonMaxHold

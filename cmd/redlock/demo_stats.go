@@ -49,16 +49,18 @@ func newDemoStats(services []string, prefix string) *demoStats {
 // Observe implements redlock.Observer.
 func (s *demoStats) Observe(e redlock.Event) {
 	if s.metrics != nil {
-		s.metrics.Observe(e)
+		s.metrics.Observe(e) // safe for concurrent use: outside s.mu
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e.Kind == redlock.EventNode {
+	if e.Kind == redlock.EventNode { // one per node per round: keep s.mu out of the hot path
 		if e.Err != nil {
+			s.mu.Lock()
 			s.nodeErrs++
+			s.mu.Unlock()
 		}
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	ss := s.per[strings.TrimPrefix(e.Key, s.prefix)]
 	if ss == nil {
 		return
