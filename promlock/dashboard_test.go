@@ -82,9 +82,9 @@ func TestDashboard(t *testing.T) {
 			List []struct{ Name, Type string } `json:"list"`
 		} `json:"templating"`
 		Panels []struct {
-			ID      int    `json:"id"`
-			Type    string `json:"type"`
-			Title   string `json:"title"`
+			ID      int                      `json:"id"`
+			Type    string                   `json:"type"`
+			Title   string                   `json:"title"`
 			GridPos struct{ X, Y, W, H int } `json:"gridPos"`
 			Targets []struct {
 				RefID string `json:"refId"`
