@@ -47,6 +47,15 @@ func (r *recorder) count(key string, kind redlock.EventKind, reason string) int 
 func (r *recorder) balanced(t *testing.T, key string, calls int) {
 	t.Helper()
 	acq, notAcq := r.count(key, redlock.EventAcquired, "*"), r.count(key, redlock.EventNotAcquired, "*")
+	first := 0
+	for _, e := range r.of(key, redlock.EventAttempt, "*") {
+		if e.Attempts == 1 {
+			first++
+		}
+	}
+	if first != calls {
+		t.Errorf("%s: %d first attempts, want %d calls", key, first, calls)
+	}
 	if acq+notAcq != calls {
 		t.Errorf("%s: %d acquired + %d not acquired, want %d calls", key, acq, notAcq, calls)
 	}
