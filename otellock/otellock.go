@@ -160,14 +160,27 @@ func (o *Observer) onWork(key, name string, attrs ...attribute.KeyValue) {
 func (o *Observer) Do(ctx context.Context, c *redlock.Client, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
 	ctx, span := o.tracer.Start(ctx, "quorumlock.do", trace.WithAttributes(attribute.String("quorumlock.class", o.classes.Of(key))))
 	defer span.End()
+	var (
+		work    trace.Span
+		workEnd time.Time
+	)
+	// The work span takes events until Do returns: the loss is signalled
+	// (fn's context cancelled) before its event is observed, and Do's
+	// release waits for the watchdog's loss callback, so every event of the
+	// lock is in by then. The span still ends when fn did.
+	defer func() {
+		if work != nil {
+			o.track(key, work, false)
+			work.End(trace.WithTimestamp(workEnd))
+		}
+	}()
 	err := c.Do(ctx, key, ttl, func(ctx context.Context) error {
-		ctx, work := o.tracer.Start(ctx, "quorumlock.work")
-		defer work.End()
+		ctx, work = o.tracer.Start(ctx, "quorumlock.work")
+		defer func() { workEnd = time.Now() }()
 		if l, ok := redlock.LockFromContext(ctx); ok {
 			work.SetAttributes(attribute.Int64("quorumlock.fence", int64(l.Fence())))
 		}
 		o.track(key, work, true)
-		defer o.track(key, work, false)
 		err := fn(ctx)
 		if err != nil {
 			work.SetStatus(codes.Error, err.Error())
