@@ -58,7 +58,10 @@ func TestDemoMetrics(t *testing.T) {
 	demoMetricsServed = func(addr string) { scraped, scrapeErr = scrape("http://" + addr + "/metrics") }
 	t.Cleanup(func() { demoMetricsServed = func(string) {} })
 	var out bytes.Buffer
-	if err := run(t.Context(), []string{"demo", "--duration", "2s", "--metrics-addr", "127.0.0.1:0"}, &out, &out); err != nil {
+	// 4s: the other replicas write until 3/4 of the run, leaving the paused
+	// holder (paused at 1/4, for a TTL) a wider window than a 2s run does on
+	// a loaded machine.
+	if err := run(t.Context(), []string{"demo", "--duration", "4s", "--metrics-addr", "127.0.0.1:0"}, &out, &out); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
 	if scrapeErr != nil {
@@ -78,6 +81,12 @@ func TestDemoMetrics(t *testing.T) {
 		v, ok := sample(scraped, w.series)
 		if !ok || v < w.min {
 			t.Errorf("%s = %v (found %v), want at least %v in:\n%s", w.series, v, ok, w.min, scraped)
+		}
+	}
+	if m := verdict.FindStringSubmatch(out.String()); m != nil {
+		v, _ := sample(scraped, `quorumlock_fenced_rejections_total{class="`+paused+`"}`)
+		if want, _ := strconv.ParseFloat(m[2], 64); v != want {
+			t.Errorf("fenced rejections: %v in /metrics, %v in the demo's summary", v, want)
 		}
 	}
 	if v, _ := sample(scraped, `quorumlock_held_locks{class="`+paused+`"}`); v != 0 {
