@@ -71,12 +71,12 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		if token == "" {
 			token = newToken()
 		}
-		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts})
+		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.mark(w, token)
 		o := c.attempt(ctx, key, name, token, ttl)
 		if o.lock != nil {
 			acquired = true
-			c.observe(Event{Kind: EventAcquired, Key: key, Attempts: attempts, Latency: time.Since(began)})
+			c.observe(Event{Kind: EventAcquired, Key: key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(began), Context: ctx})
 			if c.logger.Enabled(ctx, slog.LevelDebug) {
 				c.logger.DebugContext(ctx, "redlock: acquired", "key", key, "token", shortToken(token),
 					"fence", o.lock.fence, "attempts", attempts, "validity", time.Until(o.lock.ValidUntil()))
@@ -87,14 +87,14 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 			token = ""
 		}
 		if errors.Is(o.err, ErrInvalidArgument) { // a node found to be a duplicate, say
-			return nil, c.gaveUp(key, attempts, began, o.err)
+			return nil, c.gaveUp(ctx, key, reasonInvalid, attempts, began, o.err)
 		}
-		if errors.Is(o.err, ErrNotAcquired) {
-			c.observe(Event{Kind: EventContended, Key: key, Attempts: attempts})
+		if o.held || o.split {
+			c.observe(Event{Kind: EventContended, Key: key, Attempts: attempts, Reason: o.reason(), Context: ctx})
 		}
 		if ctx.Err() != nil {
 			c.abandon(key, name, token, ttl)
-			return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, context.Cause(ctx)))
+			return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, context.Cause(ctx)))
 		}
 		if o.split {
 			// Resolve the split now, without using up a retry: the winner
@@ -107,7 +107,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 				}
 				if err := sleep(ctx, max(d, 100*time.Microsecond)); err != nil {
 					c.abandon(key, name, token, ttl)
-					return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
+					return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
 				}
 				continue
 			}
@@ -123,7 +123,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		if !now.Before(retryAt) {
 			delay := b.NextBackOff()
 			if delay == backoff.Stop {
-				return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", key, attempts, o.err))
+				return nil, c.gaveUp(ctx, key, o.reason(), attempts, began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", key, attempts, o.err))
 			}
 			retryAt = now.Add(delay)
 		}
@@ -134,13 +134,13 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 			delay = o.wait + rand.N(2*time.Millisecond)
 		}
 		if err := c.waitRelease(ctx, w, seen, delay); err != nil {
-			return nil, c.gaveUp(key, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
+			return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
 		}
 	}
 }
 
-func (c *Client) gaveUp(key string, attempts int, began time.Time, err error) error {
-	c.observe(Event{Kind: EventNotAcquired, Key: key, Attempts: attempts, Latency: time.Since(began), Err: err})
+func (c *Client) gaveUp(ctx context.Context, key, reason string, attempts int, began time.Time, err error) error {
+	c.observe(Event{Kind: EventNotAcquired, Key: key, Reason: reason, Attempts: attempts, Latency: time.Since(began), Err: err, Context: ctx})
 	return err
 }
 
@@ -168,6 +168,7 @@ type outcome struct {
 	err   error
 	wait  time.Duration // until the holder's keys expire on enough nodes, when known
 	split bool          // no client holds a majority of the nodes that answered
+	held  bool          // another client holds a majority
 	keep  bool          // split: we won it and keep our keys for the next round
 	rtt   time.Duration // how long the round took to decide
 }
@@ -264,7 +265,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		c.undo(key, name, token, ttl, heldBy(others, n))
 		return outcome{
 			err:  fmt.Errorf("%w: %q is held by another client (on %d of %d nodes)", ErrNotAcquired, key, votes, n),
-			wait: c.holderWait(others, n), rtt: rtt,
+			wait: c.holderWait(others, n), rtt: rtt, held: true,
 		}
 	}
 	// A split: no token holds a majority of the nodes that answered. Every

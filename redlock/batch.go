@@ -102,15 +102,16 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 				continue
 			}
 			l.rearm()
-			c.observe(Event{Kind: EventExtended, Key: l.key, Latency: tk.decidedAt.Sub(start)})
+			c.observe(Event{Kind: EventExtended, Key: l.key, Latency: tk.decidedAt.Sub(start), Context: ctx})
 		case tk.no > n-q:
-			out[k] = l.lost(ctx, fmt.Errorf("%w: extend %q: held by us on too few nodes (%d of %d not ours)", ErrLockLost, l.key, tk.no, n))
+			out[k] = l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: extend %q: held by us on too few nodes (%d of %d not ours)", ErrLockLost, l.key, tk.no, n))
 			l.dropKeys(it.ttl)
 		case tk.yes >= q || !time.Now().Before(it.vu):
-			out[k] = l.lost(ctx, fmt.Errorf("%w: extend %q: a majority did not confirm before the validity ended", ErrLockLost, l.key))
+			out[k] = l.lost(ctx, reasonUnconfirmed, fmt.Errorf("%w: extend %q: a majority did not confirm before the validity ended", ErrLockLost, l.key))
 			l.dropKeys(it.ttl)
 		default:
 			out[k] = fmt.Errorf("%w: extend %q: %d of %d nodes failed: %w", ErrQuorumUnreachable, l.key, len(failures), n, errors.Join(failures...))
+			c.observe(Event{Kind: EventExtended, Key: l.key, Reason: reasonNoQuorum, Latency: time.Since(start), Err: out[k], Context: ctx})
 		}
 	}
 	return out

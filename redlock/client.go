@@ -159,15 +159,8 @@ func (c *Client) checkTTL(ttl time.Duration) error {
 	return nil
 }
 
-func (c *Client) observe(e Event) {
-	if c.cfg.observer != nil {
-		c.cfg.observer.Observe(e)
-	}
-}
-
 func (c *Client) nodeError(ctx context.Context, key string, n node.Node, op string, err error) error {
 	ne := &NodeError{Node: n.Name(), Op: op, Err: err}
-	c.observe(Event{Kind: EventNodeError, Key: key, Node: n.Name(), Op: op, Err: err})
 	if c.logger.Enabled(ctx, slog.LevelWarn) {
 		c.logger.WarnContext(ctx, "redlock: node failed", "node", n.Name(), "op", op, "key", key, "err", err)
 	}

@@ -138,7 +138,7 @@ func (l *Lock) extendable(start time.Time, ttl time.Duration) (extendItem, error
 	case l.Err() != nil:
 		return extendItem{}, fmt.Errorf("%w: extend %q: the lock has ended: %v", ErrLockLost, l.key, l.Err())
 	case !start.Before(vu):
-		return extendItem{}, l.lost(context.Background(), fmt.Errorf("%w: extend %q: validity ended %s ago", ErrLockLost, l.key, start.Sub(vu)))
+		return extendItem{}, l.lost(context.Background(), reasonExpired, fmt.Errorf("%w: extend %q: validity ended %s ago", ErrLockLost, l.key, start.Sub(vu)))
 	}
 	return extendItem{l: l, ttl: ttl, vu: vu}, nil
 }
@@ -152,11 +152,11 @@ func (l *Lock) dropKeys(ttl time.Duration) {
 	l.client.undo(l.key, l.name, l.token, ttl, nil)
 }
 
-func (l *Lock) lost(ctx context.Context, err error) error {
+func (l *Lock) lost(ctx context.Context, reason string, err error) error {
 	if !l.endLost(err) {
 		return err
 	}
-	l.client.observe(Event{Kind: EventLost, Key: l.key, Err: err})
+	l.client.observe(Event{Kind: EventLost, Key: l.key, Reason: reason, Err: err, Context: ctx})
 	if lg := l.client.logger; lg.Enabled(ctx, slog.LevelInfo) {
 		lg.InfoContext(ctx, "redlock: lock lost", "key", l.key, "token", shortToken(l.token), "err", err)
 	}
@@ -239,11 +239,12 @@ func (l *Lock) Release(ctx context.Context) error {
 	case l.Err() != nil:
 		return fmt.Errorf("%w: release %q: the lock had ended: %v", ErrLockLost, l.key, l.Err())
 	case ended:
-		return l.lost(ctx, fmt.Errorf("%w: release %q: validity had ended %s before release", ErrLockLost, l.key, start.Sub(validUntil)))
+		return l.lost(ctx, reasonExpired, fmt.Errorf("%w: release %q: validity had ended %s before release", ErrLockLost, l.key, start.Sub(validUntil)))
 	case yes < q:
-		return l.lost(ctx, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, yes, n))
+		return l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, yes, n))
 	}
-	l.end(ErrReleased)
-	c.observe(Event{Kind: EventReleased, Key: l.key, Latency: time.Since(start)})
+	if l.end(ErrReleased) { // else its expiry ended it first, and said so
+		c.observe(Event{Kind: EventReleased, Key: l.key, Latency: time.Since(start), Context: ctx})
+	}
 	return nil
 }

@@ -23,6 +23,7 @@ type lifecycle struct {
 	ended  bool
 	expiry *time.Timer // ends the lock at ValidUntil; re-armed by every extension
 	keep   func()      // stops auto-extension; nil when not kept
+	unkept sync.Once   // reports the end of auto-extension once
 }
 
 func (l *Lock) startLife() {
@@ -89,9 +90,16 @@ func (l *Lock) KeepAlive() (stop func()) {
 		return func() {}
 	}
 	if l.life.keep == nil {
-		l.life.keep = l.client.keeper.Keep(kept{l}, l.watchdogLost)
+		l.client.observe(Event{Kind: EventKept, Key: l.key, Reason: "start"})
+		stop := l.client.keeper.Keep(kept{l}, l.watchdogLost)
+		l.life.keep = func() { stop(); l.keepStopped() }
 	}
 	return l.life.keep
+}
+
+// keepStopped reports, once, that auto-extension of the lock ended.
+func (l *Lock) keepStopped() {
+	l.life.unkept.Do(func() { l.client.observe(Event{Kind: EventKept, Key: l.key, Reason: "stop"}) })
 }
 
 // stopKeeping stops auto-extension and waits for an extension in flight.
@@ -138,13 +146,21 @@ func (l *Lock) expired() {
 		l.rearm()
 		return
 	}
-	l.end(fmt.Errorf("%w: %q: validity ended", ErrLockLost, l.key))
+	err := fmt.Errorf("%w: %q: validity ended", ErrLockLost, l.key)
+	if l.end(err) {
+		l.client.observe(Event{Kind: EventLost, Key: l.key, Reason: reasonExpired, Err: err})
+	}
 }
 
 // watchdogLost is the watchdog's onLost: the lock could not be extended and
 // its validity is about to end (or the hold cap was reached). The lock is
 // over from now on, by our own clock too.
 func (l *Lock) watchdogLost(err error) {
+	defer l.keepStopped() // after the loss is signalled: an observer must not delay it
+	reason := reasonExtendFail
+	if errors.Is(err, extend.ErrMaxHold) {
+		reason = reasonMaxHold
+	}
 	// One sentinel per error: a loss caused by failing nodes is a loss, not
 	// ErrQuorumUnreachable (the cause stays in the text); the hold cap is
 	// the documented exception, wrapping both ErrLockLost and extend.ErrMaxHold.
@@ -158,7 +174,7 @@ func (l *Lock) watchdogLost(err error) {
 	if !l.endLost(err) {
 		return // an extension already found it lost and said so
 	}
-	l.client.observe(Event{Kind: EventLost, Key: l.key, Err: err})
+	l.client.observe(Event{Kind: EventLost, Key: l.key, Reason: reason, Err: err})
 	if lg := l.client.logger; lg.Enabled(context.Background(), slog.LevelWarn) {
 		lg.Warn("redlock: lock lost by the watchdog", "key", l.key, "token", shortToken(l.token), "err", err)
 	}

@@ -84,7 +84,8 @@ func WithRetry(p retry.Policy) Option { return func(c *config) { c.retry = p } }
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithObserver receives an Event for every attempt, acquisition, extension,
-// release, loss and node error. Default: none.
+// release, loss, start and stop of auto-extension, and node reply (see
+// EventKind). Default: none.
 func WithObserver(o Observer) Option { return func(c *config) { c.observer = o } }
 
 // WithFenceRetention is how long a key's fence counter outlives the key's

@@ -70,10 +70,13 @@ func startRound[T any](c *Client, parent context.Context, op, key string, nodes 
 		c.bg.Add(1) // Close waits for requests still in flight
 		go func() {
 			defer c.bg.Done()
+			began := time.Now()
 			v, err := call(ctx, c.nodes[i])
+			took := time.Since(began)
 			c.noteAnswer(parent, op, i, err, timeout)
 			r.answers <- answer[T]{node: i, val: v, err: err}
 			answered()
+			c.observeNode(parent, key, i, op, err, took) // after the answer: off the decision's path
 		}()
 	}
 	r.stall = time.NewTimer(timeout + stallGrace)

@@ -19,6 +19,7 @@ type demoConfig struct {
 	services int
 	ttl      time.Duration
 	nodes    string
+	metrics  string // --metrics-addr: serve /metrics there while running
 }
 
 var demoServices = []string{"billing", "search", "mailer", "ledger", "auth", "media", "geo", "chat"}
@@ -31,6 +32,7 @@ func parseDemo(args []string, stdout io.Writer) (*demoConfig, error) {
 	fs.IntVar(&c.services, "services", 3, "services whose status is locked")
 	fs.DurationVar(&c.ttl, "ttl", 500*time.Millisecond, "status lock TTL")
 	fs.StringVar(&c.nodes, "nodes", "", "host:port,host:port,... (default: 5 memory nodes)")
+	fs.StringVar(&c.metrics, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics while running (e.g. :9464)")
 	if err := parse(fs, "demo", usageDemo, args, stdout); err != nil {
 		return nil, err
 	}
@@ -88,6 +90,13 @@ func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
 
 	services := demoServices[:c.services]
 	st := newDemoStats(services, statuslock.DefaultKeyPrefix)
+	if c.metrics != "" {
+		stopMetrics, err := serveDemoMetrics(c.metrics, st, stdout)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 	store := statuslock.NewMemoryStore()
 	w := newWorld(services, store, st, c.ttl)
 	out := newProgress(stdout, st, w, c.duration)

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/lockmetrics"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -16,7 +17,8 @@ import (
 // redlock clients' Observer, so acquisitions, waits and extensions are
 // counted by the library itself.
 type demoStats struct {
-	prefix string // the status lock key prefix: key = prefix + service
+	prefix  string                // the status lock key prefix: key = prefix + service
+	metrics *lockmetrics.Recorder // --metrics-addr; nil without it
 
 	mu        sync.Mutex
 	services  []string
@@ -46,12 +48,19 @@ func newDemoStats(services []string, prefix string) *demoStats {
 
 // Observe implements redlock.Observer.
 func (s *demoStats) Observe(e redlock.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e.Kind == redlock.EventNodeError {
-		s.nodeErrs++
+	if s.metrics != nil {
+		s.metrics.Observe(e) // safe for concurrent use: outside s.mu
+	}
+	if e.Kind == redlock.EventNode { // one per node per round: keep s.mu out of the hot path
+		if e.Err != nil {
+			s.mu.Lock()
+			s.nodeErrs++
+			s.mu.Unlock()
+		}
 		return
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	ss := s.per[strings.TrimPrefix(e.Key, s.prefix)]
 	if ss == nil {
 		return
@@ -80,6 +89,9 @@ func (s *demoStats) wrote(svc string) {
 }
 
 func (s *demoStats) fenced(svc string) {
+	if s.metrics != nil {
+		s.metrics.FencedRejection(s.prefix + svc)
+	}
 	s.mu.Lock()
 	s.per[svc].fenced++
 	s.mu.Unlock()

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"io"
+	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -44,4 +47,70 @@ func checkDemo(t *testing.T, out string) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
+}
+
+// The demo's /metrics, scraped after the run while still served, counts the
+// paused holder's loss and the refusal of its late write.
+func TestDemoMetrics(t *testing.T) {
+	t.Setenv(nodesEnv, "")
+	var scraped string
+	var scrapeErr error
+	demoMetricsServed = func(addr string) { scraped, scrapeErr = scrape("http://" + addr + "/metrics") }
+	t.Cleanup(func() { demoMetricsServed = func(string) {} })
+	var out bytes.Buffer
+	// 4s: the other replicas write until 3/4 of the run, leaving the paused
+	// holder (paused at 1/4, for a TTL) a wider window than a 2s run does on
+	// a loaded machine.
+	if err := run(t.Context(), []string{"demo", "--duration", "4s", "--metrics-addr", "127.0.0.1:0"}, &out, &out); err != nil {
+		t.Fatalf("demo: %v\n%s", err, out.String())
+	}
+	if scrapeErr != nil {
+		t.Fatal(scrapeErr)
+	}
+	checkDemo(t, out.String())
+	paused := demoServices[0]
+	for _, w := range []struct {
+		series string
+		min    float64
+	}{
+		{`quorumlock_losses_total{class="` + paused + `",reason="expired"}`, 1},
+		{`quorumlock_fenced_rejections_total{class="` + paused + `"}`, 1},
+		{`quorumlock_acquisitions_total{class="` + paused + `",result="acquired"}`, 1},
+		{`quorumlock_node_errors_total{node="n5",op="acquire"}`, 1}, // the node stopped midway
+	} {
+		v, ok := sample(scraped, w.series)
+		if !ok || v < w.min {
+			t.Errorf("%s = %v (found %v), want at least %v in:\n%s", w.series, v, ok, w.min, scraped)
+		}
+	}
+	if m := verdict.FindStringSubmatch(out.String()); m != nil {
+		v, _ := sample(scraped, `quorumlock_fenced_rejections_total{class="`+paused+`"}`)
+		if want, _ := strconv.ParseFloat(m[2], 64); v != want {
+			t.Errorf("fenced rejections: %v in /metrics, %v in the demo's summary", v, want)
+		}
+	}
+	if v, _ := sample(scraped, `quorumlock_held_locks{class="`+paused+`"}`); v != 0 {
+		t.Errorf("held locks of %s after the run: %v, want 0", paused, v)
+	}
+}
+
+func scrape(url string) (string, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return string(b), err
+}
+
+// sample finds the value of one series line in a text exposition.
+func sample(text, series string) (float64, bool) {
+	for line := range strings.Lines(text) {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
 }

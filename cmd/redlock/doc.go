@@ -225,6 +225,8 @@ Flags:
   --ttl D        status lock TTL (default 500ms)
   --nodes LIST   run on these Redis nodes instead of 5 embedded memory nodes
                  (default $REDLOCK_NODES; a real node is not stopped midway)
+  --metrics-addr ADDR  serve Prometheus metrics at http://ADDR/metrics while
+                 running (e.g. :9464); the names of the promlock module
 
 Exit codes: 0 run passed its safety checks; 1 a check failed (an overlap, or an
 accepted stale write); 2 usage; 3 nodes unreachable.
