@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/statuslock"
 )
 
@@ -63,6 +64,18 @@ func (w *world) enter(svc string, h *holder) (leave func()) {
 	}
 }
 
+// heldBy reports whether the lock of a critical section run under ctx is
+// still held: its context not cancelled and, by the lock's own clock, its
+// validity not over. A loss signal that comes late on a starved machine
+// (the context still live past ValidUntil) is not a second holder: the
+// lock no longer claims exclusivity then; the fence guards the writes.
+func heldBy(ctx context.Context) func() bool {
+	lock, ok := redlock.LockFromContext(ctx)
+	return func() bool {
+		return ctx.Err() == nil && (!ok || time.Now().Before(lock.ValidUntil()))
+	}
+}
+
 // status reads a service's stored status; never written means IDLE.
 func (w *world) status(ctx context.Context, svc string) statuslock.Record {
 	r, err := w.store.Get(ctx, svc)
@@ -111,7 +124,7 @@ func (r *replica) name(role string) string { return fmt.Sprintf("%s-%d", role, r
 // section for the overlap check.
 func (r *replica) locked(ctx context.Context, who, svc string, fn func(ctx context.Context, fence uint64) error) error {
 	return r.locker.WithStatusLock(ctx, svc, func(ctx context.Context, fence uint64) error {
-		defer r.world.enter(svc, &holder{who: who, fence: fence, valid: func() bool { return ctx.Err() == nil }})()
+		defer r.world.enter(svc, &holder{who: who, fence: fence, valid: heldBy(ctx)})()
 		return fn(ctx, fence)
 	})
 }
@@ -195,7 +208,7 @@ func (r *replica) pickDeploying(ctx context.Context) string {
 // then a running service starts crashing, for the reconciler to notice.
 func (r *replica) reconcile(ctx context.Context, svc string, fence uint64) error {
 	w := r.world
-	defer w.enter(svc, &holder{who: r.name("reconciler"), fence: fence, valid: func() bool { return ctx.Err() == nil }})()
+	defer w.enter(svc, &holder{who: r.name("reconciler"), fence: fence, valid: heldBy(ctx)})()
 	cur := w.status(ctx, svc).Status
 	actual := w.getActual(svc)
 	if actual == statuslock.StatusRunning && rand.N(8) == 0 && time.Now().Before(w.drainAt) {
