@@ -238,6 +238,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	}
 	m.trails[a.Name] = memTrail{h: Holding{Token: a.Token, Fence: c, Owner: a.Owner, AcquiredAt: micro(a.At)}, expires: now.Add(retention)}
 	m.wrote(now)
+	m.wrote(now) // the trail is an entry of its own
 	return r, nil
 }
 
