@@ -97,7 +97,17 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 	holdings := make([]node.Holding, len(c.nodes))
 	info := Info{Key: key, Nodes: make([]Info, len(c.nodes))}
 	var failures []error
-	for a, ok := r.next(); ok; a, ok = r.next() {
+	for {
+		if r.pending > 0 && r.failingPending() == r.pending && r.pending < len(c.nodes) {
+			// The nodes left failed recently (see health.go): do not wait
+			// a node timeout for each of them on every inspection.
+			failures = append(failures, r.presumeFailing()...)
+			break
+		}
+		a, ok := r.next()
+		if !ok {
+			break
+		}
 		ni := &info.Nodes[a.node]
 		ni.Key, ni.Node = key, c.nodes[a.node].Name()
 		if a.err == nil && !c.counts(a.node) {
@@ -113,6 +123,12 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 		ni.Held, ni.Owner, ni.AcquiredAt, ni.Fence, ni.Remaining = h.Token != "", h.Owner, h.AcquiredAt, h.Fence, h.TTL
 		if ni.Held {
 			ni.Holder = node.ReleaseID(h.Token)
+		}
+	}
+	for i := range info.Nodes {
+		if ni := &info.Nodes[i]; ni.Node == "" { // presumed failing
+			ni.Key, ni.Node = key, c.nodes[i].Name()
+			ni.Err = &NodeError{Node: ni.Node, Op: "inspect", Err: errFailing}
 		}
 	}
 	if len(failures) > len(c.nodes)-c.quorum {
