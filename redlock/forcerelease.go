@@ -16,8 +16,10 @@ import (
 const forceTombstoneMargin = time.Minute
 
 // ForceRelease evicts the holder of key, for an operator who knows it is
-// gone or stuck: it inspects the key (as Inspect), and when one token holds
-// it on a majority, it sends every node, in one round, an atomic
+// gone or stuck. holder is the Info.Holder the operator inspected and
+// means to evict; "" evicts whoever holds the key. It inspects the key (as
+// Inspect), and when one token holds it on a majority (the one named by
+// holder, if given), it sends every node, in one round, an atomic
 // Node.ForceRelease of that token: delete the key if that token still
 // holds it, raise the fence counter to at least the largest fence seen,
 // leave a tombstone of the token (for its largest TTL plus a minute), and
@@ -34,11 +36,12 @@ const forceTombstoneMargin = time.Minute
 // and Done closes with a cause that wraps it. Its next acquisition reports
 // TookOver with the evicted holder.
 //
-// Errors: ErrLockLost when no token holds the key on a majority (nothing
-// was changed); ErrQuorumUnreachable when too many nodes failed (the
+// Errors: ErrLockLost when no token holds the key on a majority, or
+// another holder than holder does (nothing was changed; the Info says who
+// holds it); ErrQuorumUnreachable when too many nodes failed (the
 // eviction may have reached some; try again); ErrInvalidArgument for a bad
 // key; ctx's error.
-func (c *Client) ForceRelease(ctx context.Context, key string) (Info, error) {
+func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, error) {
 	if err := c.checkKey(ctx, key); err != nil {
 		return Info{}, err
 	}
@@ -49,6 +52,9 @@ func (c *Client) ForceRelease(ctx context.Context, key string) (Info, error) {
 	}
 	if token == "" {
 		return info, fmt.Errorf("%w: force release %q: no holder on a majority of the nodes", ErrLockLost, key)
+	}
+	if holder != "" && info.Holder != holder {
+		return info, fmt.Errorf("%w: force release %q: held by %s (owner %q) now, not by %s", ErrLockLost, key, info.Holder, info.Owner, holder)
 	}
 	var longest time.Duration
 	for _, ni := range info.Nodes {

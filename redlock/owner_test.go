@@ -71,8 +71,8 @@ func TestOwnerBadInput(t *testing.T) {
 	_, errI := c.Inspect(ctx, "")
 	_, errI2 := c.Inspect(ctx, "}x")
 	_, errI3 := c.Inspect(nilCtx, "k")
-	_, errF := c.ForceRelease(ctx, "")
-	_, errF2 := c.ForceRelease(nilCtx, "k")
+	_, errF := c.ForceRelease(ctx, "", "")
+	_, errF2 := c.ForceRelease(nilCtx, "k", "")
 	for i, err := range []error{errI, errI2, errI3, errF, errF2} {
 		if !errors.Is(err, redlock.ErrInvalidArgument) {
 			t.Errorf("call %d: err = %v, want ErrInvalidArgument", i, err)
@@ -93,7 +93,7 @@ func TestOwnerBadInput(t *testing.T) {
 	for range c.Locks(nilCtx, "*") {
 	}
 	// A force release of a free key changes nothing and says so.
-	if _, err := c.ForceRelease(ctx, "free"); !errors.Is(err, redlock.ErrLockLost) {
+	if _, err := c.ForceRelease(ctx, "free", ""); !errors.Is(err, redlock.ErrLockLost) {
 		t.Fatalf("ForceRelease of a free key: %v, want ErrLockLost", err)
 	}
 }
@@ -198,7 +198,17 @@ func TestForceReleaseFencesEvictedHolder(t *testing.T) {
 	if err := store.Set(ctx, "svc", statuslock.StatusDeploying, old.Fence()); err != nil {
 		t.Fatal(err)
 	}
-	evicted, err := operator.ForceRelease(ctx, key)
+	seen, err := operator.Inspect(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := operator.ForceRelease(ctx, key, "0123456789abcdef"); !errors.Is(err, redlock.ErrLockLost) {
+		t.Fatalf("ForceRelease naming another holder: %v, want ErrLockLost", err)
+	}
+	if err := old.Extend(ctx, time.Minute); err != nil {
+		t.Fatalf("a refused force release took the lock: %v", err)
+	}
+	evicted, err := operator.ForceRelease(ctx, key, seen.Holder)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,3 +392,36 @@ func TestHelperHolder(t *testing.T) {
 }
 
 func redisClient(addr string) *redis.Client { return redis.NewClient(&redis.Options{Addr: addr}) }
+
+// Counters that lag the evicted holder's fence (nodes restored from an old
+// snapshot) are raised by the force release: a new holder on those nodes
+// alone still gets a larger fence.
+func TestForceReleaseRaisesLaggingCounters(t *testing.T) {
+	cl := startCluster(t, 3)
+	c := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(2*time.Second))
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	old, err := c.TryAcquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range cl.Clients()[1:] {
+		if err := rc.Set(ctx, node.CounterKey(c.KeyName(key)), old.Fence()-100, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.ForceRelease(ctx, key, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Nodes()[0].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Nodes()[0].Resume() })
+	l, err := c.TryAcquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Fence() <= old.Fence() {
+		t.Fatalf("fence %d on the lagging nodes is not above the evicted holder's %d", l.Fence(), old.Fence())
+	}
+}
