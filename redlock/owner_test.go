@@ -47,8 +47,8 @@ func TestOwnerDefaultIsHostPidProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Owner != want || !info.AcquiredAt.Equal(l.AcquiredAt()) || info.Fence != l.Fence() {
-		t.Fatalf("Inspect = owner %q at %s fence %d, want %q at %s fence %d",
+	if info.Owner != want || !info.AcquiredAt.Equal(l.AcquiredAt()) || info.Fence < l.Fence() {
+		t.Fatalf("Inspect = owner %q at %s fence %d, want %q at %s fence >= %d",
 			info.Owner, info.AcquiredAt, info.Fence, want, l.AcquiredAt(), l.Fence())
 	}
 	if _, ok := l.TookOver(); ok {
@@ -117,7 +117,7 @@ func TestInspectHeldAndFree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !info.Held || !info.Agree || info.Owner != "inspector-test" || info.Fence != l.Fence() ||
+	if !info.Held || !info.Agree || info.Owner != "inspector-test" || info.Fence < l.Fence() ||
 		info.Holder != node.ReleaseID(l.Token()) || info.Remaining <= 0 || info.Remaining > 30*time.Second {
 		t.Fatalf("a held key: %+v (fence %d)", info, l.Fence())
 	}
@@ -129,8 +129,8 @@ func TestInspectHeldAndFree(t *testing.T) {
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if info, _ := c.Inspect(ctx, key); info.Held || info.Fence != l.Fence() {
-		t.Fatalf("after release: %+v, want free with the counter %d", info, l.Fence())
+	if info, _ := c.Inspect(ctx, key); info.Held || info.Fence < l.Fence() {
+		t.Fatalf("after release: %+v, want free with a counter >= %d", info, l.Fence())
 	}
 }
 
@@ -224,8 +224,8 @@ func TestForceReleaseFencesEvictedHolder(t *testing.T) {
 		t.Fatalf("new fence %d is not above the evicted %d", l.Fence(), old.Fence())
 	}
 	prev, ok := l.TookOver()
-	if !ok || prev.Owner != "stuck-deployer" || prev.Fence != old.Fence() {
-		t.Fatalf("TookOver = %+v, %v; want stuck-deployer with fence %d", prev, ok, old.Fence())
+	if !ok || prev.Owner != "stuck-deployer" || !tookOverFence(prev.Fence, old.Fence(), l.Fence()) {
+		t.Fatalf("TookOver = %+v, %v; want stuck-deployer with fence in [%d, %d)", prev, ok, old.Fence(), l.Fence())
 	}
 	if err := store.Set(ctx, "svc", statuslock.StatusRunning, l.Fence()); err != nil {
 		t.Fatal(err)
@@ -270,12 +270,9 @@ func TestTakeoverAfterClosedClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	prev, ok := l.TookOver()
-	if !ok || prev.Owner != "worker-1" || prev.Fence != old.Fence() || prev.Holder != node.ReleaseID(old.Token()) ||
+	if !ok || prev.Owner != "worker-1" || !tookOverFence(prev.Fence, old.Fence(), l.Fence()) || prev.Holder != node.ReleaseID(old.Token()) ||
 		!prev.AcquiredAt.Equal(old.AcquiredAt()) || prev.Key != key {
 		t.Fatalf("TookOver = %+v, %v; want worker-1's lock, fence %d", prev, ok, old.Fence())
-	}
-	if l.Fence() <= prev.Fence {
-		t.Fatalf("fence %d not above the previous holder's %d", l.Fence(), prev.Fence)
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
@@ -357,8 +354,8 @@ func TestTakeoverAfterKilledHolder(t *testing.T) {
 	}
 	defer l.Release(ctx)
 	prev, ok := l.TookOver()
-	if !ok || prev.Owner != owner || prev.Fence != fence {
-		t.Fatalf("TookOver = %+v, %v; want the killed holder %q with fence %d", prev, ok, owner, fence)
+	if !ok || prev.Owner != owner || !tookOverFence(prev.Fence, fence, l.Fence()) {
+		t.Fatalf("TookOver = %+v, %v; want the killed holder %q with fence in [%d, %d)", prev, ok, owner, fence, l.Fence())
 	}
 	if !strings.Contains(owner, "/"+strconv.Itoa(cmd.Process.Pid)+"/") {
 		t.Fatalf("the killed holder's default owner %q lacks its pid %d", owner, cmd.Process.Pid)
@@ -425,3 +422,8 @@ func TestForceReleaseRaisesLaggingCounters(t *testing.T) {
 		t.Fatalf("fence %d on the lagging nodes is not above the evicted holder's %d", l.Fence(), old.Fence())
 	}
 }
+
+// tookOverFence checks TookOver's fence: at least the previous holder's
+// (a node that answered its acquisition late may have counted higher) and
+// below ours.
+func tookOverFence(got, previous, ours uint64) bool { return got >= previous && got < ours }
