@@ -70,20 +70,23 @@ func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
 // TookOver reports the holder before this one when that holder never
 // released the key: its lock expired (a crashed worker, a client closed
 // without Release) or was force-released. The Info has the previous
-// holder's Key, Holder, Owner, AcquiredAt and Fence; ok is false when the
-// key was released (or free) before. Use it to recover what the previous
-// holder left half done (TestTakeoverAfterKilledHolder,
-// TestTakeoverAfterClosedClient, TestNoTakeoverAfterRelease).
+// holder's Key, Holder, Owner and AcquiredAt, and a Fence that is at least
+// the previous holder's fence and below ours (larger than the previous
+// holder's only when a node that answered its acquisition late counted
+// higher); ok is false when the key was released (or free) before. Use
+// it to recover what the previous holder left half done
+// (TestTakeoverAfterKilledHolder, TestTakeoverAfterClosedClient,
+// TestNoTakeoverAfterRelease).
 //
 // It relies on the trail each acquisition leaves on its nodes, which
 // Release deletes with the key and which lives as long as the fence
 // counter (WithFenceRetention). So it reports a takeover when at least one
-// node that granted this lock still had the previous holder's trail, with
-// the largest fence among them. Limits: a node that lost its data, or on
-// which a failed attempt of another client was undone in between, has no
-// trail to report; and a Release that reached only a minority of nodes
-// (the others failed, and its keys expired there) leaves trails that a
-// later acquisition on those nodes reports as a takeover.
+// node that granted this lock still had the previous holder's trail.
+// Limits: a node that lost its data, or on which another client's failed
+// attempt was undone in between, has no trail to report; and a Release or
+// an undo that missed some nodes (they failed, and the keys expired there)
+// leaves trails that a later acquisition on those nodes reports as a
+// takeover.
 func (l *Lock) TookOver() (Info, bool) {
 	if l.previous.Token == "" {
 		return Info{}, false
