@@ -27,9 +27,9 @@ type Info struct {
 	Owner      string    // the holder's WithOwner; "" when not recorded
 	AcquiredAt time.Time // when the holder's winning attempt started, by its clock
 	// Fence is the largest fence counter the nodes reported: while a lock
-	// is held, at least its holder's fence (larger only after attempts
-	// that lost a split vote), and the next acquisition gets a larger one.
-	// TookOver's Info: the previous holder's fence.
+	// is held, at least its holder's fence (larger when a node that
+	// answered the acquisition late counted higher, or after attempts
+	// that lost a split vote). TookOver's Info: see TookOver.
 	Fence uint64
 	// Remaining is how long a majority keeps the key (the quorum view:
 	// the majority-th largest TTL among the holder's nodes), or the key's

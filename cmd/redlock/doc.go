@@ -6,6 +6,8 @@
 //
 //	redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] KEY -- CMD [ARGS...]
 //	redlock ls [PATTERN]
+//	redlock inspect KEY
+//	redlock unlock --force [--yes] KEY
 //	redlock demo [--duration D]
 //	redlock help [COMMAND]
 //
@@ -50,6 +52,18 @@
 // prefix, the fence, the remaining TTL on each node, and whether a majority
 // of nodes agrees on the holder (only then is the lock actually held).
 //
+// # inspect and unlock
+//
+// inspect shows who holds KEY as a majority of the nodes says: owner
+// (host/pid/program by default), acquisition time, fence, the time a
+// majority keeps it, whether the nodes agree, and each node's view.
+// unlock --force evicts a holder that is gone or stuck, after confirmation
+// on a terminal (or with --yes; without a terminal and without --yes it
+// refuses): it deletes the lock on a majority only if the holder is still
+// the one shown, and raises the fence counter so that the next holder's
+// fence is larger and the evicted holder's late writes are refused by a
+// fenced store.
+//
 // # demo
 //
 // demo lets simulated replicas (an API, a worker and a reconciler each)
@@ -63,7 +77,8 @@
 //
 //	0    success (exec: CMD exited 0)
 //	1    exec: the lock is held elsewhere (-n) or -w timed out (see -E);
-//	     demo: a safety check failed
+//	     demo: a safety check failed;
+//	     unlock: not held, held by another holder, or not confirmed
 //	2    usage error: bad flag, missing KEY or CMD, bad --nodes
 //	3    too few nodes reachable for a quorum
 //	4    exec: the lock was lost while CMD ran; CMD was terminated
@@ -82,16 +97,18 @@ const usageMain = `redlock: run commands under a distributed lock on a quorum of
 Usage:
   redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] KEY -- CMD [ARGS...]
   redlock ls [PATTERN]
+  redlock inspect KEY
+  redlock unlock --force [--yes] KEY
   redlock demo [--duration D]
   redlock help [COMMAND]
 
-Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec and ls;
+Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec, ls, inspect, unlock;
 demo runs on 5 embedded memory nodes without them).
 
 Exit codes:
   0      success (exec: CMD exited 0)
   1      exec: lock held elsewhere (-n) or wait timed out (-w); override with -E
-         demo: a safety check failed
+         demo: a safety check failed; unlock: not held or not confirmed
   2      usage error
   3      too few nodes reachable for a quorum
   4      exec: lock lost while CMD ran (CMD got SIGTERM, then SIGKILL after --grace)

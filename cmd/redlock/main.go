@@ -30,12 +30,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runExec(ctx, rest, stdout, stderr)
 	case "ls":
 		return runLs(ctx, rest, stdout)
+	case "inspect":
+		return runInspect(ctx, rest, stdout)
+	case "unlock":
+		return runUnlock(ctx, rest, stdout)
 	case "demo":
 		return runDemo(ctx, rest, stdout)
 	case "help", "-h", "-help", "--help":
 		return help(rest, stdout)
 	default:
-		return exitf(exitUsage, "redlock: unknown command %q (want exec, ls, demo or help)", cmd)
+		return exitf(exitUsage, "redlock: unknown command %q (want exec, ls, inspect, unlock, demo or help)", cmd)
 	}
 }
 
@@ -47,6 +51,10 @@ func help(args []string, stdout io.Writer) error {
 			text = usageExec
 		case "ls":
 			text = usageLs
+		case "inspect":
+			text = usageInspect
+		case "unlock":
+			text = usageUnlock
 		case "demo":
 			text = usageDemo
 		default:
