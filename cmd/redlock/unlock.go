@@ -41,11 +41,6 @@ var (
 	stdinIsTerminal           = func() bool { return isTerminalFile(os.Stdin) }
 )
 
-func isTerminalFile(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
 func runUnlock(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("unlock")
 	force := fs.Bool("force", false, "evict the holder")
