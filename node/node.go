@@ -287,6 +287,9 @@ func ParseLockValue(v string) (h Holding) {
 // ParseTrail reads a trail ("fence token at owner"); ok is false for a
 // malformed one.
 func ParseTrail(v string) (h Holding, ok bool) {
+	if v == "" { // the common case: no previous holder, and no error to allocate
+		return Holding{}, false
+	}
 	f, rest, _ := strings.Cut(v, " ")
 	fence, err := strconv.ParseUint(f, 10, 64)
 	if err != nil {
