@@ -327,9 +327,7 @@ func (m *Memory) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
 	released := held && e.token == a.Token
 	if released {
 		delete(m.locks, a.Name)
-		if t, ok := m.trail(a.Name, now); ok && t.h.Token == a.Token {
-			delete(m.trails, a.Name)
-		}
+		delete(m.trails, a.Name)
 	}
 	if a.Tombstone > 0 {
 		m.tombstones[TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)

@@ -69,8 +69,8 @@ type Node interface {
 	// in flight) cannot create the key again. When the key was deleted and
 	// a.Channel is not empty, it announces ReleaseID(token) and the name on
 	// that channel (best effort). It reports whether the key was deleted;
-	// when it was, the token's trail is deleted too (a key that expires, or
-	// is force-released, leaves its trail for the next acquisition).
+	// when it was, the trail is deleted too (a key that expires, or is
+	// force-released, leaves its trail for the next acquisition).
 	Release(ctx context.Context, a ReleaseArgs) (released bool, err error)
 
 	// RaiseFence lifts the counter of name to at least fence (resetting its

@@ -36,9 +36,8 @@ end
 local n = redis.call('INCR', KEYS[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 -- The trail: ours now; the one we replace, if another token's, is a holder
--- that never released here.
-local prev = redis.call('GET', KEYS[4])
-redis.call('SET', KEYS[4], redis.call('GET', KEYS[2]) .. ' ' .. value, 'PX', ARGV[4])
+-- that never released here. (Counters stay below 2^53, exact in Lua.)
+local prev = redis.call('SET', KEYS[4], string.format('%d', n) .. ' ' .. value, 'PX', ARGV[4], 'GET')
 if prev and trailToken(prev) ~= ARGV[1] then
   return {1, n, prev}
 end
