@@ -56,7 +56,7 @@ func adminClient(ctx context.Context, cmd, nodes, prefix string) (*redlock.Clien
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := redlock.New(r.nodes, redlock.WithKeyPrefix(prefix), redlock.WithReleaseNotifications(false))
+	c, err := redlock.New(r.nodes, redlock.WithKeyPrefix(prefix)) // notifications on: unlock announces the release to waiters
 	if err != nil {
 		r.Close()
 		return nil, nil, usageErr(cmd, "%v", err)
