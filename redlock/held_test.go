@@ -154,9 +154,9 @@ func TestKeepAlive10kOneRoundPerNodePerTick(t *testing.T) {
 		t.Fatalf("%d locks kept, want %d", k, n)
 	}
 	for i, node := range cl.Nodes() {
-		// Each lock has its key and its fence counter.
-		if size := node.Client().DBSize(context.Background()).Val(); size != 2*n {
-			t.Errorf("node %d holds %d keys, want %d", i, size, 2*n)
+		// Each lock has its key, its fence counter and its trail.
+		if size := node.Client().DBSize(context.Background()).Val(); size != 3*n {
+			t.Errorf("node %d holds %d keys, want %d", i, size, 3*n)
 		}
 	}
 }

@@ -427,3 +427,42 @@ func TestForceReleaseRaisesLaggingCounters(t *testing.T) {
 // (a node that answered its acquisition late may have counted higher) and
 // below ours.
 func tookOverFence(got, previous, ours uint64) bool { return got >= previous && got < ours }
+
+// A force release is announced: a waiter of another client, whose retry
+// delay is ten minutes, is woken by it and takes the lock (without the
+// announcement it would sleep past the test's hang guard).
+func TestForceReleaseWakesWaiter(t *testing.T) {
+	cl := startCluster(t, 3)
+	holder := newClient(t, nodesOf(cl), redlock.WithOwner("stuck"))
+	operator := newClient(t, nodesOf(cl))
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	if _, err := holder.TryAcquire(ctx, key, 10*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	attempts := make(chan struct{}, 16)
+	waiter := newClient(t, nodesOf(cl), redlock.WithOwner("waiter"), redlock.WithRetry(retry.Constant(1, 10*time.Minute, 0)),
+		redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
+			if e.Kind == redlock.EventContended {
+				attempts <- struct{}{}
+			}
+		})))
+	got := make(chan error, 1)
+	go func() {
+		l, err := waiter.Acquire(ctx, key, time.Minute)
+		if err == nil {
+			if prev, ok := l.TookOver(); !ok || prev.Owner != "stuck" {
+				err = fmt.Errorf("TookOver = %+v, %v; want the evicted holder", prev, ok)
+			}
+			_ = l.Release(context.Background())
+		}
+		got <- err
+	}()
+	<-attempts // the waiter found the lock held and sleeps
+	if _, err := operator.ForceRelease(ctx, key, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+}
