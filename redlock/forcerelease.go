@@ -42,7 +42,7 @@ const forceTombstoneMargin = time.Minute
 // eviction may have reached some; try again); ErrInvalidArgument for a bad
 // key; ctx's error.
 func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, error) {
-	if err := c.checkKey(ctx, key); err != nil {
+	if err := checkKey(ctx, key); err != nil {
 		return Info{}, err
 	}
 	timeout := c.adminTimeout()

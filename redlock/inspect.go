@@ -53,20 +53,6 @@ func (c *Client) adminTimeout() time.Duration {
 	return maxNodeTimeout
 }
 
-// checkKey validates the key of Inspect and ForceRelease as checkArgs does
-// for lock operations.
-func (c *Client) checkKey(ctx context.Context, key string) error {
-	switch {
-	case ctx == nil:
-		return invalidArg("nil context")
-	case key == "":
-		return invalidArg("empty key")
-	case key[0] == '}':
-		return invalidArg("key %q starts with '}'", key)
-	}
-	return nil
-}
-
 // Inspect reports who holds key, changing nothing: one round to every node
 // (Node.Inspect), waiting for each answer up to the node timeout
 // (WithNodeTimeout, default 1s). The Info says whether a majority holds
@@ -77,7 +63,7 @@ func (c *Client) checkKey(ctx context.Context, key string) error {
 // Errors: ErrInvalidArgument for a bad key; ErrQuorumUnreachable when too
 // many nodes failed for a majority to answer; ctx's error.
 func (c *Client) Inspect(ctx context.Context, key string) (Info, error) {
-	if err := c.checkKey(ctx, key); err != nil {
+	if err := checkKey(ctx, key); err != nil {
 		return Info{}, err
 	}
 	info, _, err := c.inspect(ctx, key, c.adminTimeout())
