@@ -33,7 +33,9 @@ const forceTombstoneMargin = time.Minute
 // (TestForceReleaseFencesEvictedHolder, with the statuslock fenced store).
 // The evicted holder learns of the loss at its next extension (manual or
 // KeepAlive): a majority refuses its token, so Extend returns ErrLockLost
-// and Done closes with a cause that wraps it. Its next acquisition reports
+// and Done closes with a cause that wraps it (TestForceReleaseEndsKeptLock:
+// Do's work context ends, and Do returns ErrLockLost; a waiter of another
+// client is woken by the announcement: TestForceReleaseWakesWaiter). Its next acquisition reports
 // TookOver with the evicted holder.
 //
 // Errors: ErrLockLost when no token holds the key on a majority, or

@@ -466,3 +466,37 @@ func TestForceReleaseWakesWaiter(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A holder that keeps its lock alive (Do) learns of a force release at the
+// watchdog's next extension: its work's context ends with a cause that
+// wraps ErrLockLost, and Do returns it.
+func TestForceReleaseEndsKeptLock(t *testing.T) {
+	cl := startCluster(t, 3)
+	worker := newClient(t, nodesOf(cl), redlock.WithOwner("kept"))
+	operator := newClient(t, nodesOf(cl))
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	running := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- worker.Do(ctx, key, 3*time.Second, func(ctx context.Context) error {
+			close(running)
+			<-ctx.Done() // works until the lock ends
+			if !errors.Is(context.Cause(ctx), redlock.ErrLockLost) {
+				return fmt.Errorf("work's context ended with %v, want ErrLockLost", context.Cause(ctx))
+			}
+			return nil
+		})
+	}()
+	<-running
+	evicted, err := operator.ForceRelease(ctx, key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evicted.Owner != "kept" {
+		t.Fatalf("evicted %+v, want the kept lock", evicted)
+	}
+	if err := <-done; !errors.Is(err, redlock.ErrLockLost) {
+		t.Fatalf("Do returned %v, want ErrLockLost", err)
+	}
+}
