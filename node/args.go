@@ -4,12 +4,17 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ErrInvalidArgument is returned (wrapped) by every Node for arguments it
-// cannot carry out: an empty name or token, a TTL under a millisecond (Redis
-// counts in milliseconds), a negative retention, a fence above MaxInt64.
+// cannot carry out: an empty name or token, a token with a space (the
+// separator of a lock key's value), a TTL under a millisecond (Redis counts
+// in milliseconds), a negative retention, a fence above MaxInt64, an owner
+// CheckOwner refuses, a negative scan count.
 var ErrInvalidArgument = errors.New("node: invalid argument")
 
 func invalid(format string, args ...any) error {
@@ -22,6 +27,27 @@ func checkNameToken(name, token string) error {
 	}
 	if token == "" {
 		return invalid("empty token for %q", name)
+	}
+	if strings.Contains(token, " ") {
+		return invalid("token for %q has a space", name)
+	}
+	return nil
+}
+
+// MaxOwnerLen is the longest owner a lock records, in bytes.
+const MaxOwnerLen = 256
+
+// CheckOwner reports ErrInvalidArgument for an owner longer than
+// MaxOwnerLen, not valid UTF-8, or with control characters (a newline
+// would forge lines in listings). The empty owner is allowed.
+func CheckOwner(owner string) error {
+	switch {
+	case len(owner) > MaxOwnerLen:
+		return invalid("owner of %d bytes is longer than %d", len(owner), MaxOwnerLen)
+	case !utf8.ValidString(owner):
+		return invalid("owner %q is not valid UTF-8", owner)
+	case strings.ContainsFunc(owner, unicode.IsControl):
+		return invalid("owner %q has a control character", owner)
 	}
 	return nil
 }
@@ -51,6 +77,9 @@ func (a AcquireArgs) Validate() error {
 	if err := checkTTL(a.Name, a.TTL); err != nil {
 		return err
 	}
+	if err := CheckOwner(a.Owner); err != nil {
+		return err
+	}
 	return checkFence(a.Name, 0, a.Retention)
 }
 
@@ -60,6 +89,9 @@ func (a ExtendArgs) Validate() error {
 		return err
 	}
 	if err := checkTTL(a.Name, a.TTL); err != nil {
+		return err
+	}
+	if err := CheckOwner(a.Owner); err != nil {
 		return err
 	}
 	return checkFence(a.Name, a.Fence, a.Retention)
@@ -76,6 +108,30 @@ func ValidateRaise(name, token string, fence uint64, retention time.Duration) er
 		return err
 	}
 	return checkFence(name, fence, retention)
+}
+
+// Validate reports ErrInvalidArgument for arguments no node can carry out.
+func (a ForceReleaseArgs) Validate() error {
+	if err := checkNameToken(a.Name, a.Token); err != nil {
+		return err
+	}
+	return checkFence(a.Name, a.Fence, a.Retention)
+}
+
+// Validate reports ErrInvalidArgument for a negative Count.
+func (a ScanArgs) Validate() error {
+	if a.Count < 0 {
+		return invalid("negative scan count %d", a.Count)
+	}
+	return nil
+}
+
+// CountOrDefault is a.Count, or DefaultScanCount when it is zero.
+func (a ScanArgs) CountOrDefault() int {
+	if a.Count == 0 {
+		return DefaultScanCount
+	}
+	return a.Count
 }
 
 // RetentionOrDefault is r, or DefaultRetention when r is zero.

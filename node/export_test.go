@@ -4,5 +4,5 @@ package node
 func MemoryEntries(m *Memory) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.locks) + len(m.counters) + len(m.tombstones)
+	return len(m.locks) + len(m.counters) + len(m.tombstones) + len(m.trails)
 }

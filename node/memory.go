@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -28,6 +29,7 @@ type Memory struct {
 	locks      map[string]memLock   // by lock name
 	counters   map[string]memCount  // by lock name
 	tombstones map[string]time.Time // by TombstoneKey, until expiry
+	trails     map[string]memTrail  // by lock name
 	writes     int                  // entries written since the last sweep
 	swept      int                  // entries left by the last sweep
 
@@ -36,6 +38,14 @@ type Memory struct {
 
 type memLock struct {
 	token   string
+	owner   string
+	at      time.Time
+	expires time.Time
+}
+
+// memTrail is the last acquisition of a lock not released (see TrailKey).
+type memTrail struct {
+	h       Holding // Token, Fence, Owner, AcquiredAt
 	expires time.Time
 }
 
@@ -57,6 +67,7 @@ func (m *Memory) reset() {
 	m.locks = map[string]memLock{}
 	m.counters = map[string]memCount{}
 	m.tombstones = map[string]time.Time{}
+	m.trails = map[string]memTrail{}
 	m.writes, m.swept = 0, 0
 }
 
@@ -86,7 +97,7 @@ func (m *Memory) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepAll(time.Now())
-	return len(m.locks) + len(m.counters) + len(m.tombstones)
+	return len(m.locks) + len(m.counters) + len(m.tombstones) + len(m.trails)
 }
 
 // enter locks m for one call, or says why it cannot run.
@@ -122,6 +133,16 @@ func (m *Memory) counter(name string, now time.Time) (uint64, bool) {
 		return 0, false
 	}
 	return c.value, ok
+}
+
+// trail returns the live trail of name, dropping an expired one.
+func (m *Memory) trail(name string, now time.Time) (memTrail, bool) {
+	t, ok := m.trails[name]
+	if ok && !live(t.expires, now) {
+		delete(m.trails, name)
+		return memTrail{}, false
+	}
+	return t, ok
 }
 
 func (m *Memory) tombstoned(name, token string, now time.Time) bool {
@@ -160,7 +181,12 @@ func (m *Memory) sweepAll(now time.Time) {
 			delete(m.tombstones, k)
 		}
 	}
-	m.writes, m.swept = 0, len(m.locks)+len(m.counters)+len(m.tombstones)
+	for k, t := range m.trails {
+		if !live(t.expires, now) {
+			delete(m.trails, k)
+		}
+	}
+	m.writes, m.swept = 0, len(m.locks)+len(m.counters)+len(m.tombstones)+len(m.trails)
 }
 
 // Identify implements Node: the ID drawn at creation, and "noeviction"
@@ -191,21 +217,38 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	if held && e.token != a.Token {
 		return AcquireReply{HolderTTL: e.expires.Sub(now), Holder: ReleaseID(e.token)}, nil
 	}
-	m.locks[a.Name] = memLock{token: a.Token, expires: now.Add(a.TTL)}
 	c, ok := m.counter(a.Name, now)
 	if held { // a resend: the counter stays as the first acquire left it
+		e.expires = now.Add(a.TTL)
+		m.locks[a.Name] = e
 		if ok {
 			m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
 		}
 		return AcquireReply{Acquired: true, Fence: c}, nil
 	}
+	m.locks[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
 	if !ok {
 		c = seedOrClock(a.Seed, now)
 	}
 	c++
 	m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
+	r := AcquireReply{Acquired: true, Fence: c}
+	if prev, ok := m.trail(a.Name, now); ok && prev.h.Token != a.Token {
+		r.Previous = prev.h
+	}
+	m.trails[a.Name] = memTrail{h: Holding{Token: a.Token, Fence: c, Owner: a.Owner, AcquiredAt: micro(a.At)}, expires: now.Add(retention)}
 	m.wrote(now)
-	return AcquireReply{Acquired: true, Fence: c}, nil
+	m.wrote(now) // the trail is an entry of its own
+	return r, nil
+}
+
+// micro is t as the Redis node stores it: to the microsecond, without a
+// monotonic reading or location.
+func micro(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return time.UnixMicro(t.UnixMicro())
 }
 
 // seedOrClock is where a missing counter starts: the client's seed when it
@@ -245,9 +288,15 @@ func (m *Memory) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, 
 			continue
 		default:
 			res[i] = Reasserted
+			e = memLock{token: op.Token, owner: op.Owner, at: op.At}
 		}
-		m.locks[op.Name] = memLock{token: op.Token, expires: now.Add(op.TTL)}
+		e.expires = now.Add(op.TTL)
+		m.locks[op.Name] = e
 		m.raise(op.Name, op.Fence, op.Retention, now)
+		if t, ok := m.trail(op.Name, now); ok {
+			t.expires = now.Add(RetentionOrDefault(op.Retention))
+			m.trails[op.Name] = t
+		}
 		if res[i] == Reasserted {
 			m.wrote(now)
 		}
@@ -278,6 +327,7 @@ func (m *Memory) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
 	released := held && e.token == a.Token
 	if released {
 		delete(m.locks, a.Name)
+		delete(m.trails, a.Name)
 	}
 	if a.Tombstone > 0 {
 		m.tombstones[TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)
@@ -302,8 +352,63 @@ func (m *Memory) RaiseFence(ctx context.Context, name, token string, fence uint6
 	defer m.mu.Unlock()
 	now := time.Now()
 	m.raise(name, fence, retention, now)
+	if t, ok := m.trail(name, now); ok && t.h.Token == token && t.h.Fence < fence {
+		t.h.Fence = fence
+		m.trails[name] = t
+	}
 	e, held := m.lock(name, now)
 	return held && e.token == token, nil
+}
+
+// ForceRelease implements Node.
+func (m *Memory) ForceRelease(ctx context.Context, a ForceReleaseArgs) (bool, error) {
+	if err := a.Validate(); err != nil {
+		return false, err
+	}
+	if err := m.enter(ctx); err != nil {
+		return false, err
+	}
+	now := time.Now()
+	m.raise(a.Name, a.Fence, a.Retention, now)
+	if a.Tombstone > 0 {
+		m.tombstones[TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)
+		m.wrote(now)
+	}
+	e, held := m.lock(a.Name, now)
+	released := held && e.token == a.Token
+	if released {
+		delete(m.locks, a.Name)
+	}
+	m.mu.Unlock()
+	if released && a.Channel != "" {
+		m.broker.publish(a.Channel, a.Name, ReleaseID(a.Token))
+	}
+	return released, nil
+}
+
+// Scan implements Node: the live lock names matching a.Match in byte
+// order, after the cursor (the last name of the previous page), a.Count
+// at a time. Each call sorts the matching names: O(n log n) for n locks.
+func (m *Memory) Scan(ctx context.Context, a ScanArgs) (ScanPage, error) {
+	if err := a.Validate(); err != nil {
+		return ScanPage{}, err
+	}
+	if err := m.enter(ctx); err != nil {
+		return ScanPage{}, err
+	}
+	defer m.mu.Unlock()
+	now := time.Now()
+	var names []string
+	for name, e := range m.locks {
+		if live(e.expires, now) && name > a.Cursor && (a.Match == "" || globMatch(a.Match, name)) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	if n := a.CountOrDefault(); len(names) > n {
+		return ScanPage{Names: names[:n], Cursor: names[n-1]}, nil
+	}
+	return ScanPage{Names: names}, nil
 }
 
 // Inspect implements Node.
@@ -319,7 +424,7 @@ func (m *Memory) Inspect(ctx context.Context, name string) (Holding, error) {
 	var h Holding
 	h.Fence, _ = m.counter(name, now)
 	if e, held := m.lock(name, now); held {
-		h.Token, h.TTL = e.token, e.expires.Sub(now)
+		h.Token, h.TTL, h.Owner, h.AcquiredAt = e.token, e.expires.Sub(now), e.owner, micro(e.at)
 	}
 	return h, nil
 }

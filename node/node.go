@@ -9,7 +9,14 @@
 // lock hashes to the same Redis Cluster slot). Beside each lock key a node
 // keeps the lock's fence counter (CounterKey) and, for a while after a
 // release, a tombstone per released token (TombstoneKey) that refuses late
-// requests of that token.
+// requests of that token, and the trail of the last acquisition that was not
+// released (TrailKey), which lets the next acquisition see that it took
+// over from a holder that let the lock expire.
+//
+// A lock key's value is the token, the acquisition time and the owner,
+// separated by spaces ("token at owner"; a bare token from clients before
+// owners is read as a token without owner); tokens therefore have no
+// spaces. Every script compares the token part only.
 package node
 
 import (
@@ -17,6 +24,8 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -31,10 +40,13 @@ type Node interface {
 	// under two names is not counted twice) and its eviction policy.
 	Identify(ctx context.Context) (Identity, error)
 
-	// Acquire sets the lock key to the token for TTL if the key is free and
-	// no tombstone of the token exists, and increments the fence counter;
-	// when another token holds the key it reports that token's ReleaseID
-	// and remaining TTL.
+	// Acquire sets the lock key to the token (with a.At and a.Owner) for
+	// TTL if the key is free and no tombstone of the token exists, and
+	// increments the fence counter; when another token holds the key it
+	// reports that token's ReleaseID and remaining TTL. A new acquisition
+	// replaces the trail with its own and reports the trail it found when
+	// that was another token's (Previous: a holder that never released the
+	// key here).
 	// A missing counter starts from Seed when Seed is at or ahead of the
 	// server's clock (in microseconds) by at most MaxSeedSkew, from the
 	// server's clock otherwise: never below the clock. The counter's expiry is reset to Retention on every
@@ -45,7 +57,8 @@ type Node interface {
 	// Extend resets the TTL of each lock that holds its token. A missing key
 	// without a tombstone of the token is set again (Reasserted). In both
 	// cases the counter is raised to at least the op's Fence and its expiry
-	// reset to Retention (a held lock's counter never expires). Results are
+	// reset to Retention (a held lock's counter never expires), and so is
+	// the trail's. A re-asserted key carries op.At and op.Owner. Results are
 	// in the order of ops; an error (a bad op included) fails the whole
 	// batch.
 	Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, error)
@@ -55,16 +68,35 @@ type Node interface {
 	// the token that reaches the server later (an acquire or extend still
 	// in flight) cannot create the key again. When the key was deleted and
 	// a.Channel is not empty, it announces ReleaseID(token) and the name on
-	// that channel (best effort). It reports whether the key was deleted.
+	// that channel (best effort). It reports whether the key was deleted;
+	// when it was, the trail is deleted too (a key that expires, or is
+	// force-released, leaves its trail for the next acquisition).
 	Release(ctx context.Context, a ReleaseArgs) (released bool, err error)
 
 	// RaiseFence lifts the counter of name to at least fence (resetting its
-	// expiry to retention) and reports whether name holds token,
-	// atomically.
+	// expiry to retention), and the fence of token's trail likewise, and
+	// reports whether name holds token, atomically.
 	RaiseFence(ctx context.Context, name, token string, fence uint64, retention time.Duration) (held bool, err error)
 
 	// Inspect reports who holds name and its counter, changing nothing.
 	Inspect(ctx context.Context, name string) (Holding, error)
+
+	// Scan returns one page of the names of lock keys (never counters,
+	// tombstones or trails) matching the Redis glob a.Match, as Redis's
+	// SCAN does: start with an empty cursor and pass each page's Cursor
+	// back until it is empty. A name present for the whole scan is
+	// returned at least once; a page may be empty before the end. Each
+	// call's cost is bounded by a.Count (a hint, DefaultScanCount when 0).
+	Scan(ctx context.Context, a ScanArgs) (ScanPage, error)
+
+	// ForceRelease evicts a holder: atomically, it raises the counter of
+	// a.Name to at least a.Fence (its expiry reset to a.Retention), leaves a
+	// tombstone of a.Token for a.Tombstone (so that the evicted holder's
+	// extensions cannot re-assert the key), and deletes the lock key if it
+	// holds a.Token, announcing that on a.Channel as Release does. The
+	// trail stays: the next acquisition reports the evicted holder as
+	// Previous. It reports whether the key was deleted.
+	ForceRelease(ctx context.Context, a ForceReleaseArgs) (released bool, err error)
 
 	// Subscribe delivers the releases announced on channel to onRelease
 	// (the name and ReleaseID of the token) until stop is called. It
@@ -101,6 +133,8 @@ type AcquireArgs struct {
 	TTL       time.Duration
 	Seed      uint64        // client clock, microseconds since the Unix epoch
 	Retention time.Duration // counter expiry, reset on each acquisition; 0: DefaultRetention
+	Owner     string        // who acquires (see CheckOwner); may be empty
+	At        time.Time     // the client's clock at the attempt; zero: unknown
 }
 
 // AcquireReply is what a node answers to Acquire.
@@ -115,6 +149,12 @@ type AcquireReply struct {
 	// for a tombstone): clients that split the votes between them agree
 	// on who holds what without seeing each other's tokens.
 	Holder string
+	// Previous is, when Acquired by a new acquisition, the trail it
+	// replaced if that was another token's: the holder before us, which
+	// never released the key on this node (it expired, or was
+	// force-released). Its Token is empty when there was none; its Fence
+	// is that holder's fence as counted (or raised) on this node.
+	Previous Holding
 }
 
 // ExtendArgs is one lock's extension in Node.Extend.
@@ -124,6 +164,8 @@ type ExtendArgs struct {
 	TTL       time.Duration
 	Fence     uint64        // raise the counter to this when re-asserting
 	Retention time.Duration // counter expiry, reset by the extension; 0: DefaultRetention
+	Owner     string        // written with a re-asserted key, as AcquireArgs.Owner
+	At        time.Time     // written with a re-asserted key: the acquisition's time
 }
 
 // ExtendResult is what a node answers for one lock of Extend.
@@ -159,9 +201,38 @@ type ReleaseArgs struct {
 
 // Holding describes a key on one node.
 type Holding struct {
-	Token string        // empty when free
-	TTL   time.Duration // remaining TTL; zero when free or without expiry
-	Fence uint64        // the counter, also after the lock is gone; 0 if none
+	Token      string        // empty when free
+	TTL        time.Duration // remaining TTL; zero when free or without expiry
+	Fence      uint64        // the counter, also after the lock is gone; 0 if none
+	Owner      string        // the holder's owner; empty when free or not recorded
+	AcquiredAt time.Time     // the holder's acquisition time by its clock; zero if not recorded
+}
+
+// ScanArgs are the arguments of Node.Scan.
+type ScanArgs struct {
+	Cursor string // "" to start; then the previous page's Cursor
+	Match  string // a Redis glob over full names (prefix included); "" matches all
+	Count  int    // how much work one call does, a hint; 0: DefaultScanCount
+}
+
+// ScanPage is one page of Node.Scan.
+type ScanPage struct {
+	Names  []string
+	Cursor string // "" when the scan is complete
+}
+
+// DefaultScanCount is the Count of a Scan that gives none (Redis's SCAN
+// default is 10; larger pages save round trips).
+const DefaultScanCount = 100
+
+// ForceReleaseArgs are the arguments of Node.ForceRelease.
+type ForceReleaseArgs struct {
+	Name      string
+	Token     string        // the evicted holder's, as Inspect reported it
+	Fence     uint64        // the counter is raised to at least this
+	Tombstone time.Duration // how long the evicted token's requests are refused; <= 0: none
+	Channel   string        // where to announce the release; empty: nowhere
+	Retention time.Duration // counter expiry; 0: DefaultRetention
 }
 
 // Identity is who a server is.
@@ -176,6 +247,58 @@ type Identity struct {
 
 // CounterKey is the name of the fence counter of the lock key name.
 func CounterKey(name string) string { return name + ":fence" }
+
+// TrailKey is the name of the trail of the lock key name: "fence token at
+// owner" of its last acquisition that was not released, kept as long as
+// the counter.
+func TrailKey(name string) string { return name + ":holder" }
+
+// isCompanion reports whether a key name is a counter, tombstone or trail
+// of a lock (lock names end in '}', their companions after it).
+func isCompanion(name string) bool {
+	return strings.HasSuffix(name, "}:fence") || strings.HasSuffix(name, "}:holder") || strings.Contains(name, "}:gone:")
+}
+
+// LockValue is what a lock key holds: "token at owner", at in microseconds
+// since the Unix epoch (0 when unknown).
+func LockValue(token string, at time.Time, owner string) string {
+	return token + " " + micros(at) + " " + owner
+}
+
+func micros(t time.Time) string {
+	if t.IsZero() {
+		return "0"
+	}
+	return strconv.FormatInt(t.UnixMicro(), 10)
+}
+
+// ParseLockValue reads a lock key's value into h (token, acquisition time,
+// owner). A bare token has no time or owner.
+func ParseLockValue(v string) (h Holding) {
+	h.Token, v, _ = strings.Cut(v, " ")
+	at, owner, _ := strings.Cut(v, " ")
+	if us, err := strconv.ParseInt(at, 10, 64); err == nil && us > 0 {
+		h.AcquiredAt = time.UnixMicro(us)
+	}
+	h.Owner = owner
+	return h
+}
+
+// ParseTrail reads a trail ("fence token at owner"); ok is false for a
+// malformed one.
+func ParseTrail(v string) (h Holding, ok bool) {
+	if v == "" { // the common case: no previous holder, and no error to allocate
+		return Holding{}, false
+	}
+	f, rest, _ := strings.Cut(v, " ")
+	fence, err := strconv.ParseUint(f, 10, 64)
+	if err != nil {
+		return Holding{}, false
+	}
+	h = ParseLockValue(rest)
+	h.Fence = fence
+	return h, h.Token != ""
+}
 
 // TombstoneKey is the name of the tombstone that refuses late requests of
 // token on the lock key name.

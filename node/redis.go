@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -51,9 +53,10 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	if err := a.Validate(); err != nil {
 		return AcquireReply{}, err
 	}
-	keys := []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token)}
+	keys := []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name)}
 	vals, err := acquireScript.Run(ctx, n.client, keys, a.Token, millis(a.TTL),
-		strconv.FormatUint(a.Seed, 10), millis(RetentionOrDefault(a.Retention)), maxSkewMicros).Slice()
+		strconv.FormatUint(a.Seed, 10), millis(RetentionOrDefault(a.Retention)), maxSkewMicros,
+		micros(a.At), a.Owner).Slice()
 	if err != nil {
 		return AcquireReply{}, err
 	}
@@ -65,21 +68,24 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	if err := errors.Join(err1, err2); err != nil {
 		return AcquireReply{}, fmt.Errorf("node: acquire reply %v: %w", vals, err)
 	}
-	var holder string
+	var third string
 	if len(vals) == 3 {
-		holder, _ = vals[2].(string)
+		third, _ = vals[2].(string)
 	}
-	return AcquireReplyOf(ok == 1, v, holder), nil
+	return AcquireReplyOf(ok == 1, v, third), nil
 }
 
-// AcquireReplyOf reads the reply {acquired, value[, holder]} of the acquire
+// AcquireReplyOf reads the reply {acquired, value[, third]} of the acquire
 // script: value is the counter when acquired, the holder's PTTL otherwise
-// (0 for a tombstone, -1 for a key without expiry), and holder the holder's
-// release id.
-func AcquireReplyOf(acquired bool, value int64, holder string) AcquireReply {
+// (0 for a tombstone, -1 for a key without expiry); third is the previous
+// trail when acquired, the holder's release id otherwise.
+func AcquireReplyOf(acquired bool, value int64, third string) AcquireReply {
+	holder := third
 	switch {
 	case acquired:
-		return AcquireReply{Acquired: true, Fence: uint64(max(value, 0))}
+		r := AcquireReply{Acquired: true, Fence: uint64(max(value, 0))}
+		r.Previous, _ = ParseTrail(third)
+		return r
 	case holder == "" || value == -1: // a tombstone, or a key that never expires
 		return AcquireReply{Holder: holder}
 	case value <= 0: // expiring within the millisecond, or just gone
@@ -166,11 +172,12 @@ func (n *Redis) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, e
 }
 
 func extendKeys(op ExtendArgs) []string {
-	return []string{op.Name, CounterKey(op.Name), TombstoneKey(op.Name, op.Token)}
+	return []string{op.Name, CounterKey(op.Name), TombstoneKey(op.Name, op.Token), TrailKey(op.Name)}
 }
 
 func extendArgs(op ExtendArgs) []any {
-	return []any{op.Token, millis(op.TTL), strconv.FormatUint(op.Fence, 10), millis(RetentionOrDefault(op.Retention))}
+	return []any{op.Token, millis(op.TTL), strconv.FormatUint(op.Fence, 10), millis(RetentionOrDefault(op.Retention)),
+		micros(op.At), op.Owner}
 }
 
 func extendResult(v int64, err error) (ExtendResult, error) {
@@ -192,8 +199,151 @@ func (n *Redis) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
 	if a.Tombstone > 0 {
 		tomb = millis(a.Tombstone)
 	}
-	v, err := releaseScript.Run(ctx, n.client, []string{a.Name, TombstoneKey(a.Name, a.Token)}, a.Token, tomb, a.Channel).Int64()
+	v, err := releaseScript.Run(ctx, n.client, []string{a.Name, TombstoneKey(a.Name, a.Token), TrailKey(a.Name)}, a.Token, tomb, a.Channel).Int64()
 	return err == nil && v == 1, err
+}
+
+// ForceRelease implements Node.
+func (n *Redis) ForceRelease(ctx context.Context, a ForceReleaseArgs) (bool, error) {
+	if err := a.Validate(); err != nil {
+		return false, err
+	}
+	var tomb int64
+	if a.Tombstone > 0 {
+		tomb = millis(a.Tombstone)
+	}
+	keys := []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token)}
+	v, err := forceReleaseScript.Run(ctx, n.client, keys, a.Token, strconv.FormatUint(a.Fence, 10),
+		millis(RetentionOrDefault(a.Retention)), tomb, a.Channel).Int64()
+	return err == nil && v == 1, err
+}
+
+// Scan implements Node with SCAN MATCH COUNT, never KEYS. Over a
+// *redis.ClusterClient it scans the masters one after the other (in the
+// order of their addresses; the cursor is "master/cursor"); over a client
+// without Scan it runs SCAN in a script. Over a *redis.Ring, whose shards
+// a script cannot reach, it fails with errors.ErrUnsupported.
+func (n *Redis) Scan(ctx context.Context, a ScanArgs) (ScanPage, error) {
+	if err := a.Validate(); err != nil {
+		return ScanPage{}, err
+	}
+	match := a.Match
+	if match == "" {
+		match = "*"
+	}
+	count := int64(a.CountOrDefault())
+	switch c := n.client.(type) {
+	case *redis.ClusterClient:
+		return n.scanCluster(ctx, c, a.Cursor, match, count)
+	case *redis.Ring:
+		return ScanPage{}, fmt.Errorf("node: %s: scan over a *redis.Ring: %w (use one node per server)", n.name, errors.ErrUnsupported)
+	}
+	cursor, err := parseCursor(a.Cursor)
+	if err != nil {
+		return ScanPage{}, err
+	}
+	keys, next, err := scanOne(ctx, n.client, cursor, match, count)
+	if err != nil {
+		return ScanPage{}, err
+	}
+	return ScanPageOf(keys, next), nil
+}
+
+func parseCursor(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	c, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, invalid("scan cursor %q", s)
+	}
+	return c, nil
+}
+
+// scanOne is one SCAN on one server: the command when the client has it,
+// else the same in a script.
+func scanOne(ctx context.Context, c redis.Scripter, cursor uint64, match string, count int64) ([]string, uint64, error) {
+	if sc, ok := c.(interface {
+		Scan(ctx context.Context, cursor uint64, match string, count int64) *redis.ScanCmd
+	}); ok {
+		return sc.Scan(ctx, cursor, match, count).Result()
+	}
+	vals, err := scanScript.Run(ctx, c, nil, cursor, match, count).Slice()
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(vals) != 2 {
+		return nil, 0, fmt.Errorf("node: unexpected scan reply %v", vals)
+	}
+	next, err := replyInt(vals[0])
+	if err != nil {
+		return nil, 0, fmt.Errorf("node: scan reply cursor %v: %w", vals[0], err)
+	}
+	var keys []string
+	if ks, ok := vals[1].([]any); ok {
+		for _, k := range ks {
+			if s, ok := k.(string); ok {
+				keys = append(keys, s)
+			}
+		}
+	}
+	return keys, uint64(next), nil
+}
+
+// scanCluster scans the masters of a cluster in address order; the cursor
+// is "index/cursor" of the master being scanned.
+func (n *Redis) scanCluster(ctx context.Context, cc *redis.ClusterClient, cursor, match string, count int64) (ScanPage, error) {
+	var masters []*redis.Client
+	var mu sync.Mutex
+	if err := cc.ForEachMaster(ctx, func(_ context.Context, c *redis.Client) error {
+		mu.Lock()
+		defer mu.Unlock()
+		masters = append(masters, c)
+		return nil
+	}); err != nil {
+		return ScanPage{}, err
+	}
+	slices.SortFunc(masters, func(a, b *redis.Client) int { return strings.Compare(a.Options().Addr, b.Options().Addr) })
+	i, c := 0, uint64(0)
+	if cursor != "" {
+		is, cs, _ := strings.Cut(cursor, "/")
+		idx, err1 := strconv.Atoi(is)
+		cur, err2 := strconv.ParseUint(cs, 10, 64)
+		if err1 != nil || err2 != nil || idx < 0 {
+			return ScanPage{}, invalid("scan cursor %q", cursor)
+		}
+		i, c = idx, cur
+	}
+	if i >= len(masters) {
+		return ScanPage{}, nil
+	}
+	keys, next, err := masters[i].Scan(ctx, c, match, count).Result()
+	if err != nil {
+		return ScanPage{}, err
+	}
+	p := ScanPageOf(keys, 0)
+	switch {
+	case next != 0:
+		p.Cursor = fmt.Sprintf("%d/%d", i, next)
+	case i+1 < len(masters):
+		p.Cursor = fmt.Sprintf("%d/0", i+1)
+	}
+	return p, nil
+}
+
+// ScanPageOf makes a page of a SCAN reply: the lock names among keys, and
+// the cursor ("" at the end).
+func ScanPageOf(keys []string, next uint64) ScanPage {
+	p := ScanPage{Names: make([]string, 0, len(keys))}
+	for _, k := range keys {
+		if !isCompanion(k) {
+			p.Names = append(p.Names, k)
+		}
+	}
+	if next != 0 {
+		p.Cursor = strconv.FormatUint(next, 10)
+	}
+	return p
 }
 
 // RaiseFence implements Node.
@@ -201,7 +351,7 @@ func (n *Redis) RaiseFence(ctx context.Context, name, token string, fence uint64
 	if err := ValidateRaise(name, token, fence, retention); err != nil {
 		return false, err
 	}
-	v, err := raiseScript.Run(ctx, n.client, []string{name, CounterKey(name)},
+	v, err := raiseScript.Run(ctx, n.client, []string{name, CounterKey(name), TrailKey(name)},
 		token, strconv.FormatUint(fence, 10), millis(RetentionOrDefault(retention))).Int64()
 	return err == nil && v == 1, err
 }
@@ -218,20 +368,27 @@ func (n *Redis) Inspect(ctx context.Context, name string) (Holding, error) {
 	if len(vals) != 3 {
 		return Holding{}, fmt.Errorf("node: unexpected inspect reply %v", vals)
 	}
-	var h Holding
-	if s, ok := vals[0].(string); ok {
-		h.Token = s
-	}
+	value, _ := vals[0].(string)
 	ms, err1 := replyInt(vals[1])
 	f, err2 := replyInt(vals[2])
 	if err := errors.Join(err1, err2); err != nil {
 		return Holding{}, fmt.Errorf("node: inspect reply %v: %w", vals, err)
 	}
-	if h.Token != "" && ms > 0 {
-		h.TTL = time.Duration(ms) * time.Millisecond
+	return HoldingOf(value, ms, f), nil
+}
+
+// HoldingOf reads the reply of the inspect script: the lock key's value
+// ("" when free), its PTTL and the counter.
+func HoldingOf(value string, pttl, counter int64) Holding {
+	var h Holding
+	if value != "" {
+		h = ParseLockValue(value)
+		if pttl > 0 {
+			h.TTL = time.Duration(pttl) * time.Millisecond
+		}
 	}
-	h.Fence = uint64(max(f, 0))
-	return h, nil
+	h.Fence = uint64(max(counter, 0))
+	return h
 }
 
 // Identify implements Node: INFO through the client when it has Info, else

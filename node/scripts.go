@@ -2,6 +2,7 @@ package node
 
 import (
 	_ "embed"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -9,8 +10,11 @@ import (
 // The Lua of the Redis node, one file per call. Each script gets every key
 // it touches in KEYS (the lock, CounterKey, TombstoneKey), so that Redis
 // Cluster routes it to the lock's slot. Each is idempotent for one token,
-// since clients resend calls whose replies were lost.
+// since clients resend calls whose replies were lost. The scripts that read
+// a lock key's value start with lua/value.lua, which parses it.
 var (
+	//go:embed lua/value.lua
+	valueLua string
 	//go:embed lua/acquire.lua
 	acquireLua string
 	//go:embed lua/extend.lua
@@ -23,15 +27,31 @@ var (
 	inspectLua string
 	//go:embed lua/identify.lua
 	identifyLua string
+	//go:embed lua/forcerelease.lua
+	forceReleaseLua string
+	//go:embed lua/scan.lua
+	scanLua string
 )
 
+var src = LuaScripts{
+	Acquire:      valueLua + acquireLua,
+	Extend:       valueLua + extendLua,
+	Release:      valueLua + releaseLua,
+	RaiseFence:   valueLua + raiseLua,
+	Inspect:      inspectLua,
+	Identify:     identifyLua,
+	ForceRelease: valueLua + forceReleaseLua,
+}
+
 var (
-	acquireScript  = redis.NewScript(acquireLua)
-	extendScript   = redis.NewScript(extendLua)
-	releaseScript  = redis.NewScript(releaseLua)
-	raiseScript    = redis.NewScript(raiseLua)
-	inspectScript  = redis.NewScript(inspectLua)
-	identifyScript = redis.NewScript(identifyLua)
+	acquireScript      = redis.NewScript(src.Acquire)
+	extendScript       = redis.NewScript(src.Extend)
+	releaseScript      = redis.NewScript(src.Release)
+	raiseScript        = redis.NewScript(src.RaiseFence)
+	inspectScript      = redis.NewScript(src.Inspect)
+	identifyScript     = redis.NewScript(src.Identify)
+	forceReleaseScript = redis.NewScript(src.ForceRelease)
+	scanScript         = redis.NewScript(scanLua) // only node.Redis over a bare Scripter needs it
 )
 
 // LuaScripts are the sources of the Redis node's scripts, for nodes over
@@ -39,23 +59,20 @@ var (
 // SHA-1 in the server's cache). KEYS and ARGV are documented at the top of
 // each source; the arguments are decimal strings, durations in whole
 // milliseconds rounded up.
+// Times are µs since the Unix epoch ("0": unknown).
 type LuaScripts struct {
-	Acquire    string // KEYS lock, counter, tombstone; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs
-	Extend     string // one op; KEYS lock, counter, tombstone; ARGV token, ttl, fence, retention
-	Release    string // KEYS lock, tombstone; ARGV token, tombstone (0: none), channel ("": none)
-	RaiseFence string // KEYS lock, counter; ARGV token, fence, retention
-	Inspect    string // KEYS lock, counter
-	Identify   string // no keys; replies INFO server and INFO memory
+	Acquire      string // KEYS lock, counter, tombstone, trail; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs, at µs, owner
+	Extend       string // one op; KEYS lock, counter, tombstone, trail; ARGV token, ttl, fence, retention, at µs, owner
+	Release      string // KEYS lock, tombstone, trail; ARGV token, tombstone (0: none), channel ("": none)
+	RaiseFence   string // KEYS lock, counter, trail; ARGV token, fence, retention
+	Inspect      string // KEYS lock, counter
+	Identify     string // no keys; replies INFO server and INFO memory
+	ForceRelease string // KEYS lock, counter, tombstone; ARGV token, fence, retention, tombstone (0: none), channel ("": none)
 }
 
 // Scripts returns the Lua sources of the Redis node.
-func Scripts() LuaScripts {
-	return LuaScripts{
-		Acquire:    acquireLua,
-		Extend:     extendLua,
-		Release:    releaseLua,
-		RaiseFence: raiseLua,
-		Inspect:    inspectLua,
-		Identify:   identifyLua,
-	}
-}
+func Scripts() LuaScripts { return src }
+
+// Micros formats t for the scripts: µs since the Unix epoch, "0" when t is
+// zero.
+func Micros(t time.Time) string { return micros(t) }

@@ -63,18 +63,23 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 	acquired := false
 	defer func() { c.leaveWaiters(w, acquired) }()
 	var (
-		retryAt time.Time // when the current retry delay of the policy runs out
-		token   string    // kept across rounds while we win a split
-		splits  int       // split rounds in a row
+		retryAt time.Time    // when the current retry delay of the policy runs out
+		token   string       // kept across rounds while we win a split
+		splits  int          // split rounds in a row
+		prev    node.Holding // the holder before us, seen by the rounds of token
 	)
 	for attempts := 1; ; attempts++ {
 		if token == "" {
-			token = newToken()
+			token, prev = newToken(), node.Holding{}
 		}
 		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.mark(w, token)
 		o := c.attempt(ctx, key, name, token, ttl)
+		if o.prev.Token != "" && o.prev.Fence >= prev.Fence {
+			prev = o.prev
+		}
 		if o.lock != nil {
+			o.lock.previous = prev
 			acquired = true
 			c.observe(Event{Kind: EventAcquired, Key: key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(began), Context: ctx})
 			if c.logger.Enabled(ctx, slog.LevelDebug) {
@@ -171,6 +176,7 @@ type outcome struct {
 	held  bool          // another client holds a majority
 	keep  bool          // split: we won it and keep our keys for the next round
 	rtt   time.Duration // how long the round took to decide
+	prev  node.Holding  // the previous holder with the largest fence that our nodes reported
 }
 
 // attempt is one round of the Redlock algorithm: ask every node at once,
@@ -179,9 +185,11 @@ type outcome struct {
 func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.Duration) outcome {
 	timeout := c.cfg.timeoutFor(ttl)
 	n, q := len(c.nodes), c.quorum
-	start := time.Now() // monotonic: validity is measured from before the first request
+	start := time.Now()                                 // monotonic: validity is measured from before the first request
+	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
-		Seed: uint64(c.cfg.wallClock().Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention}
+		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
+		Owner: c.cfg.owner, At: at}
 	r := startRound(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.AcquireReply, error) {
 		return nd.Acquire(ctx, args)
 	})
@@ -192,6 +200,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		others   []answer[node.AcquireReply] // held by another token
 		failures []error
 	)
+	var prev node.Holding
 	var configErr error // found while identifying a node late
 	tally := func(a answer[node.AcquireReply]) {
 		counts := a.err == nil && c.counts(a.node)
@@ -207,6 +216,9 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 			failures = append(failures, &NodeError{Node: c.nodes[a.node].Name(), Op: "acquire", Err: errUnidentified(c.nodes[a.node].Name())})
 		case a.val.Acquired:
 			yes = append(yes, a)
+			if p := a.val.Previous; p.Token != "" && p.Fence >= prev.Fence {
+				prev = p
+			}
 		default:
 			others = append(others, a)
 		}
@@ -236,7 +248,9 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		fence, err := c.settleFence(ctx, key, name, token, timeout, yes)
 		if err == nil {
 			if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
-				return outcome{lock: newLock(c, key, name, token, fence, ttl, start)}
+				l := newLock(c, key, name, token, fence, ttl, start)
+				l.owner, l.acquiredAt = c.cfg.owner, at
+				return outcome{lock: l, prev: prev}
 			}
 			err = fmt.Errorf("%w: %q: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, key, time.Since(start), ttl)
 		}
@@ -279,7 +293,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 	if !win {
 		c.undo(key, name, token, ttl, heldBy(others, n))
 	}
-	return outcome{err: err, split: true, keep: win, rtt: rtt}
+	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: prev}
 }
 
 // leader returns the holder with the most nodes among answers (ties: the

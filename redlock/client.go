@@ -136,6 +136,14 @@ func (c *Client) keyName(key string) string { return c.cfg.prefix + "{" + key + 
 
 // checkArgs validates what every lock operation takes.
 func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) error {
+	if err := checkKey(ctx, key); err != nil {
+		return err
+	}
+	return c.checkTTL(ttl)
+}
+
+// checkKey validates the context and key of every operation on a key.
+func checkKey(ctx context.Context, key string) error {
 	switch {
 	case ctx == nil:
 		return invalidArg("nil context")
@@ -146,7 +154,7 @@ func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) e
 		// key from its counter.
 		return invalidArg("key %q starts with '}'", key)
 	}
-	return c.checkTTL(ttl)
+	return nil
 }
 
 func (c *Client) checkTTL(ttl time.Duration) error {

@@ -89,6 +89,35 @@
 // the majority. Once Release returns no extension of the lock starts, and
 // one still in flight cannot re-create the key (see Late requests).
 //
+// # Who holds a lock
+//
+// Every acquisition records its owner (WithOwner; host/pid/program by
+// default) and its start time on each node, in the lock key's value
+// ("token at owner"), written by the same script call that takes the key:
+// no extra round trip. Lock.Owner and Lock.AcquiredAt report them.
+// Client.Inspect says what a majority holds (owner, acquisition time,
+// fence, time left on a majority, whether the nodes agree, and each node's
+// view); Client.Locks iterates over the held locks whose keys match a
+// glob, with SCAN (never KEYS) at a bounded cost per step
+// (TestLocksListsMatchingHeldAmong10000, TestInspectAgreesWithNodesAfterRestart).
+//
+// Client.ForceRelease evicts a holder that is gone or stuck: it deletes
+// the key on a majority only if the inspected token still holds it, raises
+// the fence counter to at least the largest fence seen, tombstones the
+// token so its extensions cannot put the key back, and announces the
+// release. Later holders get larger fences, so a fenced store refuses the
+// evicted holder's late writes, and the evicted holder's next extension
+// fails with ErrLockLost (TestForceReleaseFencesEvictedHolder,
+// TestForceReleaseRaisesLaggingCounters).
+//
+// Beside the fence counter each node keeps a trail of the last acquisition
+// that was not released, as long as the counter lives; Release deletes it.
+// An acquisition that finds another holder's trail took over from a holder
+// that let its lock expire or was evicted, and Lock.TookOver reports it
+// with that holder's owner and fence: recover a crashed worker's tasks
+// without a sweeper (TestTakeoverAfterKilledHolder, where the holder is a
+// process killed with SIGKILL). See TookOver for its limits.
+//
 // # Development without Redis
 //
 // NewLocal returns a Client on one in-process memory node and logs a warning

@@ -59,8 +59,8 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
-// holders reads the raw value of a lock key on every node ("" when absent
-// or the node is down).
+// holders reads the token of a lock key on every node ("" when absent or
+// the node is down).
 func holders(t *testing.T, c *redistest.Cluster, name string) []string {
 	t.Helper()
 	out := make([]string, 0, len(c.Nodes()))
@@ -71,7 +71,7 @@ func holders(t *testing.T, c *redistest.Cluster, name string) []string {
 		if err != nil && !errors.Is(err, redis.Nil) {
 			v = ""
 		}
-		out = append(out, v)
+		out = append(out, node.ParseLockValue(v).Token)
 	}
 	return out
 }

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // Lock is one acquisition of a key. Key, Token and Fence never change;
@@ -20,6 +22,10 @@ type Lock struct {
 	name   string // on the nodes, prefix included
 	token  string
 	fence  uint64
+
+	owner      string       // WithOwner of the client
+	acquiredAt time.Time    // the client's clock at the attempt, to the µs
+	previous   node.Holding // set before the lock is handed out; see TookOver
 
 	op sync.Mutex // serializes Extend and Release
 
@@ -52,6 +58,42 @@ func (l *Lock) Key() string { return l.key }
 // that outlived its lock (a long GC pause, say) into a refused write instead
 // of a lost update.
 func (l *Lock) Fence() uint64 { return l.fence }
+
+// Owner is who took the lock (WithOwner of its client), as the nodes
+// record it.
+func (l *Lock) Owner() string { return l.owner }
+
+// AcquiredAt is when the winning attempt started, by this process's wall
+// clock to the microsecond: the time the nodes record and Inspect reports.
+func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
+
+// TookOver reports the holder before this one when that holder never
+// released the key: its lock expired (a crashed worker, a client closed
+// without Release) or was force-released. The Info has the previous
+// holder's Key, Holder, Owner and AcquiredAt, and a Fence that is at least
+// the previous holder's fence and below ours (larger than the previous
+// holder's only when a node that answered its acquisition late counted
+// higher); ok is false when the key was released (or free) before. Use
+// it to recover what the previous holder left half done
+// (TestTakeoverAfterKilledHolder, TestTakeoverAfterClosedClient,
+// TestNoTakeoverAfterRelease).
+//
+// It relies on the trail each acquisition leaves on its nodes, which
+// Release deletes with the key and which lives as long as the fence
+// counter (WithFenceRetention). So it reports a takeover when at least one
+// node that granted this lock still had the previous holder's trail.
+// Limits: a node that lost its data, or on which another client's failed
+// attempt was undone in between, has no trail to report; and a Release or
+// an undo that missed some nodes (they failed, and the keys expired there)
+// leaves trails that a later acquisition on those nodes reports as a
+// takeover.
+func (l *Lock) TookOver() (Info, bool) {
+	if l.previous.Token == "" {
+		return Info{}, false
+	}
+	return Info{Key: l.key, Holder: node.ReleaseID(l.previous.Token), Owner: l.previous.Owner,
+		AcquiredAt: l.previous.AcquiredAt, Fence: l.previous.Fence}, true
+}
 
 // currentTTL is the time to live of the last successful acquire or extend.
 func (l *Lock) currentTTL() time.Duration {

@@ -425,7 +425,7 @@ func holdsEverywhere(c *redistest.Cluster, name, token string) bool {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			v, _ := nd.Client().Get(ctx, name).Result()
 			cancel()
-			if v == token {
+			if node.ParseLockValue(v).Token == token {
 				n++
 			}
 		}

@@ -49,13 +49,14 @@ type config struct {
 	retention   time.Duration
 	strict      bool             // WithRequireNoEviction
 	wallClock   func() time.Time // seeds of new fence counters; tests skew it
+	owner       string           // WithOwner; see owner.go
 
 	keep []extend.Option // WithKeepAlive; see watchdog.go
 }
 
 func defaultConfig() config {
 	return config{prefix: DefaultKeyPrefix, driftFactor: defaultDriftFactor, retry: defaultRetry(),
-		retention: node.DefaultRetention, wallClock: time.Now}
+		retention: node.DefaultRetention, wallClock: time.Now, owner: defaultOwner()}
 }
 
 // WithKeyPrefix sets the prefix of every key on the nodes, which name a
@@ -117,6 +118,12 @@ func (c *config) validate() error {
 		return invalidArg("key prefix %q has a brace: keys are named prefix{key}", c.prefix)
 	case c.retention < minRetention:
 		return invalidArg("fence retention %s is under %s", c.retention, minRetention)
+	}
+	if c.owner == "" {
+		return invalidArg("empty owner")
+	}
+	if err := node.CheckOwner(c.owner); err != nil {
+		return invalidArg("%w", err)
 	}
 	if err := c.retry.Validate(); err != nil {
 		return invalidArg("%w", err)

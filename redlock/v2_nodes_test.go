@@ -116,11 +116,11 @@ func TestV2ClusterMode(t *testing.T) {
 			// On every cluster node: the lock holds our token, and it and its
 			// counter are in one slot.
 			for i, cc := range ccs {
-				if v, err := cc.Get(ctx, name).Result(); err != nil || v != l1.Token() {
+				if v, err := cc.Get(ctx, name).Result(); err != nil || node.ParseLockValue(v).Token != l1.Token() {
 					// Acquire returns at a majority; give a slow node a moment.
 					v2WaitFor(t, fmt.Sprintf("cluster node %d holds the token", i), func() bool {
 						v, err := cc.Get(ctx, name).Result()
-						return err == nil && v == l1.Token()
+						return err == nil && node.ParseLockValue(v).Token == l1.Token()
 					})
 				}
 				s1, err1 := cc.ClusterKeySlot(ctx, name).Result()

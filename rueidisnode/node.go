@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -21,6 +22,7 @@ var (
 	releaseLua  = rueidis.NewLuaScript(src.Release)
 	raiseLua    = rueidis.NewLuaScript(src.RaiseFence)
 	inspectLua  = rueidis.NewLuaScript(src.Inspect)
+	forceLua    = rueidis.NewLuaScript(src.ForceRelease)
 	extendSHA   = sha1Hex(src.Extend) // Extend builds its EVALSHA itself
 	maxSkewUsec = strconv.FormatInt(node.MaxSeedSkew.Microseconds(), 10)
 )
@@ -99,8 +101,9 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if err := a.Validate(); err != nil {
 		return node.AcquireReply{}, err
 	}
-	keys := []string{a.Name, node.CounterKey(a.Name), node.TombstoneKey(a.Name, a.Token)}
-	args := []string{a.Token, ms(a.TTL), u64(a.Seed), ms(node.RetentionOrDefault(a.Retention)), maxSkewUsec}
+	keys := []string{a.Name, node.CounterKey(a.Name), node.TombstoneKey(a.Name, a.Token), node.TrailKey(a.Name)}
+	args := []string{a.Token, ms(a.TTL), u64(a.Seed), ms(node.RetentionOrDefault(a.Retention)), maxSkewUsec,
+		node.Micros(a.At), a.Owner}
 	vals, err := acquireLua.Exec(ctx, n.client, keys, args).ToArray()
 	if err != nil {
 		return node.AcquireReply{}, err
@@ -116,11 +119,11 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if err != nil {
 		return node.AcquireReply{}, err
 	}
-	var holder string
+	var third string
 	if len(vals) == 3 {
-		holder, _ = vals[2].ToString()
+		third, _ = vals[2].ToString()
 	}
-	return node.AcquireReplyOf(ok == 1, v, holder), nil
+	return node.AcquireReplyOf(ok == 1, v, third), nil
 }
 
 // Extend implements node.Node: every op as EVALSHA in one DoMulti, which
@@ -141,12 +144,13 @@ func (n *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 	build := func(eval bool) rueidis.Commands {
 		cmds := make(rueidis.Commands, len(ops))
 		for i, op := range ops {
-			keys := []string{op.Name, node.CounterKey(op.Name), node.TombstoneKey(op.Name, op.Token)}
-			args := []string{op.Token, ms(op.TTL), u64(op.Fence), ms(node.RetentionOrDefault(op.Retention))}
+			keys := []string{op.Name, node.CounterKey(op.Name), node.TombstoneKey(op.Name, op.Token), node.TrailKey(op.Name)}
+			args := []string{op.Token, ms(op.TTL), u64(op.Fence), ms(node.RetentionOrDefault(op.Retention)),
+				node.Micros(op.At), op.Owner}
 			if eval {
-				cmds[i] = n.client.B().Eval().Script(src.Extend).Numkeys(3).Key(keys...).Arg(args...).Build()
+				cmds[i] = n.client.B().Eval().Script(src.Extend).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 			} else {
-				cmds[i] = n.client.B().Evalsha().Sha1(extendSHA).Numkeys(3).Key(keys...).Arg(args...).Build()
+				cmds[i] = n.client.B().Evalsha().Sha1(extendSHA).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 			}
 		}
 		return cmds
@@ -188,9 +192,53 @@ func (n *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 	if a.Tombstone > 0 {
 		tomb = ms(a.Tombstone)
 	}
-	keys := []string{a.Name, node.TombstoneKey(a.Name, a.Token)}
+	keys := []string{a.Name, node.TombstoneKey(a.Name, a.Token), node.TrailKey(a.Name)}
 	v, err := releaseLua.Exec(ctx, n.client, keys, []string{a.Token, tomb, a.Channel}).AsInt64()
 	return err == nil && v == 1, err
+}
+
+// ForceRelease implements node.Node.
+func (n *Node) ForceRelease(ctx context.Context, a node.ForceReleaseArgs) (bool, error) {
+	if err := a.Validate(); err != nil {
+		return false, err
+	}
+	tomb := "0"
+	if a.Tombstone > 0 {
+		tomb = ms(a.Tombstone)
+	}
+	keys := []string{a.Name, node.CounterKey(a.Name), node.TombstoneKey(a.Name, a.Token)}
+	args := []string{a.Token, u64(a.Fence), ms(node.RetentionOrDefault(a.Retention)), tomb, a.Channel}
+	v, err := forceLua.Exec(ctx, n.client, keys, args).AsInt64()
+	return err == nil && v == 1, err
+}
+
+// Scan implements node.Node with SCAN MATCH COUNT (never KEYS), on the
+// server of a standalone client; a cluster client's SCAN reaches one
+// server of many, so there it fails with errors.ErrUnsupported.
+func (n *Node) Scan(ctx context.Context, a node.ScanArgs) (node.ScanPage, error) {
+	if err := a.Validate(); err != nil {
+		return node.ScanPage{}, err
+	}
+	if len(n.client.Nodes()) != 1 {
+		return node.ScanPage{}, fmt.Errorf("rueidisnode: %s: scan over a client of %d servers: %w (use one node per server)", n.name, len(n.client.Nodes()), errors.ErrUnsupported)
+	}
+	var cursor uint64
+	if a.Cursor != "" {
+		c, err := strconv.ParseUint(a.Cursor, 10, 64)
+		if err != nil {
+			return node.ScanPage{}, fmt.Errorf("%w: scan cursor %q", node.ErrInvalidArgument, a.Cursor)
+		}
+		cursor = c
+	}
+	match := a.Match
+	if match == "" {
+		match = "*"
+	}
+	e, err := n.client.Do(ctx, n.client.B().Scan().Cursor(cursor).Match(match).Count(int64(a.CountOrDefault())).Build()).AsScanEntry()
+	if err != nil {
+		return node.ScanPage{}, err
+	}
+	return node.ScanPageOf(e.Elements, e.Cursor), nil
 }
 
 // RaiseFence implements node.Node.
@@ -198,7 +246,7 @@ func (n *Node) RaiseFence(ctx context.Context, name, token string, fence uint64,
 	if err := node.ValidateRaise(name, token, fence, retention); err != nil {
 		return false, err
 	}
-	keys := []string{name, node.CounterKey(name)}
+	keys := []string{name, node.CounterKey(name), node.TrailKey(name)}
 	v, err := raiseLua.Exec(ctx, n.client, keys, []string{token, u64(fence), ms(node.RetentionOrDefault(retention))}).AsInt64()
 	return err == nil && v == 1, err
 }
@@ -215,17 +263,14 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	if len(vals) != 3 {
 		return node.Holding{}, fmt.Errorf("rueidisnode: unexpected inspect reply of %d values", len(vals))
 	}
-	var h node.Holding
+	var value string
 	if vals[0].IsString() { // a free key is Lua false: nil (RESP2) or false (RESP3)
-		h.Token, _ = vals[0].ToString()
+		value, _ = vals[0].ToString()
 	}
-	if v, err := vals[1].AsInt64(); err == nil && v > 0 && h.Token != "" {
-		h.TTL = time.Duration(v) * time.Millisecond
-	}
+	pttl, _ := vals[1].AsInt64()
 	f, err := vals[2].AsInt64()
 	if err != nil {
 		return node.Holding{}, err
 	}
-	h.Fence = uint64(max(f, 0))
-	return h, nil
+	return node.HoldingOf(value, pttl, f), nil
 }

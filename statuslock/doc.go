@@ -19,6 +19,17 @@
 // (Store, ErrStaleFence). MemoryStore and RedisStore (one hash per service,
 // compare-and-set in a Lua script) do.
 //
+// # Who holds a status lock
+//
+// Each process's redlock client records its owner with every lock it takes
+// (redlock.WithOwner; host/pid/program by default), so a status stuck in
+// DEPLOYING can be traced to the process that holds, or held, its lock:
+// client.Locks(ctx, "status:*") lists which owner holds which service's
+// lock (TestListingShowsWhoHoldsEachStatusLock), redlock.Client.Inspect
+// and "redlock inspect status:<serviceID>" show one, and ForceRelease
+// ("redlock unlock --force") evicts a stuck holder with fencing intact:
+// its late writes are refused by the fenced store.
+//
 // # Use
 //
 //	locks, _ := redlock.New(nodes)

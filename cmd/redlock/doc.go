@@ -8,6 +8,8 @@
 //	redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] KEY -- CMD [ARGS...]
 //	redlock ls [-o table|json] [PATTERN]
 //	redlock doctor
+//	redlock inspect KEY
+//	redlock unlock --force [--yes] KEY
 //	redlock demo [--duration D]
 //	redlock help [COMMAND]
 //
@@ -90,6 +92,18 @@
 // channel) are allowed, and whether two names reach one server (run_id).
 // A node that is unreachable, refuses EVAL or repeats another is not usable.
 //
+// # inspect and unlock
+//
+// inspect shows who holds KEY as a majority of the nodes says: owner
+// (host/pid/program by default), acquisition time, fence, the time a
+// majority keeps it, whether the nodes agree, and each node's view.
+// unlock --force evicts a holder that is gone or stuck, after confirmation
+// on a terminal (or with --yes; without a terminal and without --yes it
+// refuses): it deletes the lock on a majority only if the holder is still
+// the one shown, and raises the fence counter so that the next holder's
+// fence is larger and the evicted holder's late writes are refused by a
+// fenced store.
+//
 // # demo
 //
 // demo lets simulated replicas (an API, a worker and a reconciler each)
@@ -104,7 +118,8 @@
 //	0    success (exec: CMD exited 0; doctor: every check passed)
 //	1    exec: the lock is held elsewhere (-n, -w 0) or -w timed out (see -E);
 //	     doctor: a lock can be taken but a warning weakens it;
-//	     demo: a safety check failed
+//	     demo: a safety check failed;
+//	     unlock: not held, held by another holder, or not confirmed
 //	2    usage error: bad flag, missing KEY or CMD, bad --nodes
 //	3    too few nodes reachable (ls: readable) for a quorum;
 //	     doctor: fewer usable distinct servers than a quorum, or one server
@@ -127,16 +142,18 @@ Usage:
   redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] KEY -- CMD [ARGS...]
   redlock ls [-o table|json] [PATTERN]
   redlock doctor
+  redlock inspect KEY
+  redlock unlock --force [--yes] KEY
   redlock demo [--duration D]
   redlock help [COMMAND]
 
-Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec, ls
-and doctor; demo runs on 5 embedded memory nodes without them).
+Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec, ls,
+doctor, inspect and unlock; demo runs on 5 embedded memory nodes without them).
 
 Exit codes:
   0      success (exec: CMD exited 0; doctor: all checks passed)
   1      exec: lock held elsewhere (-n, -w 0) or wait timed out (-w); override with -E
-         doctor: warnings; demo: a safety check failed
+         doctor: warnings; demo: a safety check failed; unlock: not held or not confirmed
   2      usage error
   3      too few nodes reachable (ls: readable) for a quorum; doctor: not trusted
   4      exec: lock lost while CMD ran (CMD got SIGTERM, then SIGKILL after --grace)

@@ -32,6 +32,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runLs(ctx, rest, stdout)
 	case "doctor":
 		return runDoctor(ctx, rest, stdout)
+	case "inspect":
+		return runInspect(ctx, rest, stdout)
+	case "unlock":
+		return runUnlock(ctx, rest, stdout)
 	case "demo":
 		return runDemo(ctx, rest, stdout)
 	case "help", "-h", "-help", "--help":
@@ -39,7 +43,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case unitCmd: // internal: the supervisor of exec's CMD
 		return &exitError{code: runUnit(rest)}
 	default:
-		return exitf(exitUsage, "redlock: unknown command %q (want exec, ls, doctor, demo or help)", cmd)
+		return exitf(exitUsage, "redlock: unknown command %q (want exec, ls, doctor, inspect, unlock, demo or help)", cmd)
 	}
 }
 
@@ -53,6 +57,10 @@ func help(args []string, stdout io.Writer) error {
 			text = usageLs
 		case "doctor":
 			text = usageDoctor
+		case "inspect":
+			text = usageInspect
+		case "unlock":
+			text = usageUnlock
 		case "demo":
 			text = usageDemo
 		default:

@@ -62,6 +62,13 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"CancelledContext", cancelledContext},
 		{"ConcurrentAcquireOneWinner", concurrentAcquireOneWinner},
 		{"InvalidArguments", invalidArguments},
+		{"OwnerRecorded", ownerRecorded},
+		{"ReassertCarriesOwner", reassertCarriesOwner},
+		{"TrailReportsExpiredHolder", trailReportsExpiredHolder},
+		{"ForceRelease", forceRelease},
+		{"ForceReleaseAnnounced", forceReleaseAnnounced},
+		{"ScanMatches", scanMatches},
+		{"InvalidOwnerArguments", invalidOwnerArguments},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(&fixture{t: t, n: newNode(t)}) })
 	}

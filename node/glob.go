@@ -1,0 +1,86 @@
+package node
+
+// globMatch reports whether s matches the Redis glob pattern (as SCAN MATCH
+// and KEYS read it: * ? [abc] [^a-z] and \ escapes), so that the memory
+// node lists what a Redis node would. It is Redis's stringmatchlen, on
+// bytes.
+func globMatch(pattern, s string) bool {
+	p, i := 0, 0
+	for p < len(pattern) {
+		switch pattern[p] {
+		case '*':
+			for p+1 < len(pattern) && pattern[p+1] == '*' {
+				p++
+			}
+			if p+1 == len(pattern) {
+				return true
+			}
+			for j := i; j <= len(s); j++ {
+				if globMatch(pattern[p+1:], s[j:]) {
+					return true
+				}
+			}
+			return false
+		case '?':
+			if i >= len(s) {
+				return false
+			}
+			i++
+		case '[':
+			if i >= len(s) {
+				return false
+			}
+			p++
+			not := p < len(pattern) && pattern[p] == '^'
+			if not {
+				p++
+			}
+			match := false
+			for {
+				if p >= len(pattern) {
+					p-- // an unclosed class ends the pattern, as in Redis
+					break
+				}
+				c := pattern[p]
+				switch {
+				case c == '\\' && p+1 < len(pattern):
+					p++
+					match = match || pattern[p] == s[i]
+				case c == ']':
+				case p+2 < len(pattern) && pattern[p+1] == '-':
+					lo, hi := c, pattern[p+2]
+					if lo > hi {
+						lo, hi = hi, lo
+					}
+					p += 2
+					match = match || (s[i] >= lo && s[i] <= hi)
+				default:
+					match = match || c == s[i]
+				}
+				if c == ']' {
+					break
+				}
+				p++
+			}
+			if not {
+				match = !match
+			}
+			if !match {
+				return false
+			}
+			i++
+		case '\\':
+			if p+1 < len(pattern) {
+				p++
+			}
+			fallthrough
+		default:
+			if i >= len(s) || pattern[p] != s[i] {
+				return false
+			}
+			i++
+		}
+		p++
+	}
+	return i == len(s)
+}

@@ -1,0 +1,144 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// Locks iterates over the locks whose keys match the glob pattern (Redis's
+// glob: * ? [abc] [^a-z], \ escapes) and that a majority of the nodes
+// holds, as Inspect describes them (TestLocksListsMatchingHeldAmong10000).
+// It never uses KEYS: each step is one round of Node.Scan (SCAN MATCH
+// COUNT 100 on Redis) to every node still scanning, then one Inspect
+// round per key not seen before, so the cost of a step is bounded by the
+// scan's count whatever the number of keys. A lock held on a majority the
+// whole time is listed once (a majority holds it, so some node that
+// finished its scan has it); one taken or released meanwhile may or may
+// not be. The keys seen are remembered to list each once: memory grows
+// with the number of matching keys.
+//
+// Errors are yielded with an empty Info: ErrInvalidArgument for a bad
+// pattern (empty, an unclosed '[', a trailing '\') and the iteration ends;
+// ErrQuorumUnreachable when more nodes failed than a majority allows, and
+// the iteration ends; an Inspect's error for one key, and it goes on.
+// ctx's error ends it. Nodes that cannot scan (a go-redis Ring) fail.
+func (c *Client) Locks(ctx context.Context, pattern string) iter.Seq2[Info, error] {
+	return func(yield func(Info, error) bool) {
+		if ctx == nil {
+			yield(Info{}, invalidArg("nil context"))
+			return
+		}
+		if err := checkGlob(pattern); err != nil {
+			yield(Info{}, err)
+			return
+		}
+		timeout := c.adminTimeout()
+		if err := c.ready(ctx, timeout); err != nil {
+			yield(Info{}, err)
+			return
+		}
+		lead := c.cfg.prefix + "{"
+		match := escapeGlob(lead) + pattern + "}"
+		cursors := make(map[string]string, len(c.nodes)) // by node name
+		active := append([]int(nil), c.all...)
+		var failures []error
+		seen := map[string]bool{}
+		for len(active) > 0 {
+			args := make(map[string]node.ScanArgs, len(active)) // this round's, never written again
+			for _, i := range active {
+				args[c.nodes[i].Name()] = node.ScanArgs{Cursor: cursors[c.nodes[i].Name()], Match: match}
+			}
+			r := startRound(c, ctx, "scan", pattern, active, timeout, func(ctx context.Context, nd node.Node) (node.ScanPage, error) {
+				return nd.Scan(ctx, args[nd.Name()])
+			})
+			var pages []node.ScanPage
+			var next []int
+			for a, ok := r.next(); ok; a, ok = r.next() {
+				name := c.nodes[a.node].Name()
+				if a.err != nil {
+					failures = append(failures, a.err)
+					continue
+				}
+				pages = append(pages, a.val)
+				if a.val.Cursor != "" {
+					next = append(next, a.node)
+				}
+				cursors[name] = a.val.Cursor
+			}
+			r.close()
+			if len(failures) >= c.quorum { // fewer than n-q+1 nodes scanned: a held lock may be on none
+				yield(Info{}, quorumErr(fmt.Sprintf("list %q", pattern), failures, len(c.nodes)))
+				return
+			}
+			if err := ctx.Err(); err != nil {
+				yield(Info{}, fmt.Errorf("redlock: list %q: %w", pattern, context.Cause(ctx)))
+				return
+			}
+			for _, p := range pages {
+				for _, name := range p.Names {
+					key, ok := strings.CutPrefix(name, lead)
+					key, ok2 := strings.CutSuffix(key, "}")
+					if !ok || !ok2 || key == "" || seen[key] {
+						continue
+					}
+					seen[key] = true
+					info, _, err := c.inspect(ctx, key, timeout)
+					if err == nil && !info.Held {
+						continue
+					}
+					if !yield(info, err) {
+						return
+					}
+				}
+			}
+			active = next
+		}
+	}
+}
+
+// checkGlob refuses patterns Redis would read in a way nobody meant: empty,
+// an unclosed '[', a trailing lone '\'.
+func checkGlob(p string) error {
+	if p == "" {
+		return invalidArg("empty pattern")
+	}
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			if i++; i == len(p) {
+				return invalidArg("pattern %q ends in a lone '\\'", p)
+			}
+		case '[':
+			j := i + 1
+			if j < len(p) && p[j] == '^' {
+				j++
+			}
+			for ; j < len(p) && p[j] != ']'; j++ {
+				if p[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(p) {
+				return invalidArg("pattern %q has an unclosed '['", p)
+			}
+			i = j
+		}
+	}
+	return nil
+}
+
+// escapeGlob makes s match itself in a Redis glob.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

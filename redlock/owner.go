@@ -1,0 +1,44 @@
+package redlock
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// WithOwner names who takes the client's locks: every acquisition records
+// it on the nodes with the token and the time (in the same script call, no
+// extra round trip), and Inspect, Locks and TookOver report it. Default:
+// "host/pid/program" of this process (TestOwnerDefaultIsHostPidProgram).
+// Use a worker id, a pod name, or anything that tells an operator who
+// holds a lock; at most node.MaxOwnerLen (256) bytes of UTF-8 without
+// control characters, not empty (ErrInvalidArgument otherwise, from New;
+// TestOwnerBadInput).
+func WithOwner(owner string) Option { return func(c *config) { c.owner = owner } }
+
+// defaultOwner is host/pid/program, with control characters (which owners
+// may not have) replaced, cut to the longest owner.
+func defaultOwner() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	prog := "unknown"
+	if len(os.Args) > 0 && os.Args[0] != "" {
+		prog = filepath.Base(os.Args[0])
+	}
+	o := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(host+"/"+strconv.Itoa(os.Getpid())+"/"+prog, "?"))
+	if len(o) > node.MaxOwnerLen {
+		o = strings.ToValidUTF8(o[:node.MaxOwnerLen], "") // drops a rune cut in half
+	}
+	return o
+}
