@@ -138,6 +138,16 @@ func (l *link) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	return roundTrip(ctx, l, func() (node.Holding, error) { return l.srv.inspect(name) })
 }
 
+// ForceRelease implements node.Node.
+func (l *link) ForceRelease(ctx context.Context, a node.ForceReleaseArgs) (bool, error) {
+	return roundTrip(ctx, l, func() (bool, error) { return l.srv.forceRelease(a) })
+}
+
+// Scan implements node.Node.
+func (l *link) Scan(ctx context.Context, a node.ScanArgs) (node.ScanPage, error) {
+	return roundTrip(ctx, l, func() (node.ScanPage, error) { return l.srv.scan(a) })
+}
+
 // Subscribe implements node.Node. Announcements reach the client at once,
 // except across a partition or a blackhole (and, with BugMissedWakeup,
 // while one of the client's acquires is in flight).

@@ -86,6 +86,22 @@ func (s *server) raiseFence(name, token string, fence uint64, retention time.Dur
 	return call(s, func() (bool, error) { return s.mem.RaiseFence(bg, name, token, fence, retention) })
 }
 
+// forceRelease is recorded as a release of the evicted token (no workload
+// calls it yet; the node contract has it).
+func (s *server) forceRelease(a node.ForceReleaseArgs) (bool, error) {
+	return call(s, func() (bool, error) {
+		ok, err := s.mem.ForceRelease(bg, a)
+		if err == nil {
+			s.truth.release(s.idx, a.Token, a.Tombstone, ok)
+		}
+		return ok, err
+	})
+}
+
+func (s *server) scan(a node.ScanArgs) (node.ScanPage, error) {
+	return call(s, func() (node.ScanPage, error) { return s.mem.Scan(bg, a) })
+}
+
 func (s *server) inspect(name string) (node.Holding, error) {
 	return call(s, func() (node.Holding, error) { return s.mem.Inspect(bg, name) })
 }
