@@ -57,7 +57,7 @@ func (w *world) outcome() *Outcome {
 	abs := func(d time.Duration) time.Time { return w.start.Add(d) }
 	for _, c := range o.Calls {
 		if c.Err == "held" && !w.truth.majorityHeld(q, abs(c.Start), abs(c.End)) {
-			o.SplitHeld = append(o.SplitHeld, fmt.Sprintf("client %d: call %s-%s said \"held by another\"; no token held %d of %d nodes meanwhile",
+			o.SplitHeld = append(o.SplitHeld, fmt.Sprintf("client %d: call %s-%s said \"held by another\"; no token held %d of %d nodes during the call",
 				c.Client, c.Start, c.End, q, s.Nodes))
 		}
 	}
