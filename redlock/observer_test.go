@@ -118,11 +118,11 @@ func TestEventsContendedCanceledExpired(t *testing.T) {
 	_, c := start(t, 3, redlock.WithObserver(rec))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
-	held, err := c.Acquire(ctx, key, 700*time.Millisecond) // ends by its expiry: no keep-alive, no release
+	held, err := c.Acquire(ctx, key, 3*time.Second) // ends by its expiry: no keep-alive, no release
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.TryAcquire(ctx, key, time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+	if _, err := c.TryAcquire(ctx, key, 3*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("TryAcquire on a held key: %v", err)
 	}
 	if n := rec.count(key, redlock.EventContended, "contended"); n != 1 {
@@ -135,7 +135,7 @@ func TestEventsContendedCanceledExpired(t *testing.T) {
 	// A waiter whose context ends is "canceled", not "contended".
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { _, err := c.Acquire(wctx, key, time.Second); done <- err }()
+	go func() { _, err := c.Acquire(wctx, key, 3*time.Second); done <- err }()
 	await(t, "the waiter's first lost attempt", time.Minute, func() bool { return rec.count(key, redlock.EventContended, "*") >= 2 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -183,7 +183,7 @@ func TestEventsSplitVote(t *testing.T) {
 	// (one node) lose every split round.
 	setOn(t, cl, lockName(key), "aaaa", 30*time.Second, 0, 1)
 	setOn(t, cl, lockName(key), "bbbb", 30*time.Second, 2, 3)
-	if _, err := c.TryAcquire(ctx, key, time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+	if _, err := c.TryAcquire(ctx, key, 3*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("TryAcquire in a forced split: %v", err)
 	}
 	if n := rec.count(key, redlock.EventContended, "split_vote"); n < 2 {
@@ -200,7 +200,7 @@ func TestEventsKept(t *testing.T) {
 	_, c := start(t, 3, redlock.WithObserver(rec))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
-	l, err := c.Acquire(ctx, key, time.Second)
+	l, err := c.Acquire(ctx, key, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestEventsKept(t *testing.T) {
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Do(ctx, key, time.Second, func(context.Context) error { return nil }); err != nil {
+	if err := c.Do(ctx, key, 3*time.Second, func(context.Context) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	rec.balanced(t, key, 2)
@@ -229,7 +229,7 @@ func TestEventsWatchdogLoss(t *testing.T) {
 	cl, c := start(t, 3, redlock.WithObserver(rec), redlock.WithKeepAlive(extend.WithRetryInterval(20*time.Millisecond)))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
-	l, err := c.Acquire(ctx, key, time.Second)
+	l, err := c.Acquire(ctx, key, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestEventsWatchdogLoss(t *testing.T) {
 		t.Errorf("failed extensions %+v, want EventExtended with Err wrapping ErrQuorumUnreachable", got)
 	}
 	_ = l.Release(context.Background())
-	if _, err := c.TryAcquire(ctx, key, time.Second); !errors.Is(err, redlock.ErrQuorumUnreachable) {
+	if _, err := c.TryAcquire(ctx, key, 3*time.Second); !errors.Is(err, redlock.ErrQuorumUnreachable) {
 		t.Fatalf("TryAcquire with 2 of 3 nodes down: %v", err)
 	}
 	if n := rec.count(key, redlock.EventNotAcquired, "quorum_unreachable"); n != 1 {
