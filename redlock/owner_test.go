@@ -169,6 +169,12 @@ func TestInspectAgreesWithNodesAfterRestart(t *testing.T) {
 	if err := l.Extend(ctx, time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	// Extend returns at a majority: node 0's re-assert may still be on its
+	// way (it was, under load).
+	await(t, "node 0 re-asserted", time.Minute, func() bool {
+		h, err := c.Nodes()[0].Inspect(ctx, c.KeyName(key))
+		return err == nil && h.Token != ""
+	})
 	info, err = c.Inspect(ctx, key)
 	if err != nil {
 		t.Fatal(err)
@@ -255,11 +261,11 @@ func TestTakeoverAfterClosedClient(t *testing.T) {
 	cl := startCluster(t, 3)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
-	crashed, err := redlock.New(nodesOf(cl), redlock.WithOwner("worker-1"))
+	crashed, err := redlock.New(nodesOf(cl), redlock.WithOwner("worker-1"), redlock.WithNodeTimeout(testNodeTimeout))
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := crashed.TryAcquire(ctx, key, time.Second)
+	old, err := crashed.TryAcquire(ctx, key, 3*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
