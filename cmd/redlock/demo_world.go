@@ -272,6 +272,19 @@ func (r *replica) pausedHolder(ctx context.Context, svc string, out *progress) {
 			break // a newer holder has written: now write late
 		}
 	}
+	if r.world.status(ctx, svc).Fence <= fence {
+		// Nobody took the lock meanwhile (the demo was ending, or a busy
+		// machine slowed the others): a newer holder writes now, so that
+		// the late write below always meets a newer fence.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		err := r.locked(wctx, r.name("worker")+" (newer holder)", svc, func(ctx context.Context, f uint64) error {
+			return r.world.write(ctx, svc, r.world.status(ctx, svc).Status, f)
+		})
+		cancel()
+		if err != nil {
+			out.event(fmt.Sprintf("%s: a newer holder could not write: %v", svc, err))
+		}
+	}
 	paused := time.Since(began)
 	err = r.world.write(context.WithoutCancel(ctx), svc, statuslock.StatusStopped, fence)
 	leave()
