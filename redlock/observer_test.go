@@ -269,3 +269,48 @@ func TestEventsWatchdogLoss(t *testing.T) {
 		}
 	}
 }
+
+// An acquisition that takes over from a holder that let its lock expire
+// says so in its EventAcquired (Reason "took_over"), as TookOver does; one
+// after a release does not.
+func TestEventsTakeover(t *testing.T) {
+	rec := &recorder{}
+	cl := startCluster(t, 3)
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	crashed, err := redlock.New(nodesOf(cl), redlock.WithOwner("worker-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crashed.TryAcquire(ctx, key, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_ = crashed.Close() // no release: the lock expires
+	c := newClient(t, nodesOf(cl), redlock.WithObserver(rec), patient)
+	l, err := c.Acquire(ctx, key, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.TookOver(); !ok {
+		t.Fatal("TookOver false after the holder's client closed without release")
+	}
+	if got := rec.of(key, redlock.EventAcquired, "*"); len(got) != 1 || got[0].Reason != "took_over" {
+		t.Errorf("EventAcquired %+v, want one with Reason took_over", got)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err = c.TryAcquire(ctx, key, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := rec.count(key, redlock.EventAcquired, "took_over"); n != 1 {
+		t.Errorf("%d took_over events after a release and a new acquisition, want still 1", n)
+	}
+	if n := rec.count(key, redlock.EventAcquired, ""); n != 1 {
+		t.Errorf("%d plain EventAcquired, want 1", n)
+	}
+}
