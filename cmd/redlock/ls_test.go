@@ -168,6 +168,13 @@ func TestLsEmpty(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "no locks held") {
 		t.Errorf("exit %d, stdout %q", r.code, r.stdout)
 	}
+	for _, bad := range []string{"job[", `job\`, ""} { // refused by Client.Locks
+		r := runBin(t, c.Addrs(), "ls", bad)
+		if r.code != exitUsage || r.stdout != "" {
+			t.Errorf("ls %q: exit %d, stdout %q; want %d", bad, r.code, r.stdout, exitUsage)
+		}
+		oneLine(t, r.stderr, "invalid argument")
+	}
 }
 
 func rowOf(out, key string) string {
