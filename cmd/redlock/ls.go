@@ -53,26 +53,26 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageErr("ls", "%v", err)
 	}
 	defer client.Close()
-	now := time.Now()
 	var rows []lockRow
 	for info, err := range client.Locks(ctx, pattern) {
 		if err != nil {
 			return adminErr("ls", err)
 		}
-		rows = append(rows, newRow(info, r, now))
+		rows = append(rows, newRow(info, r, time.Now()))
 	}
 	slices.SortFunc(rows, func(a, b lockRow) int { return strings.Compare(a.Key, b.Key) })
+	if *output == "json" {
+		err = printJSON(stdout, rows)
+	} else {
+		printTable(stdout, r, rows)
+	}
 	if unread := len(r.nodes) - r.upCount(); unread > 0 {
 		// Client.Locks lists what a majority of the nodes holds; the
 		// unreadable nodes could make a majority of a lock held on fewer.
 		fmt.Fprintf(stderr, "redlock ls: warning: %d of %d nodes unreadable: a lock held on fewer than %d of the readable nodes is not listed, though it may be held\n",
 			unread, len(r.nodes), len(r.nodes)/2+1)
 	}
-	if *output == "json" {
-		return printJSON(stdout, rows)
-	}
-	printTable(stdout, r, rows)
-	return nil
+	return err
 }
 
 // probeReads marks unreadable the nodes that answer PING but cannot run
