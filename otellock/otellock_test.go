@@ -231,6 +231,7 @@ func TestSameNamesAndUnitsAsPrometheus(t *testing.T) {
 		{Kind: redlock.EventAttempt, Key: "a:1", Attempts: 1},
 		{Kind: redlock.EventContended, Key: "a:1", Reason: "contended"},
 		{Kind: redlock.EventAcquired, Key: "a:1", Attempts: 2, Context: context.Background()},
+		{Kind: redlock.EventAcquired, Key: "a:2", Attempts: 1, Reason: "took_over", Context: context.Background()},
 		{Kind: redlock.EventKept, Key: "a:1", Reason: "start"},
 		{Kind: redlock.EventExtended, Key: "a:1"},
 		{Kind: redlock.EventKept, Key: "a:1", Reason: "stop"},

@@ -168,7 +168,7 @@ func TestAlertRules(t *testing.T) {
 			alerts[r.Alert] = r.For
 		}
 	}
-	for alert, wantFor := range map[string]string{"QuorumlockLocksLost": "", "QuorumlockAcquisitionsFailing": "5m", "QuorumlockNodeFailing": "2m"} {
+	for alert, wantFor := range map[string]string{"QuorumlockLocksLost": "", "QuorumlockAcquisitionsFailing": "5m", "QuorumlockNodeFailing": "2m", "QuorumlockTakeovers": ""} {
 		if got, ok := alerts[alert]; !ok || got != wantFor {
 			t.Errorf("alert %s: present %v, for %q; want for %q", alert, ok, got, wantFor)
 		}

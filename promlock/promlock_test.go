@@ -8,8 +8,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/promlock"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/retry"
 )
 
 type labels = map[string]string
@@ -212,5 +214,60 @@ func await(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// quorumlock_takeovers_total counts acquisitions that took over from a
+// holder that never released: 0 after a release and a new acquisition, 1
+// after taking over a lock whose client closed without releasing it.
+func TestTakeoverCounter(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	obs, err := promlock.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, c := realClient(t, 3, redlock.WithObserver(obs),
+		redlock.WithRetry(retry.Constant(600, 100*time.Millisecond, 20*time.Millisecond)))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	takeovers := func() float64 {
+		return value(t, families(t, reg), "quorumlock_takeovers_total", labels{"class": "lease"})
+	}
+	for range 2 { // acquire, release, acquire again: no takeover
+		l, err := c.Acquire(ctx, "lease:9", 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v := takeovers(); v != 0 {
+		t.Fatalf("takeovers %v after release and acquire, want 0", v)
+	}
+	var nodes []node.Node
+	for _, rc := range cl.Clients() {
+		nodes = append(nodes, node.NewRedis(rc))
+	}
+	crashed, err := redlock.New(nodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crashed.TryAcquire(ctx, "lease:9", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_ = crashed.Close() // no release: the lock expires
+	l, err := c.Acquire(ctx, "lease:9", 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.TookOver(); !ok {
+		t.Fatal("TookOver false after the holder's client closed without release")
+	}
+	if v := takeovers(); v != 1 {
+		t.Errorf("takeovers %v after taking over an expired lock, want 1", v)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

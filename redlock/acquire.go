@@ -81,7 +81,11 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		if o.lock != nil {
 			o.lock.previous = prev
 			acquired = true
-			c.observe(Event{Kind: EventAcquired, Key: key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(began), Context: ctx})
+			e := Event{Kind: EventAcquired, Key: key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(began), Context: ctx}
+			if prev.Token != "" { // what TookOver reports
+				e.Reason = reasonTookOver
+			}
+			c.observe(e)
 			if c.logger.Enabled(ctx, slog.LevelDebug) {
 				c.logger.DebugContext(ctx, "redlock: acquired", "key", key, "token", shortToken(token),
 					"fence", o.lock.fence, "attempts", attempts, "validity", time.Until(o.lock.ValidUntil()))

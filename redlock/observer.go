@@ -14,7 +14,10 @@ const (
 	// is its number in the call (1 for the first).
 	EventAttempt EventKind = iota + 1
 	// EventAcquired: the call acquired the lock. Attempts, Fence, and
-	// Latency from the start of the call.
+	// Latency from the start of the call. Reason is "took_over" when the
+	// lock took over from a holder that never released it (Lock.TookOver
+	// reports it, with the same limits), else empty
+	// (TestEventsTakeover).
 	EventAcquired
 	// EventContended: an attempt lost. Reason "contended" (another client
 	// holds a majority) or "split_vote" (no client holds a majority).
@@ -114,6 +117,7 @@ const (
 	reasonUnconfirmed = "unconfirmed"
 	reasonExtendFail  = "extension_failed"
 	reasonMaxHold     = "max_hold"
+	reasonTookOver    = "took_over"
 )
 
 // reason says why an attempt that got no lock failed.

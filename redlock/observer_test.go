@@ -67,6 +67,11 @@ func (r *recorder) balanced(t *testing.T, key string, calls int) {
 	}
 }
 
+// shortTTLs lets the tests below use TTLs of about a second (their
+// expiries are what they observe): start's 2s node timeout leaves no
+// validity in them.
+var shortTTLs = redlock.WithNodeTimeout(300 * time.Millisecond)
+
 func lockName(key string) string { return redlock.DefaultKeyPrefix + "{" + key + "}" }
 
 func TestEventsAcquireRelease(t *testing.T) {
@@ -115,7 +120,7 @@ func TestEventsAcquireRelease(t *testing.T) {
 
 func TestEventsContendedCanceledExpired(t *testing.T) {
 	rec := &recorder{}
-	_, c := start(t, 3, redlock.WithObserver(rec))
+	_, c := start(t, 3, redlock.WithObserver(rec), shortTTLs)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	held, err := c.Acquire(ctx, key, 3*time.Second) // ends by its expiry: no keep-alive, no release
@@ -157,7 +162,7 @@ func TestEventsContendedCanceledExpired(t *testing.T) {
 
 func TestEventsLostNotOurs(t *testing.T) {
 	rec := &recorder{}
-	cl, c := start(t, 3, redlock.WithObserver(rec))
+	cl, c := start(t, 3, redlock.WithObserver(rec), shortTTLs)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	l, err := c.Acquire(ctx, key, 10*time.Second)
@@ -176,7 +181,7 @@ func TestEventsLostNotOurs(t *testing.T) {
 
 func TestEventsSplitVote(t *testing.T) {
 	rec := &recorder{}
-	cl, c := start(t, 5, redlock.WithObserver(rec))
+	cl, c := start(t, 5, redlock.WithObserver(rec), shortTTLs)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	// Two other tokens on 2 nodes each: no one can reach 3 of 5, and we
@@ -197,7 +202,7 @@ func TestEventsSplitVote(t *testing.T) {
 
 func TestEventsKept(t *testing.T) {
 	rec := &recorder{}
-	_, c := start(t, 3, redlock.WithObserver(rec))
+	_, c := start(t, 3, redlock.WithObserver(rec), shortTTLs)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	l, err := c.Acquire(ctx, key, 3*time.Second)
@@ -226,7 +231,7 @@ func TestEventsKept(t *testing.T) {
 // Nodes die under a kept lock: failed extensions, then the watchdog's loss.
 func TestEventsWatchdogLoss(t *testing.T) {
 	rec := &recorder{}
-	cl, c := start(t, 3, redlock.WithObserver(rec), redlock.WithKeepAlive(extend.WithRetryInterval(20*time.Millisecond)))
+	cl, c := start(t, 3, redlock.WithObserver(rec), shortTTLs, redlock.WithKeepAlive(extend.WithRetryInterval(20*time.Millisecond)))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	l, err := c.Acquire(ctx, key, 3*time.Second)
@@ -267,5 +272,50 @@ func TestEventsWatchdogLoss(t *testing.T) {
 		if err := n.Restart(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// An acquisition that takes over from a holder that let its lock expire
+// says so in its EventAcquired (Reason "took_over"), as TookOver does; one
+// after a release does not.
+func TestEventsTakeover(t *testing.T) {
+	rec := &recorder{}
+	cl := startCluster(t, 3)
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	crashed, err := redlock.New(nodesOf(cl), redlock.WithOwner("worker-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crashed.TryAcquire(ctx, key, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	_ = crashed.Close() // no release: the lock expires
+	c := newClient(t, nodesOf(cl), redlock.WithObserver(rec), patient)
+	l, err := c.Acquire(ctx, key, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := l.TookOver(); !ok {
+		t.Fatal("TookOver false after the holder's client closed without release")
+	}
+	if got := rec.of(key, redlock.EventAcquired, "*"); len(got) != 1 || got[0].Reason != "took_over" {
+		t.Errorf("EventAcquired %+v, want one with Reason took_over", got)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	l, err = c.TryAcquire(ctx, key, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := rec.count(key, redlock.EventAcquired, "took_over"); n != 1 {
+		t.Errorf("%d took_over events after a release and a new acquisition, want still 1", n)
+	}
+	if n := rec.count(key, redlock.EventAcquired, ""); n != 1 {
+		t.Errorf("%d plain EventAcquired, want 1", n)
 	}
 }

@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] KEY -- CMD [ARGS...]
+//	redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] [--owner S] KEY -- CMD [ARGS...]
 //	redlock ls [-o table|json] [PATTERN]
 //	redlock doctor
 //	redlock inspect KEY
@@ -22,10 +22,11 @@
 // # exec
 //
 // exec acquires KEY on a majority of the nodes, runs CMD with REDLOCK_KEY
-// (the key) and REDLOCK_FENCE (the fencing token: greater than that of every
-// earlier holder of KEY) in its environment, keeps the lock alive while CMD
-// runs, and releases it when CMD exits. Its conventions follow flock(1),
-// etcdctl lock and consul lock:
+// (the key), REDLOCK_FENCE (the fencing token: greater than that of every
+// earlier holder of KEY) and REDLOCK_OWNER (the owner recorded with the
+// lock) in its environment, keeps the lock alive while CMD runs, and
+// releases it when CMD exits. Its conventions follow flock(1), etcdctl
+// lock and consul lock:
 //
 //   - Without -n or -w it waits for the lock as long as it takes.
 //   - -n, or -w 0 as in flock(1), gives up at once if another holder has the
@@ -46,6 +47,12 @@
 //   - If redlock itself dies, even by SIGKILL, nobody extends the lock: the
 //     unit is ended the same way (SIGTERM, SIGKILL after --grace). Keep
 //     --grace below --ttl, so that the unit is gone before the lock expires.
+//   - The lock records its owner, shown by inspect and ls: --owner S, or by
+//     default "host/PID/exec CMD" where PID is redlock's own process id
+//     (CMD's is not known before the lock is taken): the process whose
+//     death ends CMD's unit. An owner must be at most 256 bytes of UTF-8
+//     without control characters; another is a usage error (exit 2) with
+//     the library's message.
 //   - SIGINT, SIGTERM and SIGHUP sent to redlock are passed on to CMD: to
 //     its process group, which it has of its own unless stdin is a terminal
 //     (an interactive CMD stays in the terminal's foreground group, where
@@ -69,17 +76,23 @@
 //
 // # ls
 //
-// ls lists the locks held on the nodes whose key (without the "lock:"
-// prefix) matches the glob PATTERN (default *): key, the holder's token
-// prefix, the fence, the remaining TTL on each node, and whether a majority
-// of nodes agrees on the holder (only then is the lock actually held).
-// A node that cannot be read (down, EVAL refused) is marked
-// "unreadable: <reason>" and its TTL column shows "?"; when fewer than a
-// majority of the nodes can be read, ls prints nothing and exits 3. Keys
-// with control characters, spaces or quotes are quoted as Go strings. With
-// -o json it prints one JSON object per lock, one per line: key, holder,
-// fence, votes, quorum, majority (true, false, or null when unreadable nodes
-// could change it) and nodes (node, holder, ttl_ms, unreadable).
+// ls lists the locks that a majority of the nodes holds whose key (without
+// the "lock:" prefix) matches the glob PATTERN (default *), as the
+// library's Client.Locks reports them: key, the holder's id (the same as
+// inspect shows, never the token), its owner, its age (now minus the
+// acquisition time recorded by the holder's clock, so clock skew between
+// the hosts shows in it), the fence, the remaining TTL on each node, and
+// the number of nodes that hold it. A node that cannot be read (down, EVAL
+// refused) is marked "unreadable: <reason>" and its TTL column shows "?";
+// when fewer than a majority of the nodes can be read, ls prints nothing
+// and exits 3. Limit: a lock that fewer than a majority of the readable
+// nodes hold is not listed, although unreadable nodes could make it a
+// majority; whenever a node is unreadable ls says so in a warning on
+// stderr. Keys and owners with control characters, spaces or quotes are
+// quoted as Go strings. With -o json it prints one JSON object per lock,
+// one per line: key, holder, owner, acquired_at (RFC 3339, null when not
+// recorded), age_ms, fence, votes, quorum, majority (always true) and
+// nodes (node, holder, ttl_ms, unreadable).
 //
 // # doctor
 //
@@ -139,7 +152,7 @@ package main
 const usageMain = `redlock: run commands under a distributed lock on a quorum of Redis nodes
 
 Usage:
-  redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] KEY -- CMD [ARGS...]
+  redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] [--owner S] KEY -- CMD [ARGS...]
   redlock ls [-o table|json] [PATTERN]
   redlock doctor
   redlock inspect KEY
@@ -166,9 +179,13 @@ Exit codes:
 const usageExec = `Usage: redlock exec [flags] KEY -- CMD [ARGS...]
 
 Acquire KEY on a majority of the nodes, run CMD while holding it, release it.
-CMD gets REDLOCK_KEY and REDLOCK_FENCE (a fencing token greater than that of
-every earlier holder) in its environment. The lock is extended while a third
-of the TTL remains.
+CMD gets REDLOCK_KEY, REDLOCK_FENCE (a fencing token greater than that of
+every earlier holder) and REDLOCK_OWNER in its environment. The lock is
+extended while a third of the TTL remains.
+
+The lock records an owner, shown by inspect and ls: --owner, or by default
+"host/PID/exec CMD" with redlock's own PID (CMD's is not known before the
+lock is taken): the process whose death ends CMD's unit.
 
 CMD and everything it starts are one unit: if the lock is lost, the unit
 gets SIGTERM, then SIGKILL after --grace, and redlock exits 4. If redlock
@@ -183,6 +200,8 @@ Flags:
   -E CODE        exit code for -n conflicts and -w timeouts (default 1)
   --ttl D        lock time to live (default 10s)
   --grace D      time between SIGTERM and SIGKILL (default 5s; keep it below --ttl)
+  --owner S      owner recorded with the lock (default host/PID/exec CMD; at
+                 most 256 bytes of UTF-8, no control characters)
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
 
@@ -195,19 +214,25 @@ unreachable; 4 lock lost; 126 found but not executable; 127 not found;
 
 const usageLs = `Usage: redlock ls [flags] [PATTERN]
 
-List the locks on the nodes whose key (without the prefix) matches the glob
-PATTERN (default *): key, holder token prefix, fence, remaining TTL on each
-node ("?": node unreadable), and whether a majority of the nodes agrees on
-the holder (yes, no, or unknown while unreadable nodes could change it).
-Keys with control characters, spaces or quotes are printed quoted.
+List the locks held on a majority of the nodes whose key (without the
+prefix) matches the glob PATTERN (default *): key, holder id (as inspect
+shows it), OWNER, AGE (now minus the acquisition time by the holder's
+clock: skew between the hosts shows in it), fence, remaining TTL on each
+node ("?": node unreadable), and how many nodes hold it. A lock held on
+fewer than a majority of the readable nodes is not listed, even when
+unreadable nodes could make it a majority: a warning on stderr says when
+nodes are unreadable. Keys and owners with control characters, spaces or
+quotes are printed quoted.
 
 Flags:
   -o FORMAT      table (default) or json: one JSON object per lock and line
-                 (key, holder, fence, votes, quorum, majority, nodes)
+                 (key, holder, owner, acquired_at, age_ms, fence, votes,
+                 quorum, majority, nodes)
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
 
-Exit codes: 0 listed; 2 usage; 3 fewer than a majority of the nodes readable.
+Exit codes: 0 listed; 2 usage (a bad PATTERN: an unclosed '[', a trailing
+'\'); 3 fewer than a majority of the nodes readable.
 `
 
 const usageDoctor = `Usage: redlock doctor [flags]

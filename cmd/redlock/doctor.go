@@ -178,7 +178,7 @@ func printVerdict(w io.Writer, reports []*nodeReport) error {
 			continue
 		}
 		if first, ok := firstOf[r.runID]; ok {
-			r.fail("same server as %s (run_id %s): a quorum needs distinct servers", first, shortToken(r.runID))
+			r.fail("same server as %s (run_id %s): a quorum needs distinct servers", first, r.runID[:min(6, len(r.runID))])
 			continue
 		}
 		firstOf[r.runID] = r.label

@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -25,6 +28,7 @@ type execArgs struct {
 	ttl, grace   time.Duration
 	prefix       string
 	nodes        string
+	owner        string // recorded on the nodes; see execOwner
 	key          string
 	argv         []string // CMD ARGS...
 }
@@ -39,6 +43,7 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	durationFlag(fs, &a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL")
 	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
 	fs.StringVar(&a.nodes, "nodes", "", "host:port,host:port,...")
+	owner := fs.String("owner", "", "who holds the lock, as inspect and ls show it")
 	key, argv, err := parseAroundKey(fs, "exec", usageExec, args, stdout)
 	if err != nil {
 		return nil, err
@@ -59,6 +64,10 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 		return nil, usageErr("exec", "--ttl %s is not positive (e.g. --ttl 30 or --ttl 30s)", a.ttl)
 	case a.grace < 0:
 		return nil, usageErr("exec", "--grace %s is negative (0 sends SIGKILL at once)", a.grace)
+	}
+	a.owner = *owner
+	if a.owner == "" {
+		a.owner = execOwner(a.argv[0])
 	}
 	if wait.set && a.wait == 0 {
 		a.nonblock = true // flock(1): -w 0 does not wait
@@ -116,8 +125,8 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer r.Close()
-	client, err := redlock.New(r.nodes, redlock.WithKeyPrefix(a.prefix))
-	if err != nil {
+	client, err := redlock.New(r.nodes, redlock.WithKeyPrefix(a.prefix), redlock.WithOwner(a.owner))
+	if err != nil { // a bad --owner, say: the library's message
 		return usageErr("exec", "%v", err)
 	}
 	defer client.Close()
@@ -223,7 +232,30 @@ func childEnv(l *redlock.Lock) []string {
 	return append(os.Environ(),
 		"REDLOCK_KEY="+l.Key(),
 		"REDLOCK_FENCE="+strconv.FormatUint(l.Fence(), 10),
+		"REDLOCK_OWNER="+l.Owner(),
 	)
+}
+
+// execOwner is exec's default owner, "host/pid/exec CMD": the pid is
+// redlock's own, since CMD's is not known before the lock is taken, and
+// redlock's death ends CMD's unit. Characters an owner may not have
+// (control characters, invalid UTF-8) become '?', and CMD is cut so that
+// the owner stays well within node.MaxOwnerLen.
+func execOwner(cmd string) string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	name := filepath.Base(cmd)
+	if len(name) > 64 {
+		name = name[:64] // a rune cut in half becomes '?' below
+	}
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(host+"/"+strconv.Itoa(os.Getpid())+"/exec "+name, "?"))
 }
 
 func describe(argv []string) string {

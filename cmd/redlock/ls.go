@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,11 +14,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-func runLs(ctx context.Context, args []string, stdout io.Writer) error {
+func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ls")
 	prefix := fs.String("prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
 	nodes := fs.String("nodes", "", "host:port,host:port,...")
@@ -43,25 +41,56 @@ func runLs(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer r.Close()
-	keys := scanKeys(ctx, r, *prefix, pattern)
-	rows := inspectKeys(ctx, r, *prefix, keys)
+	probeReads(ctx, r, *prefix)
 	if readable, q := r.upCount(), len(r.nodes)/2+1; readable < q {
 		// Locks held on the unread nodes could be missing or wrongly
 		// judged: no answer is better than a wrong one.
 		return exitf(exitUnreachable, "redlock ls: only %d of %d nodes readable, need %d to judge a lock: %s",
 			readable, len(r.nodes), q, unreadableList(r))
 	}
-	held := rows[:0:0]
-	for _, row := range rows {
-		if row.Votes > 0 {
-			held = append(held, row)
+	client, err := redlock.New(r.nodes, redlock.WithKeyPrefix(*prefix))
+	if err != nil {
+		return usageErr("ls", "%v", err)
+	}
+	defer client.Close()
+	var rows []lockRow
+	for info, err := range client.Locks(ctx, pattern) {
+		if err != nil {
+			return adminErr("ls", err)
 		}
+		rows = append(rows, newRow(info, r, time.Now()))
 	}
+	slices.SortFunc(rows, func(a, b lockRow) int { return strings.Compare(a.Key, b.Key) })
 	if *output == "json" {
-		return printJSON(stdout, held)
+		err = printJSON(stdout, rows)
+	} else {
+		printTable(stdout, r, rows)
 	}
-	printTable(stdout, r, held)
-	return nil
+	if unread := len(r.nodes) - r.upCount(); unread > 0 {
+		// Client.Locks lists what a majority of the nodes holds; the
+		// unreadable nodes could make a majority of a lock held on fewer.
+		fmt.Fprintf(stderr, "redlock ls: warning: %d of %d nodes unreadable: a lock held on fewer than %d of the readable nodes is not listed, though it may be held\n",
+			unread, len(r.nodes), len(r.nodes)/2+1)
+	}
+	return err
+}
+
+// probeReads marks unreadable the nodes that answer PING but cannot run
+// the lock's scripts (EVAL denied by an ACL, a timeout): one Inspect of an
+// unused key per node.
+func probeReads(ctx context.Context, r *remote, prefix string) {
+	var wg sync.WaitGroup
+	for i, n := range r.nodes {
+		if !r.up[i] {
+			continue
+		}
+		wg.Go(func() {
+			if _, err := n.Inspect(ctx, prefix+"{redlock ls probe}"); err != nil {
+				r.errs[i], r.up[i] = err, false
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func unreadableList(r *remote) string {
@@ -74,164 +103,61 @@ func unreadableList(r *remote) string {
 	return strings.Join(s, "; ")
 }
 
-// scanKeys returns the lock keys (without prefix) matching pattern on any
-// reachable node, fence counters left out, sorted.
-func scanKeys(ctx context.Context, r *remote, prefix, pattern string) []string {
-	// Lock keys are prefix{key}: counters and tombstones beside them do
-	// not end with "}".
-	match := globEscape(prefix+"{") + pattern + globEscape("}")
-	var (
-		mu  sync.Mutex
-		set = map[string]bool{}
-		wg  sync.WaitGroup
-	)
-	for i, c := range r.clients {
-		if !r.up[i] {
-			continue
-		}
-		wg.Go(func() {
-			it := c.Scan(ctx, 0, match, 256).Iterator()
-			for it.Next(ctx) {
-				k := it.Val()
-				if !strings.HasSuffix(k, "}") || !strings.HasPrefix(k, prefix+"{") {
-					continue
-				}
-				mu.Lock()
-				set[k[len(prefix)+1:len(k)-1]] = true
-				mu.Unlock()
-			}
-			if err := it.Err(); err != nil {
-				r.errs[i], r.up[i] = fmt.Errorf("scan: %w", err), false
-			}
-		})
-	}
-	wg.Wait()
-	keys := make([]string, 0, len(set))
-	for k := range set {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// globEscape quotes the glob characters of Redis' MATCH in s.
-func globEscape(s string) string {
-	var b strings.Builder
-	for _, c := range s {
-		if strings.ContainsRune(`*?[]{}\`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// lockRow is one key as seen by every node: what both the table and -o
-// json print (a new column is a new field here).
+// lockRow is one held lock as Client.Locks reports it: what both the table
+// and -o json print (a new column is a new field here).
 type lockRow struct {
-	Key      string    `json:"key"`
-	Holder   string    `json:"holder"`   // token prefix held by most nodes
-	Fence    uint64    `json:"fence"`    // the largest fence counter read
-	Votes    int       `json:"votes"`    // nodes that hold Holder's token
-	Quorum   int       `json:"quorum"`   // nodes needed for a majority
-	Majority *bool     `json:"majority"` // null: unreadable nodes could change the verdict
-	Nodes    []nodeTTL `json:"nodes"`    // in --nodes order
-	token    string    // the whole token: compared, never printed
+	Key        string     `json:"key"`
+	Holder     string     `json:"holder"`      // the holder's release id (as inspect shows it), never its token
+	Owner      string     `json:"owner"`       // the holder's owner; "" when not recorded
+	AcquiredAt *time.Time `json:"acquired_at"` // by the holder's clock; null when not recorded
+	AgeMillis  *int64     `json:"age_ms"`      // now minus acquired_at (this host's clock against the holder's)
+	Fence      uint64     `json:"fence"`       // the largest fence counter read
+	Votes      int        `json:"votes"`       // nodes that hold Holder's token
+	Quorum     int        `json:"quorum"`      // nodes needed for a majority
+	Majority   bool       `json:"majority"`    // always true: ls lists only what a majority holds
+	Nodes      []nodeTTL  `json:"nodes"`       // in --nodes order
 }
 
 // nodeTTL is one node's view of a key.
 type nodeTTL struct {
 	Node       string `json:"node"`
-	Holder     string `json:"holder,omitempty"`     // token prefix held there; empty when free
+	Holder     string `json:"holder,omitempty"`     // release id of the token held there; empty when free
 	TTLMillis  *int64 `json:"ttl_ms"`               // remaining TTL; null when free or unreadable; -1 no expiry
 	Unreadable string `json:"unreadable,omitempty"` // why the node could not be read
-	holding    *node.Holding
 }
 
-// inspectKeys reads every key on every readable node. A node that fails
-// (EVAL denied, a timeout) is marked unreadable for the whole listing.
-func inspectKeys(ctx context.Context, r *remote, prefix string, keys []string) []lockRow {
-	holdings := make([][]*node.Holding, len(keys))
-	failed := make([]error, len(r.nodes)) // the first failure per node
-	var (
-		mu sync.Mutex
-		wg sync.WaitGroup
-	)
-	for k, key := range keys {
-		holdings[k] = make([]*node.Holding, len(r.nodes))
-		for i, n := range r.nodes {
-			if !r.up[i] {
-				continue
-			}
-			wg.Go(func() {
-				h, err := n.Inspect(ctx, prefix+"{"+key+"}")
-				if err != nil {
-					mu.Lock()
-					failed[i] = cmp.Or(failed[i], err)
-					mu.Unlock()
-					return
-				}
-				holdings[k][i] = &h
-			})
-		}
+// newRow turns one Info of Client.Locks into a row. A node that failed for
+// this key is also marked unreadable in r, for the table's header.
+func newRow(info redlock.Info, r *remote, now time.Time) lockRow {
+	row := lockRow{Key: info.Key, Holder: info.Holder, Owner: info.Owner, Fence: info.Fence,
+		Quorum: len(r.nodes)/2 + 1, Majority: info.Held}
+	if !info.AcquiredAt.IsZero() {
+		at, age := info.AcquiredAt.UTC(), now.Sub(info.AcquiredAt).Milliseconds()
+		row.AcquiredAt, row.AgeMillis = &at, &age
 	}
-	wg.Wait()
-	for i, err := range failed {
-		if err != nil {
-			r.errs[i], r.up[i] = err, false
-		}
-	}
-	quorum := len(r.nodes)/2 + 1
-	rows := make([]lockRow, len(keys))
-	for k, key := range keys {
-		row := &rows[k]
-		row.Key, row.Quorum = key, quorum
-		votes := map[string]int{}
-		unread := 0
-		for i, h := range holdings[k] {
-			if !r.up[i] {
-				h, unread = nil, unread+1 // unreadable for one key: trust none of its answers
-			}
-			holdings[k][i] = h
-			if h == nil {
-				continue
-			}
-			row.Fence = max(row.Fence, h.Fence)
-			if h.Token != "" {
-				votes[h.Token]++
-			}
-		}
-		for tok, v := range votes {
-			if v > row.Votes || v == row.Votes && tok < row.token {
-				row.token, row.Votes = tok, v
-			}
-		}
-		row.Holder = shortToken(row.token)
+	for i, ni := range info.Nodes {
+		nt := nodeTTL{Node: r.nodes[i].Name()}
 		switch {
-		case row.Votes >= quorum:
-			row.Majority = ptr(true)
-		case row.Votes+unread < quorum:
-			row.Majority = ptr(false)
-		}
-		for i, n := range r.nodes {
-			nt := nodeTTL{Node: n.Name(), holding: holdings[k][i]}
-			if !r.up[i] {
-				nt.Unreadable = r.errs[i].Error()
-			} else if h := holdings[k][i]; h.Token != "" {
-				nt.Holder = shortToken(h.Token)
-				ms := h.TTL.Milliseconds()
-				if h.TTL <= 0 {
-					ms = -1
-				}
-				nt.TTLMillis = &ms
+		case !r.up[i]: // the probe's reason says more than "failing recently"
+			nt.Unreadable = oneLineErr(r.errs[i])
+		case ni.Err != nil:
+			nt.Unreadable = oneLineErr(ni.Err)
+			r.errs[i], r.up[i] = ni.Err, false
+		case ni.Held:
+			nt.Holder = ni.Holder
+			ms := ni.Remaining.Milliseconds()
+			if ni.Remaining <= 0 {
+				ms = -1
 			}
-			row.Nodes = append(row.Nodes, nt)
+			nt.TTLMillis = &ms
+			if ni.Holder == info.Holder {
+				row.Votes++
+			}
 		}
+		row.Nodes = append(row.Nodes, nt)
 	}
-	return rows
+	return row
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func printJSON(w io.Writer, rows []lockRow) error {
 	enc := json.NewEncoder(w)
@@ -244,7 +170,6 @@ func printJSON(w io.Writer, rows []lockRow) error {
 }
 
 func printTable(w io.Writer, r *remote, rows []lockRow) {
-	quorum := len(r.nodes)/2 + 1
 	var names []string
 	for i, n := range r.nodes {
 		state := ""
@@ -253,38 +178,40 @@ func printTable(w io.Writer, r *remote, rows []lockRow) {
 		}
 		names = append(names, fmt.Sprintf("n%d=%s%s", i+1, n.Name(), state))
 	}
-	fmt.Fprintf(w, "nodes: %s; quorum %d\n", strings.Join(names, " "), quorum)
+	fmt.Fprintf(w, "nodes: %s; quorum %d\n", strings.Join(names, " "), len(r.nodes)/2+1)
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no locks held")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	header := []string{"KEY", "HOLDER", "FENCE"}
+	header := []string{"KEY", "HOLDER", "OWNER", "AGE", "FENCE"}
 	for i := range r.nodes {
 		header = append(header, fmt.Sprintf("TTL n%d", i+1))
 	}
 	header = append(header, "MAJORITY")
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, row := range rows {
-		cells := []string{quoteKey(row.Key), row.Holder, fmt.Sprint(row.Fence)}
+		owner, age := "-", "-"
+		if row.Owner != "" {
+			owner = quoteField(row.Owner)
+		}
+		if row.AgeMillis != nil {
+			age = fmtAge(time.Duration(*row.AgeMillis) * time.Millisecond)
+		}
+		cells := []string{quoteField(row.Key), row.Holder, owner, age, fmt.Sprint(row.Fence)}
 		for _, nt := range row.Nodes {
-			cells = append(cells, ttlCell(nt, row.token))
+			cells = append(cells, ttlCell(nt, row.Holder))
 		}
-		majority := "unknown"
-		if row.Majority != nil && *row.Majority {
-			majority = "yes"
-		} else if row.Majority != nil {
-			majority = "no"
-		}
-		cells = append(cells, fmt.Sprintf("%s (%d/%d)", majority, row.Votes, len(r.nodes)))
+		cells = append(cells, fmt.Sprintf("yes (%d/%d)", row.Votes, len(r.nodes)))
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	_ = tw.Flush()
 }
 
-// quoteKey quotes a key that would not print as one plain word (control
-// characters, spaces, quotes, invalid UTF-8), as strconv.Quote does.
-func quoteKey(k string) string {
+// quoteField quotes a key or owner that would not print as one plain word
+// (control characters, spaces, quotes, invalid UTF-8), as strconv.Quote
+// does.
+func quoteField(k string) string {
 	if k == "" || !utf8.ValidString(k) || strings.ContainsAny(k, `"'\`) {
 		return strconv.Quote(k)
 	}
@@ -299,32 +226,30 @@ func quoteKey(k string) string {
 func oneLineErr(err error) string { return strings.ReplaceAll(fmt.Sprint(err), "\n", "; ") }
 
 // ttlCell shows one node's view of a key: the holder's remaining TTL, "-"
-// when free, "?" when the node could not be read, and the other token's
-// prefix when another holder has it there.
-func ttlCell(nt nodeTTL, token string) string {
-	h := nt.holding
+// when free, "?" when the node could not be read, and the other holder's
+// id prefix when another holder has it there.
+func ttlCell(nt nodeTTL, holder string) string {
 	switch {
 	case nt.Unreadable != "":
 		return "?"
-	case h.Token == "":
+	case nt.Holder == "":
 		return "-"
-	case h.Token != token:
-		return shortToken(h.Token) + ":" + fmtTTL(h.TTL)
 	}
-	return fmtTTL(h.TTL)
-}
-func fmtTTL(d time.Duration) string {
-	if d <= 0 {
-		return "no-expiry"
+	ttl := "no-expiry"
+	if ms := *nt.TTLMillis; ms > 0 {
+		ttl = (time.Duration(ms) * time.Millisecond).Round(10 * time.Millisecond).String()
 	}
-	return d.Round(10 * time.Millisecond).String()
+	if nt.Holder != holder {
+		return nt.Holder[:min(6, len(nt.Holder))] + ":" + ttl
+	}
+	return ttl
 }
 
-// shortToken is the first 6 characters of a token: enough to tell holders
-// apart, not enough to release their lock.
-func shortToken(t string) string {
-	if len(t) > 6 {
-		return t[:6]
+// fmtAge rounds an age for the table: to 10ms under a minute, to seconds
+// above.
+func fmtAge(d time.Duration) string {
+	if d < time.Minute && d > -time.Minute {
+		return d.Round(10 * time.Millisecond).String()
 	}
-	return t
+	return d.Round(time.Second).String()
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 func TestLsListsHeldLocks(t *testing.T) {
@@ -27,12 +29,9 @@ func TestLsListsHeldLocks(t *testing.T) {
 			t.Errorf("%s: row %q, want majority yes (3/3)", key, row)
 		}
 	}
-	token, err := c.Clients()[0].Get(t.Context(), "lock:{job-a}").Result()
-	if err != nil || a == nil {
-		t.Fatalf("job-a's token on node 0: %v", err)
-	}
-	if row := rowOf(r.stdout, "job-a"); !strings.Contains(row, token[:6]) {
-		t.Errorf("job-a row %q lacks the holder's token prefix %s", row, token[:6])
+	token := tokenOn(t, c, "job-a")
+	if row := rowOf(r.stdout, "job-a"); !strings.Contains(row, node.ReleaseID(token)) || !strings.Contains(row, a.Owner()) {
+		t.Errorf("job-a row %q lacks the holder's id %s or owner %s", row, node.ReleaseID(token), a.Owner())
 	}
 	if strings.Contains(r.stdout, token) {
 		t.Error("ls printed a whole token")
@@ -108,7 +107,8 @@ func TestLsQuotesKeys(t *testing.T) {
 
 func TestLsJSON(t *testing.T) {
 	c := redistest.StartT(t, 3)
-	hold(t, lockClient(t, c), "job:json", 30*time.Second)
+	before := time.Now()
+	l := hold(t, lockClient(t, c), "job:json", 30*time.Second)
 	if err := c.Nodes()[2].Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -116,18 +116,18 @@ func TestLsJSON(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
 	}
-	token, err := c.Clients()[0].Get(t.Context(), "lock:{job:json}").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
+	token := tokenOn(t, c, "job:json")
 	var row struct {
-		Key      string
-		Holder   string
-		Fence    uint64
-		Votes    int
-		Quorum   int
-		Majority *bool
-		Nodes    []struct {
+		Key        string
+		Holder     string
+		Owner      string
+		AcquiredAt *time.Time `json:"acquired_at"`
+		AgeMillis  *int64     `json:"age_ms"`
+		Fence      uint64
+		Votes      int
+		Quorum     int
+		Majority   *bool
+		Nodes      []struct {
 			Node       string
 			Holder     string
 			TTLMillis  *int64 `json:"ttl_ms"`
@@ -141,11 +141,16 @@ func TestLsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &row); err != nil {
 		t.Fatal(err)
 	}
-	if row.Key != "job:json" || row.Holder != token[:6] || row.Fence == 0 || row.Votes != 2 || row.Quorum != 2 || row.Majority == nil || !*row.Majority || len(row.Nodes) != 3 {
+	if row.Owner != l.Owner() || row.AcquiredAt == nil || !row.AcquiredAt.Equal(l.AcquiredAt()) ||
+		row.AgeMillis == nil || *row.AgeMillis < 0 || *row.AgeMillis > time.Since(before).Milliseconds() {
+		t.Errorf("owner %q acquired_at %v age_ms %v; want %q, %v and an age since the acquisition",
+			row.Owner, row.AcquiredAt, row.AgeMillis, l.Owner(), l.AcquiredAt())
+	}
+	if row.Key != "job:json" || row.Holder != node.ReleaseID(token) || row.Fence == 0 || row.Votes != 2 || row.Quorum != 2 || row.Majority == nil || !*row.Majority || len(row.Nodes) != 3 {
 		t.Errorf("row %+v", row)
 	}
 	for i, n := range row.Nodes[:2] {
-		if n.Node != c.Addrs()[i] || n.Holder != token[:6] || n.TTLMillis == nil || *n.TTLMillis <= 0 || *n.TTLMillis > 30000 {
+		if n.Node != c.Addrs()[i] || n.Holder != node.ReleaseID(token) || n.TTLMillis == nil || *n.TTLMillis <= 0 || *n.TTLMillis > 30000 {
 			t.Errorf("node %d: %+v", i, n)
 		}
 	}
@@ -163,6 +168,13 @@ func TestLsEmpty(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "no locks held") {
 		t.Errorf("exit %d, stdout %q", r.code, r.stdout)
 	}
+	for _, bad := range []string{"job[", `job\`, ""} { // refused by Client.Locks
+		r := runBin(t, c.Addrs(), "ls", bad)
+		if r.code != exitUsage || r.stdout != "" {
+			t.Errorf("ls %q: exit %d, stdout %q; want %d", bad, r.code, r.stdout, exitUsage)
+		}
+		oneLine(t, r.stderr, "invalid argument")
+	}
 }
 
 func rowOf(out, key string) string {
@@ -175,7 +187,9 @@ func rowOf(out, key string) string {
 }
 
 // Readable nodes hold the lock on less than a majority, but the unreadable
-// ones could make it one: the verdict is unknown (JSON: null), not "no".
+// ones could make it one. Client.Locks lists only what a majority holds, so
+// ls does not list the lock: it warns on stderr that such locks are not
+// listed, in both formats.
 func TestLsMajorityUnknown(t *testing.T) {
 	c := redistest.StartT(t, 5)
 	hold(t, lockClient(t, c), "job:maybe", 30*time.Second)
@@ -185,16 +199,61 @@ func TestLsMajorityUnknown(t *testing.T) {
 	}
 	denyEval(t, cl[3])
 	denyEval(t, cl[4])
+	const warning = "2 of 5 nodes unreadable: a lock held on fewer than 3 of the readable nodes is not listed"
 	r := runBin(t, c.Addrs(), "ls")
-	if row := rowOf(r.stdout, "job:maybe"); r.code != 0 || !strings.Contains(row, "unknown (2/5)") {
-		t.Errorf("exit %d, row %q, want unknown (2/5)", r.code, row)
+	if r.code != 0 || rowOf(r.stdout, "job:maybe") != "" || !strings.Contains(r.stdout, "no locks held") {
+		t.Errorf("exit %d, stdout %q; want 0 and no lock listed", r.code, r.stdout)
+	}
+	oneLine(t, r.stderr, warning)
+	if !strings.Contains(r.stdout, "n4="+c.Addrs()[3]+" (unreadable: ") {
+		t.Errorf("n4 not marked unreadable: %q", r.stdout)
 	}
 	r = runBin(t, c.Addrs(), "ls", "-o", "json")
-	var row map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &row); err != nil {
+	if r.code != 0 || r.stdout != "" {
+		t.Errorf("json: exit %d, stdout %q; want 0 and nothing", r.code, r.stdout)
+	}
+	oneLine(t, r.stderr, warning)
+}
+
+// The OWNER and AGE columns: a statuslock-style key held by a named owner
+// shows that owner and an age since its acquisition; an owner with a space
+// is quoted like a key.
+func TestLsShowsOwnerAndAge(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	var nodes []node.Node
+	for _, rc := range c.Clients() {
+		nodes = append(nodes, node.NewRedis(rc))
+	}
+	client, err := redlock.New(nodes, redlock.WithOwner("deployer pod-7"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if m, ok := row["majority"]; !ok || m != nil {
-		t.Errorf("majority = %v (present %v), want null", m, ok)
+	t.Cleanup(func() { _ = client.Close() })
+	hold(t, client, "status:billing", 30*time.Second)
+	hold(t, lockClient(t, c), "job:other", 30*time.Second)
+	r := runBin(t, c.Addrs(), "ls", "status:*")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 3 || rowOf(r.stdout, "job:other") != "" {
+		t.Fatalf("exit %d, stdout %q; want the nodes, a header and status:billing", r.code, r.stdout)
 	}
+	if f := strings.Fields(lines[1]); len(f) < 5 || f[2] != "OWNER" || f[3] != "AGE" {
+		t.Errorf("header %q, want KEY HOLDER OWNER AGE ...", lines[1])
+	}
+	f := strings.Fields(rowOf(r.stdout, "status:billing"))
+	if len(f) < 6 || f[2]+" "+f[3] != `"deployer pod-7"` {
+		t.Fatalf("row %q, want the quoted owner third", lines[2])
+	}
+	if age, err := time.ParseDuration(f[4]); err != nil || age < 0 || age > 5*time.Minute {
+		t.Errorf("AGE %q (%v), want a duration since the acquisition", f[4], err)
+	}
+}
+
+// tokenOn reads key's token on the first node.
+func tokenOn(t *testing.T, c *redistest.Cluster, key string) string {
+	t.Helper()
+	v, err := c.Clients()[0].Get(t.Context(), "lock:{"+key+"}").Result()
+	if err != nil {
+		t.Fatalf("%s on node 0: %v", key, err)
+	}
+	return node.ParseLockValue(v).Token
 }

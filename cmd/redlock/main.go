@@ -29,7 +29,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "exec":
 		return runExec(ctx, rest, stdout, stderr)
 	case "ls":
-		return runLs(ctx, rest, stdout)
+		return runLs(ctx, rest, stdout, stderr)
 	case "doctor":
 		return runDoctor(ctx, rest, stdout)
 	case "inspect":

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +127,66 @@ func TestUnlockAsksOnTerminal(t *testing.T) {
 	}
 	if err := l.Extend(t.Context(), 30*time.Second); !errors.Is(err, redlock.ErrLockLost) {
 		t.Fatalf("after a confirmed unlock the holder's extension: %v, want ErrLockLost", err)
+	}
+}
+
+// exec records "host/<redlock's pid>/exec CMD" as the owner (or --owner),
+// gives it to CMD as REDLOCK_OWNER, and inspect and ls show it while CMD
+// runs; a bad --owner is a usage error with the library's message.
+func TestExecRecordsOwner(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("finds redlock's pid in /proc")
+	}
+	c := redistest.StartT(t, 3)
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The child (sh) runs under the unit's supervisor, whose parent is
+	// redlock: the owner names that pid.
+	script := `echo "owner=$REDLOCK_OWNER"; read -r _ _ _ pp _ < /proc/$PPID/stat; echo "redlock=$pp"; '` +
+		bin + `' inspect job:own; '` + bin + `' ls 'job:*'`
+	r := runBin(t, c.Addrs(), "exec", "job:own", "--", "sh", "-c", script)
+	if r.code != 0 {
+		t.Fatalf("exit %d", r.code)
+	}
+	var owner, pid string
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if v, ok := strings.CutPrefix(line, "owner="); ok {
+			owner = v
+		}
+		if v, ok := strings.CutPrefix(line, "redlock="); ok {
+			pid = v
+		}
+	}
+	if want := host + "/" + pid + "/exec sh"; pid == "" || owner != want {
+		t.Fatalf("REDLOCK_OWNER %q, want %q", owner, want)
+	}
+	if !strings.Contains(r.stdout, "owner      "+owner) {
+		t.Errorf("inspect does not show owner %q", owner)
+	}
+	if row := rowOf(r.stdout, "job:own"); !strings.Contains(row, owner) {
+		t.Errorf("ls row %q lacks owner %q", row, owner)
+	}
+
+	r = runBin(t, c.Addrs(), "exec", "--owner", "deploy-bot 7", "job:own", "--", "sh", "-c",
+		`echo "owner=$REDLOCK_OWNER"; '`+bin+`' inspect job:own`)
+	if r.code != 0 || !strings.Contains(r.stdout, "owner=deploy-bot 7\n") || !strings.Contains(r.stdout, "owner      deploy-bot 7\n") {
+		t.Errorf("--owner: exit %d, stdout %q", r.code, r.stdout)
+	}
+
+	marker := filepath.Join(t.TempDir(), "ran")
+	for owner, want := range map[string]string{
+		"line\nbreak":            "control character",
+		strings.Repeat("x", 300): "longer than 256",
+	} {
+		r := runBin(t, c.Addrs(), "exec", "--owner", owner, "job:own", "--", "touch", marker)
+		if r.code != exitUsage {
+			t.Errorf("--owner %.20q: exit %d, want %d", owner, r.code, exitUsage)
+		}
+		oneLine(t, r.stderr, want)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("CMD ran with a bad --owner")
 	}
 }

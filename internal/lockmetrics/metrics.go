@@ -39,6 +39,9 @@ var (
 	AcquireAttempts = &Metric{Name: "quorumlock_acquire_attempts", Kind: Histogram, Unit: "{attempt}",
 		Help:   "Attempts per acquisition call, by class.",
 		Labels: []string{"class"}, Buckets: []float64{1, 2, 3, 5, 8, 13, 21, 34, 55}}
+	Takeovers = &Metric{Name: "quorumlock_takeovers_total", Kind: Counter, Unit: "{acquisition}",
+		Help:   "Acquisitions that took over from a holder that never released the lock (it expired or was force-released: a crashed or stuck holder), by class.",
+		Labels: []string{"class"}}
 	Contended = &Metric{Name: "quorumlock_contended_attempts_total", Kind: Counter, Unit: "{attempt}",
 		Help:   "Attempts that lost, by class and reason: contended (another client holds a majority) or split_vote (no client does).",
 		Labels: []string{"class", "reason"}}
@@ -72,7 +75,7 @@ var (
 )
 
 // All is every metric, in exposition order.
-var All = []*Metric{Acquisitions, AcquireSeconds, AcquireAttempts, Contended, Waiters, Held, Kept,
+var All = []*Metric{Acquisitions, AcquireSeconds, AcquireAttempts, Takeovers, Contended, Waiters, Held, Kept,
 	Extensions, Losses, Releases, FencedRejections, NodeErrors, NodeSeconds}
 
 func init() {

@@ -43,6 +43,9 @@ func (r *Recorder) Observe(e redlock.Event) {
 	case redlock.EventAcquired:
 		r.ended(class, "acquired", e)
 		s.Add(Held, 1, class)
+		if e.Reason == "took_over" {
+			s.Add(Takeovers, 1, class)
+		}
 	case redlock.EventNotAcquired:
 		r.ended(class, e.Reason, e)
 	case redlock.EventContended:
