@@ -67,11 +67,6 @@ func (r *recorder) balanced(t *testing.T, key string, calls int) {
 	}
 }
 
-// shortTTLs lets the tests below use TTLs of about a second (their
-// expiries are what they observe): start's 2s node timeout leaves no
-// validity in them.
-var shortTTLs = redlock.WithNodeTimeout(300 * time.Millisecond)
-
 func lockName(key string) string { return redlock.DefaultKeyPrefix + "{" + key + "}" }
 
 func TestEventsAcquireRelease(t *testing.T) {
@@ -120,7 +115,7 @@ func TestEventsAcquireRelease(t *testing.T) {
 
 func TestEventsContendedCanceledExpired(t *testing.T) {
 	rec := &recorder{}
-	_, c := start(t, 3, redlock.WithObserver(rec), shortTTLs)
+	_, c := start(t, 3, redlock.WithObserver(rec))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	held, err := c.Acquire(ctx, key, 3*time.Second) // ends by its expiry: no keep-alive, no release
@@ -162,7 +157,7 @@ func TestEventsContendedCanceledExpired(t *testing.T) {
 
 func TestEventsLostNotOurs(t *testing.T) {
 	rec := &recorder{}
-	cl, c := start(t, 3, redlock.WithObserver(rec), shortTTLs)
+	cl, c := start(t, 3, redlock.WithObserver(rec))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	l, err := c.Acquire(ctx, key, 10*time.Second)
@@ -181,7 +176,7 @@ func TestEventsLostNotOurs(t *testing.T) {
 
 func TestEventsSplitVote(t *testing.T) {
 	rec := &recorder{}
-	cl, c := start(t, 5, redlock.WithObserver(rec), shortTTLs)
+	cl, c := start(t, 5, redlock.WithObserver(rec))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	// Two other tokens on 2 nodes each: no one can reach 3 of 5, and we
@@ -202,7 +197,7 @@ func TestEventsSplitVote(t *testing.T) {
 
 func TestEventsKept(t *testing.T) {
 	rec := &recorder{}
-	_, c := start(t, 3, redlock.WithObserver(rec), shortTTLs)
+	_, c := start(t, 3, redlock.WithObserver(rec))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	l, err := c.Acquire(ctx, key, 3*time.Second)
@@ -231,7 +226,7 @@ func TestEventsKept(t *testing.T) {
 // Nodes die under a kept lock: failed extensions, then the watchdog's loss.
 func TestEventsWatchdogLoss(t *testing.T) {
 	rec := &recorder{}
-	cl, c := start(t, 3, redlock.WithObserver(rec), shortTTLs, redlock.WithKeepAlive(extend.WithRetryInterval(20*time.Millisecond)))
+	cl, c := start(t, 3, redlock.WithObserver(rec), redlock.WithKeepAlive(extend.WithRetryInterval(20*time.Millisecond)))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	l, err := c.Acquire(ctx, key, 3*time.Second)
