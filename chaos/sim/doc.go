@@ -39,8 +39,9 @@
 // by a request of a token on a node after that node processed the token's
 // release, within the tombstone (the late-request rule); no key left on any
 // node after every client closed and a TTL passed (orphans); no call
-// reported "held by another" when no token held a majority of the nodes at
-// any instant of the call (split votes); no waiter asleep (between a lost
+// reported "held by another" when no token held a majority of the nodes
+// during the call, each node at some moment of it (split votes; a quorum
+// read is no atomic snapshot); no waiter asleep (between a lost
 // attempt and the next) while a majority of the nodes held no key for
 // longer than 100 ms, outside faults and a TTL after them, in schedules
 // without drops or spikes; no attempt longer than three times the node
@@ -48,7 +49,8 @@
 // last look). The ground truth is recorded by the servers as they apply
 // requests (truth.go). Violations that are instances of a finding on main
 // already reported (knownFindings) are counted apart and fail no profile;
-// each has a reproducer test, skipped until it is fixed (SIM_KNOWN=1).
+// each has a reproducer test, skipped until it is fixed (SIM_KNOWN=1); the
+// reproducers of findings since fixed run as regression tests.
 //
 // Bug re-introduces, at the servers and links, each review finding that
 // core v2 fixed, to show that the checks find it (TestFindsReviewFindings).
