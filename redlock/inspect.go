@@ -97,7 +97,15 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 		ni := &info.Nodes[a.node]
 		ni.Key, ni.Node = key, c.nodes[a.node].Name()
 		if a.err == nil && !c.counts(a.node) {
-			a.err = &NodeError{Node: ni.Node, Op: "inspect", Err: errUnidentified(ni.Node)}
+			// First contact did not wait for this node: identify it now,
+			// as an attempt does, rather than call it unreadable.
+			ok, err := c.identifyNow(ctx, a.node, timeout)
+			if err != nil {
+				return Info{}, "", err
+			}
+			if !ok {
+				a.err = &NodeError{Node: ni.Node, Op: "inspect", Err: errUnidentified(ni.Node)}
+			}
 		}
 		if a.err != nil {
 			ni.Err = a.err

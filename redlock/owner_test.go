@@ -146,6 +146,9 @@ func TestInspectAgreesWithNodesAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Release(ctx)
+	// TryAcquire returns at a majority: the third node's acquire must land
+	// before the restart, or go-redis resends it to the restarted node.
+	settled(t, cl, c.KeyName(key), l.Token())
 	if err := cl.Nodes()[0].Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
