@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/cryptotest"
@@ -19,6 +20,9 @@ import (
 // it outside (porcupine runs on real time).
 func runOne(t *testing.T, seed uint64, bug Bug) (*Outcome, []Violation, *chaos.Findings) {
 	t.Helper()
+	startGuard()
+	inFlight.Store(seed, time.Now())
+	defer inFlight.Delete(seed)
 	var o *Outcome
 	var err error
 	synctest.Test(t, func(t *testing.T) { o, err = Run(Generate(seed, bug)) })
@@ -27,6 +31,51 @@ func runOne(t *testing.T, seed uint64, bug Bug) (*Outcome, []Violation, *chaos.F
 	}
 	vs, f := Verdict(o)
 	return o, vs, f
+}
+
+// inFlight holds the seeds being run (seed -> wall-clock start), for the
+// guard.
+var inFlight sync.Map
+
+var guardOnce sync.Once
+
+// Limits of the guard: a schedule runs for milliseconds to seconds of wall
+// time, and the whole profile holds well under a GiB.
+const (
+	guardWall = 3 * time.Minute
+	guardHeap = 4 << 30
+)
+
+// startGuard watches the schedules in flight: one that runs past guardWall,
+// or a heap past guardHeap, stops the process with the seeds in flight, a
+// replay command and every goroutine's stack. A schedule whose fake clock
+// cannot advance (a goroutine that loops without blocking) would otherwise
+// grow until the machine kills the test, its seed unknown: one CI profile
+// under make test-stress was killed that way (24 GB), once.
+func startGuard() {
+	guardOnce.Do(func() {
+		go func() {
+			for range time.Tick(time.Second) {
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				var seeds []uint64
+				inFlight.Range(func(k, v any) bool {
+					if ms.HeapAlloc > guardHeap || time.Since(v.(time.Time)) > guardWall {
+						seeds = append(seeds, k.(uint64))
+					}
+					return true
+				})
+				if len(seeds) == 0 {
+					continue
+				}
+				buf := make([]byte, 64<<20)
+				buf = buf[:runtime.Stack(buf, true)]
+				fmt.Fprintf(os.Stderr, "sim guard: heap %d MiB; seeds in flight past the guard (%s wall, %d MiB heap): %v\nreplay: %s\n\n%s\n",
+					ms.HeapAlloc>>20, guardWall, guardHeap>>20, seeds, replayCmd(seeds[0], BugNone), buf)
+				os.Exit(2)
+			}
+		}()
+	})
 }
 
 // replayOne is runOne as TestReplay runs it: in a subtest whose
