@@ -81,7 +81,6 @@ func TestMetricsOfARealRun(t *testing.T) {
 		{"quorumlock_acquisitions_total", labels{"class": "lease", "result": "acquired"}, 1},
 		{"quorumlock_acquire_duration_seconds", labels{"class": "job"}, 3},
 		{"quorumlock_acquire_attempts", labels{"class": "job"}, 3},
-		{"quorumlock_contended_attempts_total", labels{"class": "job", "reason": "contended"}, 2}, // the try, the waiter's first
 		{"quorumlock_releases_total", labels{"class": "job"}, 2},
 		{"quorumlock_releases_total", labels{"class": "report"}, 1},
 		{"quorumlock_losses_total", labels{"class": "lease", "reason": "expired"}, 1},
@@ -95,11 +94,19 @@ func TestMetricsOfARealRun(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", w.name, w.l, got, w.want)
 		}
 	}
-	// 3 nodes × 6 acquire rounds (the holder, the try, the waiter's two,
-	// Do, the lease) and 3 release rounds (the undo of lost attempts adds
-	// requests to the nodes that did not answer "held").
-	if got := value(t, fams, "quorumlock_node_request_duration_seconds", labels{"op": "acquire"}); got != 3*6 {
-		t.Errorf("node acquire requests %v, want 18", got)
+	// The try and the waiter's first attempt lose; the waiter may lose
+	// once more when a wake-up comes before the release reached a
+	// majority (a subscription that came up late, under load).
+	contended := value(t, fams, "quorumlock_contended_attempts_total", labels{"class": "job", "reason": "contended"})
+	if contended < 2 || contended > 4 {
+		t.Errorf("contended attempts %v, want 2 (the try, the waiter's first) or a wake-up or two more", contended)
+	}
+	// 3 nodes × the acquire rounds: the holder, the waiter's winning one,
+	// Do, the lease, and every lost one (a wake-up can add a round that
+	// ends otherwise, under load); and 3 release rounds (the undo of lost
+	// attempts adds requests to the nodes that did not answer "held").
+	if got, least := value(t, fams, "quorumlock_node_request_duration_seconds", labels{"op": "acquire"}), 3*(4+contended); got < least || int(got)%3 != 0 {
+		t.Errorf("node acquire requests %v, want at least %v, 3 per round", got, least)
 	}
 	if got := value(t, fams, "quorumlock_node_request_duration_seconds", labels{"op": "release"}); got < 3*3 {
 		t.Errorf("node release requests %v, want at least 9", got)

@@ -240,6 +240,8 @@ func TestEventsWatchdogLoss(t *testing.T) {
 		}
 	}
 	<-l.Done()
+	// Done closes before the event reaches the observer.
+	await(t, "the loss event", time.Minute, func() bool { return len(rec.of(key, redlock.EventLost, "*")) > 0 })
 	if got := rec.of(key, redlock.EventLost, "*"); len(got) != 1 || got[0].Reason != "extension_failed" {
 		t.Errorf("EventLost %+v, want one \"extension_failed\"", got)
 	}
