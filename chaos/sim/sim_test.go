@@ -166,6 +166,10 @@ func TestSimulation(t *testing.T) {
 			t.Run(strconv.Itoa(w), func(t *testing.T) {
 				t.Parallel()
 				for i := w; i < n; i += workers {
+					if seed := from + uint64(i); stormSeeds[seed] && os.Getenv("SIM_KNOWN") == "" {
+						t.Logf("seed %d skipped: known finding retry-storm (TestKnownRetryStorm; SIM_KNOWN=1 runs it)", seed)
+						continue
+					}
 					o, vs, f := runOne(t, from+uint64(i), BugNone)
 					sum.Add(o, vs)
 					if len(Unknown(vs)) > 0 {
@@ -329,6 +333,30 @@ func TestKnownIdentifyFailingMarks(t *testing.T) {
 	o, vs, f := runOne(t, 1042, BugNone)
 	if len(vs) > 0 {
 		report(t, o, vs, f)
+	}
+}
+
+// stormSeeds trigger the open finding retry-storm: in some replays (about
+// 1 in 5 for seed 3318: 5 nodes, 3 clients, clocks a minute apart, a node
+// restarted early, one crashed, then all wiped) two clients' Acquire loops
+// make thousands of attempts while the fake clock barely moves: 25,000
+// acquire requests and 6,000 undo rounds in flight, a heap of GBs, until
+// the guard stops the process (stacks: Client.acquire, waitRelease,
+// Client.undo). Under make test-stress it killed one CI profile (24 GB) and
+// stopped another through the guard; the cause is not found. The CI
+// profile skips these seeds (saying so) until it is.
+var stormSeeds = map[uint64]bool{3318: true}
+
+// TestKnownRetryStorm replays the storm seeds (SIM_KNOWN=1), each up to 10
+// times; the guard stops the process when a storm grows.
+func TestKnownRetryStorm(t *testing.T) {
+	if os.Getenv("SIM_KNOWN") == "" {
+		t.Skip("known finding retry-storm (redlock: Acquire loops storm after a wipe with skewed clients); SIM_KNOWN=1 runs the reproducer")
+	}
+	for seed := range stormSeeds {
+		for range 10 {
+			runOne(t, seed, BugNone)
+		}
 	}
 }
 
