@@ -335,7 +335,7 @@ func TestRuleTakenOverLockIsLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	<-a.Done() // no keep-alive: it ends at its validity
+	<-a.Done()                            // no keep-alive: it ends at its validity
 	eventuallyFree(t, cl, c.KeyName(key)) // its keys expire soon after, on every node
 	b, err := c.TryAcquire(ctx, key, 5*time.Second)
 	if err != nil {
