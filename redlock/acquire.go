@@ -108,13 +108,21 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		if o.split {
 			// Resolve the split now, without using up a retry: the winner
 			// asks again as soon as the losers' undo can have landed, the
-			// losers look again once the winner can have finished.
+			// losers look again once the winner can have finished, or
+			// when it releases.
 			if splits++; splits <= maxSplitRounds {
 				d := o.rtt + rand.N(o.rtt/2+time.Microsecond)
 				if !o.keep {
 					d = 3*o.rtt + rand.N(o.rtt+time.Microsecond)
 				}
-				if err := sleep(ctx, max(d, 100*time.Microsecond)); err != nil {
+				d = max(d, 100*time.Microsecond)
+				var err error
+				if o.keep {
+					err = sleep(ctx, d)
+				} else {
+					err = c.waitRelease(ctx, w, seen, o.wake, d)
+				}
+				if err != nil {
 					c.abandon(key, name, token, ttl)
 					return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
 				}
@@ -142,7 +150,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 			// back just then, spread by a little jitter.
 			delay = o.wait + rand.N(2*time.Millisecond)
 		}
-		if err := c.waitRelease(ctx, w, seen, delay); err != nil {
+		if err := c.waitRelease(ctx, w, seen, o.wake, delay); err != nil {
 			return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
 		}
 	}
@@ -178,6 +186,7 @@ type outcome struct {
 	wait  time.Duration // until the holder's keys expire on enough nodes, when known
 	split bool          // no client holds a majority of the nodes that answered
 	held  bool          // another client holds a majority
+	wake  wakeOn        // which release announcements can help the next attempt
 	keep  bool          // split: we won it and keep our keys for the next round
 	rtt   time.Duration // how long the round took to decide
 	prev  node.Holding  // the previous holder with the largest fence that our nodes reported
@@ -283,7 +292,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		c.undo(key, name, token, ttl, heldBy(others, n))
 		return outcome{
 			err:  fmt.Errorf("%w: %q is held by another client (on %d of %d nodes)", ErrNotAcquired, key, votes, n),
-			wait: c.holderWait(others, n), rtt: rtt, held: true,
+			wait: c.holderWait(others, n), rtt: rtt, held: true, wake: wakeOn{holder: top},
 		}
 	}
 	// A split: no token holds a majority of the nodes that answered. Every
@@ -297,7 +306,11 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 	if !win {
 		c.undo(key, name, token, ttl, heldBy(others, n))
 	}
-	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: prev}
+	wake := wakeOn{all: true}
+	if !win {
+		wake = wakeOn{holder: top} // the winner
+	}
+	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: prev, wake: wake}
 }
 
 // leader returns the holder with the most nodes among answers (ties: the
