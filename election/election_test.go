@@ -127,19 +127,25 @@ func TestBadInput(t *testing.T) {
 	}
 	defer c.Close()
 	for name, f := range map[string]func() error{
-		"nil client":   func() error { _, err := election.New(nil, "x"); return err },
-		"empty name":   func() error { _, err := election.New(c, ""); return err },
-		"brace name":   func() error { _, err := election.New(c, "}x"); return err },
-		"nil option":   func() error { _, err := election.New(c, "x", nil); return err },
-		"zero ttl":     func() error { _, err := election.New(c, "x", election.WithTTL(0)); return err },
-		"neg poll":     func() error { _, err := election.New(c, "x", election.WithPollInterval(-time.Second)); return err },
-		"empty value":  func() error { _, err := newElection(t, c, "x").Campaign(context.Background(), ""); return err },
-		"ctrl value":   func() error { _, err := newElection(t, c, "x").Campaign(context.Background(), "a\nb"); return err },
-		"long value":   func() error { _, err := newElection(t, c, "x").Campaign(context.Background(), strings.Repeat("v", 300)); return err },
-		"nil ctx":      func() error { _, err := newElection(t, c, "x").Campaign(nil, "v"); return err }, //nolint:staticcheck // bad input on purpose
-		"leader nil":   func() error { _, err := newElection(t, c, "x").Leader(nil); return err },  //nolint:staticcheck // bad input on purpose
-		"observe nil":  func() error { _, err := newElection(t, c, "x").Observe(nil); return err }, //nolint:staticcheck // bad input on purpose
-		"owner on ctx": func() error { _, err := c.TryAcquire(redlock.ContextWithOwner(context.Background(), "a\x00"), "k", time.Second); return err },
+		"nil client":  func() error { _, err := election.New(nil, "x"); return err },
+		"empty name":  func() error { _, err := election.New(c, ""); return err },
+		"brace name":  func() error { _, err := election.New(c, "}x"); return err },
+		"nil option":  func() error { _, err := election.New(c, "x", nil); return err },
+		"zero ttl":    func() error { _, err := election.New(c, "x", election.WithTTL(0)); return err },
+		"neg poll":    func() error { _, err := election.New(c, "x", election.WithPollInterval(-time.Second)); return err },
+		"empty value": func() error { _, err := newElection(t, c, "x").Campaign(context.Background(), ""); return err },
+		"ctrl value":  func() error { _, err := newElection(t, c, "x").Campaign(context.Background(), "a\nb"); return err },
+		"long value": func() error {
+			_, err := newElection(t, c, "x").Campaign(context.Background(), strings.Repeat("v", 300))
+			return err
+		},
+		"nil ctx":     func() error { _, err := newElection(t, c, "x").Campaign(nil, "v"); return err }, //nolint:staticcheck // bad input on purpose
+		"leader nil":  func() error { _, err := newElection(t, c, "x").Leader(nil); return err },        //nolint:staticcheck // bad input on purpose
+		"observe nil": func() error { _, err := newElection(t, c, "x").Observe(nil); return err },       //nolint:staticcheck // bad input on purpose
+		"owner on ctx": func() error {
+			_, err := c.TryAcquire(redlock.ContextWithOwner(context.Background(), "a\x00"), "k", time.Second)
+			return err
+		},
 	} {
 		if err := f(); !errors.Is(err, redlock.ErrInvalidArgument) {
 			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)

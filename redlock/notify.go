@@ -36,9 +36,9 @@ type notifyHub struct {
 	idle     *time.Timer // stops the subscriptions subscriptionLinger after the last waiter
 	queues   map[string]*waitQueue
 	seq      uint64
-	disabled bool          // no node can subscribe
-	ups      uint64        // transitions from no subscription up to one up
-	ready    chan struct{} // closed when a subscription of this generation is up (or none can be)
+	disabled bool                              // no node can subscribe
+	ups      uint64                            // transitions from no subscription up to one up
+	ready    chan struct{}                     // closed when a subscription of this generation is up (or none can be)
 	watchers map[string]map[chan struct{}]bool // Released's channels by full name
 }
 
