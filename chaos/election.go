@@ -93,11 +93,12 @@ func runElection(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 	present := leaderShare(r.css, start+2*p.TTL, end)
 	figs.atLeast("share of the run with a leader", 100*present, "%", 50)
 	figs.timing()
-	var gaps lat
+	var gaps, failovers lat
 	takeovers := 0
 	for _, iso := range isolations {
-		if g, ok := leaderless(r.css, iso); ok {
+		if g, fo, ok := leaderless(r.css, iso); ok {
 			gaps = append(gaps, g)
+			failovers = append(failovers, fo)
 			takeovers++
 		}
 	}
@@ -105,10 +106,13 @@ func runElection(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 	figs.timing()
 	figs.info("leaderless after a leader's node-side loss, median", ms(gaps.pct(50)), "ms")
 	figs.info("leaderless after a leader's node-side loss, max", ms(gaps.pct(100)), "ms")
+	figs.info("cut-off to the next term, median", ms(failovers.pct(50)), "ms")
+	figs.info("cut-off to the next term, max", ms(failovers.pct(100)), "ms")
 	figs.info("late writes of former leaders after a newer term wrote", float64(r.lateNew), "")
 	figs.atLeast("of those, refused by the fenced register", float64(r.lateRef), "", float64(r.lateNew))
-	sum := fmt.Sprintf("%d terms; leader %.0f%% of the time; %d cut-off leaders, replaced after %s (median, from the old term's end to the new term) / %s max; %d late writes after a newer term, %d refused",
-		len(r.css), 100*present, len(isolations), gaps.pct(50).Round(time.Millisecond), gaps.pct(100).Round(time.Millisecond), r.lateNew, r.lateRef)
+	sum := fmt.Sprintf("%d terms; leader %.0f%% of the time; %d cut-off leaders, %d replaced: leaderless %s median / %s max from the old term's loss signal to the new term (%s / %s from the cut-off); %d late writes after a newer term, %d refused",
+		len(r.css), 100*present, len(isolations), takeovers, gaps.pct(50).Round(time.Millisecond), gaps.pct(100).Round(time.Millisecond),
+		failovers.pct(50).Round(time.Millisecond), failovers.pct(100).Round(time.Millisecond), r.lateNew, r.lateRef)
 	return &Measured{Findings: f, Figures: figs, Summary: sum, Windows: e.Windows()}, nil
 }
 
@@ -244,9 +248,11 @@ func leaderShare(css []CS, from, to time.Duration) float64 {
 	return float64(covered) / float64(to-from)
 }
 
-// leaderless is the time from the end of the cut-off leader's term to the
-// start of the next term, for an isolation whose leader was replaced.
-func leaderless(css []CS, iso isolation) (time.Duration, bool) {
+// leaderless is the time from the end of the cut-off leader's term (as its
+// leader believed it: the loss signal) to the start of the next term, and
+// from the cut-off to the next term, for an isolation whose leader was
+// replaced.
+func leaderless(css []CS, iso isolation) (gap, failover time.Duration, ok bool) {
 	var old *CS
 	for i := range css {
 		c := &css[i]
@@ -255,12 +261,12 @@ func leaderless(css []CS, iso isolation) (time.Duration, bool) {
 		}
 	}
 	if old == nil {
-		return 0, false
+		return 0, 0, false
 	}
 	for _, c := range css {
 		if c.Fence > old.Fence && c.AcqEnd >= iso.at {
-			return max(0, c.AcqEnd-old.BelievedEnd()), true
+			return max(0, c.AcqEnd-old.BelievedEnd()), c.AcqEnd - iso.at, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
