@@ -17,8 +17,10 @@ import (
 // Stop lets the running pass finish and resigns, so that another replica
 // takes over at once; a replica that dies without Stop is replaced when its
 // term's lock expires (election.WithTTL). RunOnce is not gated: it runs a
-// pass on any replica. See TestReconcilerOnlyLeaderReconciles and
-// TestReconcilerTakeoverAfterLeaderClientClosed.
+// pass on any replica. TestReconcilerOnlyLeaderReconciles: of two
+// replicas only the leader reconciles, and when the leader's connections
+// are closed without resigning (as when its process dies) the other takes
+// over; the two never reconcile at once.
 func WithLeaderElection(e *election.Election, value string) ReconcilerOption {
 	return func(c *reconcilerConfig) { c.election, c.value = e, value }
 }
