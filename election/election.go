@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
@@ -89,7 +90,10 @@ func (e *Election) Name() string { return e.name }
 // at most node.MaxOwnerLen bytes of UTF-8 without control characters.
 //
 // It waits for the current leader's release (woken by its announcement) or
-// the expiry of its lock, and tries again, for as long as ctx lasts. The
+// the expiry of its lock, and tries again, for as long as ctx lasts: per
+// the client's retry policy, and when that is used up, after the next
+// announced release or a quarter TTL at most, so that a client with
+// retry.Never does not spin (TestCampaignWithoutRetriesWaits). The
 // term is kept alive automatically from the moment it is returned.
 //
 // Errors: redlock.ErrInvalidArgument for a bad value; ctx's error when
@@ -106,6 +110,7 @@ func (e *Election) Campaign(ctx context.Context, value string) (*Term, error) {
 		return nil, invalidArg("value: %v", err)
 	}
 	actx := redlock.ContextWithOwner(ctx, value)
+	var released <-chan struct{}
 	for {
 		l, err := e.client.Acquire(actx, e.name, e.cfg.ttl)
 		switch {
@@ -114,11 +119,25 @@ func (e *Election) Campaign(ctx context.Context, value string) (*Term, error) {
 			return &Term{lock: l, value: value}, nil
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("election %q: campaign: %w", e.name, context.Cause(ctx))
-		case errors.Is(err, redlock.ErrNotAcquired):
-			continue // the retries ran out while another leads: wait on
-		default:
+		case !errors.Is(err, redlock.ErrNotAcquired):
 			return nil, fmt.Errorf("election %q: campaign: %w", e.name, err)
 		}
+		// The client's retries ran out while another leads (at once with
+		// retry.Never): wait for a release, or a quarter TTL, and go on.
+		if released == nil {
+			wctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			if released, err = e.client.Released(wctx, e.name); err != nil {
+				return nil, fmt.Errorf("election %q: campaign: %w", e.name, err)
+			}
+		}
+		t := time.NewTimer(e.cfg.ttl/8 + rand.N(e.cfg.ttl/8+1))
+		select {
+		case <-released:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
 	}
 }
 

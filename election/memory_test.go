@@ -3,6 +3,7 @@ package election_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/quorumlock/quorumlock/election"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/retry"
 )
 
 // The timing logic on memory nodes, on testing/synctest's clock: exact
@@ -127,4 +129,47 @@ func TestObserveDelayBound(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A candidate whose client never retries (retry.Never) waits between
+// attempts instead of spinning: while another leads for 10 s it makes at
+// most one attempt per eighth of the TTL, and it leads once the other
+// resigns.
+func TestCampaignWithoutRetriesWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		_, nodes := memoryNodes()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var attempts atomic.Int64
+		count := redlock.WithObserver(redlock.ObserverFunc(func(ev redlock.Event) {
+			if ev.Kind == redlock.EventAttempt && attempts.Add(1) > 1000 {
+				cancel() // spinning: end the campaign rather than hang
+			}
+		}))
+		ea := newElection(t, newClient(t, nodes), "leader", election.WithTTL(time.Second))
+		eb := newElection(t, newClient(t, nodes, redlock.WithRetry(retry.Never()), count), "leader", election.WithTTL(time.Second))
+		a, err := ea.Campaign(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		go func() {
+			b, err := eb.Campaign(ctx, "b")
+			if err == nil {
+				err = b.Resign(ctx)
+			}
+			got <- err
+		}()
+		time.Sleep(10 * time.Second)
+		if err := a.Resign(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("b's campaign: %v", err)
+		}
+		// 10 s of waits of at least TTL/8 = 125 ms each: at most 81 attempts.
+		if n := attempts.Load(); n < 2 || n > 81 {
+			t.Fatalf("%d attempts while another led for 10 s, want 2..81", n)
+		}
+	})
 }
