@@ -173,3 +173,59 @@ func TestCampaignWithoutRetriesWaits(t *testing.T) {
 		}
 	})
 }
+
+// Looks that fail (a majority of the nodes down) report nothing; once the
+// nodes are back, Observe reports the state as it is then.
+func TestObserveSkipsFailedLooks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms, nodes := memoryNodes()
+		ea := newElection(t, newClient(t, nodes), "leader", election.WithTTL(time.Second))
+		eb := newElection(t, newClient(t, nodes), "leader", election.WithTTL(time.Second))
+		watcher := newElection(t, newClient(t, nodes), "leader")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		a, err := ea.Campaign(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := watcher.Observe(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := <-ch; got.Value != "a" {
+			t.Fatalf("first report %+v, want a", got)
+		}
+		ms[0].SetDown(true, false)
+		ms[1].SetDown(true, false)
+		time.Sleep(5 * time.Second) // five failed looks; a's term is lost meanwhile
+		synctest.Wait()
+		select {
+		case got := <-ch:
+			t.Fatalf("reported %+v while a majority of the nodes was down", got)
+		default:
+		}
+		if !errors.Is(a.Err(), redlock.ErrLockLost) {
+			t.Fatalf("a's term while the nodes were down: %v, want lost", a.Err())
+		}
+		ms[0].SetDown(false, false)
+		ms[1].SetDown(false, false)
+		if got := <-ch; got.ID != "" {
+			t.Fatalf("after the outage reported %+v, want no leader", got)
+		}
+		b, err := eb.Campaign(ctx, "b")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := nextLeader(t, ch); got.Value != "b" {
+			t.Fatalf("reported %+v, want b", got)
+		}
+		if err := b.Resign(ctx); err != nil {
+			t.Fatal(err)
+		}
+		_ = a.Resign(ctx)
+		cancel()
+		for range ch {
+		}
+		time.Sleep(time.Second) // the idle watchdog exits
+	})
+}

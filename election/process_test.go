@@ -126,6 +126,18 @@ func TestTakeoverAfterKilledLeader(t *testing.T) {
 	if l, err := e.Leader(ctx); err != nil || l.Value != "victim" {
 		t.Fatalf("Leader = %+v, %v; want victim", l, err)
 	}
+	// An observer of another client sees the change although nobody
+	// announces it: the dead leader's lock just expires.
+	watcher := newElection(t, newClient(t, nodesOf(cl)), name, election.WithPollInterval(200*time.Millisecond))
+	octx, stop := context.WithCancel(ctx)
+	defer stop()
+	changes, err := watcher.Observe(octx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := nextLeader(t, changes); l.Value != "victim" {
+		t.Fatalf("Observe reported %+v, want victim", l)
+	}
 	if err := dead.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +156,12 @@ func TestTakeoverAfterKilledLeader(t *testing.T) {
 	}
 	if l, err := e.Leader(ctx); err != nil || l.Value != "rescuer" {
 		t.Fatalf("Leader = %+v, %v; want rescuer", l, err)
+	}
+	if l := nextLeader(t, changes); l.Value != "rescuer" || l.Fence < term.Fence() {
+		t.Fatalf("Observe reported %+v after the dead leader, want rescuer with fence >= %d", l, term.Fence())
+	}
+	stop()
+	for range changes {
 	}
 }
 
