@@ -108,6 +108,7 @@ func runElection(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 	figs.info("leaderless after a leader's node-side loss, max", ms(gaps.pct(100)), "ms")
 	figs.info("cut-off to the next term, median", ms(failovers.pct(50)), "ms")
 	figs.info("cut-off to the next term, max", ms(failovers.pct(100)), "ms")
+	figs.atMost("writes of a term accepted after a newer term's", float64(interleaved(r.reg.Ops())), "", 0)
 	figs.info("late writes of former leaders after a newer term wrote", float64(r.lateNew), "")
 	figs.atLeast("of those, refused by the fenced register", float64(r.lateRef), "", float64(r.lateNew))
 	sum := fmt.Sprintf("%d terms; leader %.0f%% of the time; %d cut-off leaders, %d replaced: leaderless %s median / %s max from the old term's loss signal to the new term (%s / %s from the cut-off); %d late writes after a newer term, %d refused",
@@ -269,4 +270,22 @@ func leaderless(css []CS, iso isolation) (gap, failover time.Duration, ok bool) 
 		}
 	}
 	return 0, 0, false
+}
+
+// interleaved counts the writes the register accepted from a term after it
+// had accepted a write of a newer term (a larger fence): two leaders whose
+// writes the store accepted.
+func interleaved(ops []RegOp) int {
+	n := 0
+	var newest uint64
+	for _, op := range ops {
+		if op.Kind != OpWrite || !op.Accepted {
+			continue
+		}
+		if op.Fence < newest {
+			n++
+		}
+		newest = max(newest, op.Fence)
+	}
+	return n
 }

@@ -91,9 +91,10 @@ func (e *Election) Name() string { return e.name }
 //
 // It waits for the current leader's release (woken by its announcement) or
 // the expiry of its lock, and tries again, for as long as ctx lasts: per
-// the client's retry policy, and when that is used up, after the next
-// announced release or a quarter TTL at most, so that a client with
-// retry.Never does not spin (TestCampaignWithoutRetriesWaits). The
+// the client's retry policy; when that is used up sooner than a random
+// eighth to quarter of the TTL, it tries again at the next announced release
+// or once that time has passed, so that a client with retry.Never does not
+// spin (TestCampaignWithoutRetriesWaits). The
 // term is kept alive automatically from the moment it is returned.
 //
 // Errors: redlock.ErrInvalidArgument for a bad value; ctx's error when
@@ -112,6 +113,7 @@ func (e *Election) Campaign(ctx context.Context, value string) (*Term, error) {
 	actx := redlock.ContextWithOwner(ctx, value)
 	var released <-chan struct{}
 	for {
+		began := time.Now()
 		l, err := e.client.Acquire(actx, e.name, e.cfg.ttl)
 		switch {
 		case err == nil:
@@ -122,8 +124,13 @@ func (e *Election) Campaign(ctx context.Context, value string) (*Term, error) {
 		case !errors.Is(err, redlock.ErrNotAcquired):
 			return nil, fmt.Errorf("election %q: campaign: %w", e.name, err)
 		}
-		// The client's retries ran out while another leads (at once with
-		// retry.Never): wait for a release, or a quarter TTL, and go on.
+		// The client's retries ran out while another leads. When they took
+		// less than an eighth of the TTL (retry.Never: at once), wait for a
+		// release or the rest of an eighth to a quarter TTL, so as not to spin.
+		pause := e.cfg.ttl/8 + rand.N(e.cfg.ttl/8+1) - time.Since(began)
+		if pause <= 0 {
+			continue
+		}
 		if released == nil {
 			wctx, cancel := context.WithCancel(ctx)
 			defer cancel()
@@ -131,7 +138,7 @@ func (e *Election) Campaign(ctx context.Context, value string) (*Term, error) {
 				return nil, fmt.Errorf("election %q: campaign: %w", e.name, err)
 			}
 		}
-		t := time.NewTimer(e.cfg.ttl/8 + rand.N(e.cfg.ttl/8+1))
+		t := time.NewTimer(pause)
 		select {
 		case <-released:
 		case <-t.C:
