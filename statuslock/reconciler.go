@@ -32,10 +32,11 @@ type ReconcileFunc func(ctx context.Context, serviceID string, fence uint64) err
 type ReconcilerOption func(*reconcilerConfig)
 
 type reconcilerConfig struct {
-	interval time.Duration
-	ttl      time.Duration
-	election *election.Election // WithLeaderElection; nil: every replica reconciles
-	value    string
+	interval   time.Duration
+	ttl        time.Duration
+	election   *election.Election // WithLeaderElection; nil: every replica reconciles
+	value      string
+	leaderOnly bool // WithLeaderElection was given
 }
 
 // WithInterval sets the time between the starts of two passes. Default
@@ -102,7 +103,10 @@ func NewReconciler(l *Locker, services ServicesFunc, reconcile ReconcileFunc, op
 	if cfg.ttl <= 0 {
 		return nil, invalidArg("ttl %s is not positive", cfg.ttl)
 	}
-	if cfg.election != nil {
+	if cfg.leaderOnly {
+		if cfg.election == nil {
+			return nil, invalidArg("nil election")
+		}
 		if err := node.CheckOwner(cfg.value); err != nil || cfg.value == "" {
 			return nil, invalidArg("leader election value %q: not a valid owner", cfg.value)
 		}

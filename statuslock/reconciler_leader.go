@@ -22,7 +22,7 @@ import (
 // are closed without resigning (as when its process dies) the other takes
 // over; the two never reconcile at once.
 func WithLeaderElection(e *election.Election, value string) ReconcilerOption {
-	return func(c *reconcilerConfig) { c.election, c.value = e, value }
+	return func(c *reconcilerConfig) { c.election, c.value, c.leaderOnly = e, value, true }
 }
 
 // resignTimeout bounds the release of a term when the loop ends.

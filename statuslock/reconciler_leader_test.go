@@ -159,4 +159,8 @@ func TestReconcilerLeaderElectionBadValue(t *testing.T) {
 			t.Errorf("value %q: %v, want ErrInvalidArgument", v, err)
 		}
 	}
+	_, err = statuslock.NewReconciler(newLocker(t, c), services, reconcile, statuslock.WithLeaderElection(nil, "v"))
+	if !errors.Is(err, statuslock.ErrInvalidArgument) {
+		t.Errorf("nil election: %v, want ErrInvalidArgument", err)
+	}
 }
