@@ -321,6 +321,11 @@ func Scenarios() []Scenario {
 			Measure: runSilentNode,
 		},
 		{
+			Name: "election", Expect: ExpectTargets,
+			What:    "3 replicas campaign (package election) and write a fenced register as leader; faults cycle: the leader cut off from a majority, 2 nodes killed, a node paused, a delayed restart; former leaders write late",
+			Measure: runElection,
+		},
+		{
 			Name: "broken-client", Expect: ExpectCaught, Clients: 3, LongEvery: 12, Broken: true,
 			What:   "deliberately broken client: each uses 2 of the 5 nodes as its quorum, no drift, unfenced resource",
 			Inject: func(ctx context.Context, e *Env) error { <-ctx.Done(); return nil },

@@ -49,6 +49,9 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 	if err := c.checkArgs(ctx, key, ttl); err != nil {
 		return nil, err
 	}
+	if err := checkContextOwner(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.ready(ctx, c.cfg.timeoutFor(ttl)); err != nil {
 		return nil, err
 	}
@@ -202,7 +205,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.cfg.owner, At: at}
+		Owner: c.ownerOf(ctx), At: at}
 	r := startRound(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.AcquireReply, error) {
 		return nd.Acquire(ctx, args)
 	})
@@ -262,7 +265,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		if err == nil {
 			if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
 				l := newLock(c, key, name, token, fence, ttl, start)
-				l.owner, l.acquiredAt = c.cfg.owner, at
+				l.owner, l.acquiredAt = args.Owner, at
 				return outcome{lock: l, prev: prev}
 			}
 			err = fmt.Errorf("%w: %q: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, key, time.Since(start), ttl)

@@ -41,9 +41,10 @@ type notifyHub struct {
 	idle     *time.Timer // stops the subscriptions subscriptionLinger after the last waiter
 	queues   map[string]*waitQueue
 	seq      uint64
-	disabled bool          // no node can subscribe
-	ups      uint64        // transitions from no subscription up to one up
-	ready    chan struct{} // closed when a subscription of this generation is up (or none can be)
+	disabled bool                              // no node can subscribe
+	ups      uint64                            // transitions from no subscription up to one up
+	ready    chan struct{}                     // closed when a subscription of this generation is up (or none can be)
+	watchers map[string]map[chan struct{}]bool // Released's channels by full name
 }
 
 type nodeSub struct {
@@ -235,6 +236,7 @@ func (c *Client) subState(gen uint64, i int, up bool, err error) {
 			// Waiters whose attempt began before this saw it blind; they
 			// look again at once (see park).
 			h.ups++
+			h.ping("") // a release may have gone unheard while none was up
 			if h.ready != nil {
 				close(h.ready)
 				h.ready = nil
@@ -281,6 +283,7 @@ func (c *Client) released(gen uint64, key, release string) {
 	if q := h.queues[key]; q != nil && !q.own[release] {
 		h.announce(q, release)
 	}
+	h.ping(key)
 }
 
 // announce wakes the first parked waiter of q, or, when one is already
@@ -430,6 +433,12 @@ func (c *Client) leaveWaiters(w *waiter, acquired bool) {
 	if q.members--; q.members == 0 {
 		delete(h.queues, w.key)
 	}
+	h.leave()
+}
+
+// leave unregisters a waiter or watcher, and stops the subscriptions a
+// while after the last one left. Called with h.mu.
+func (h *notifyHub) leave() {
 	h.waiters--
 	if h.waiters == 0 && h.subs != nil && !h.closed {
 		gen := h.gen
