@@ -236,7 +236,6 @@ func (c *Client) subState(gen uint64, i int, up bool, err error) {
 			// Waiters whose attempt began before this saw it blind; they
 			// look again at once (see park).
 			h.ups++
-			h.ping("") // a release may have gone unheard while none was up
 			if h.ready != nil {
 				close(h.ready)
 				h.ready = nil
@@ -245,6 +244,9 @@ func (c *Client) subState(gen uint64, i int, up bool, err error) {
 		// Waiters parked after a blind attempt look again now, and so do
 		// all parked waiters when a subscription that broke is back: a
 		// release while it was down went unheard.
+		if h.up == 1 || logRestored {
+			h.ping("") // a release may have gone unheard
+		}
 		for _, q := range h.queues {
 			if logRestored || (h.up == 1 && slices.ContainsFunc(q.waiting, func(x *waiter) bool { return x.blind })) {
 				for _, x := range q.waiting {

@@ -157,19 +157,23 @@ Usage:
   redlock doctor
   redlock inspect KEY
   redlock unlock --force [--yes] KEY
+  redlock elect [--value S] [--ttl D] [--grace D] NAME -- CMD [ARGS...]
+  redlock leader NAME
   redlock demo [--duration D]
   redlock help [COMMAND]
 
 Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec, ls,
-doctor, inspect and unlock; demo runs on 5 embedded memory nodes without them).
+doctor, inspect, unlock, elect and leader; demo runs on 5 embedded memory nodes without them).
 
 Exit codes:
   0      success (exec: CMD exited 0; doctor: all checks passed)
   1      exec: lock held elsewhere (-n, -w 0) or wait timed out (-w); override with -E
          doctor: warnings; demo: a safety check failed; unlock: not held or not confirmed
+         leader: no leader
   2      usage error
   3      too few nodes reachable (ls: readable) for a quorum; doctor: not trusted
   4      exec: lock lost while CMD ran (CMD got SIGTERM, then SIGKILL after --grace)
+         elect: leadership lost while CMD ran (the same)
   126    exec: CMD found but not executable (directory, permission, format)
   127    exec: CMD not found
   128+N  CMD (or redlock while waiting) died by signal N
