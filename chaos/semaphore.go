@@ -33,6 +33,8 @@ func runSemaphore(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 	hist := newHistories(e.Clock)
 	seconds := max(int(p.PerScenario/time.Second), 1)
 	progress := newPerSecond(e.Clock.Now(), seconds)
+	var mu sync.Mutex
+	failed := kinds{}
 	windows, err := runWithFaults(ctx, p, e, func(ctx context.Context) {
 		var wg sync.WaitGroup
 		for c, r := range reps {
@@ -47,6 +49,11 @@ func runSemaphore(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 						pm, err := sem.Acquire(ctx, e.TTL)
 						acqEnd := e.Clock.Now()
 						if err != nil {
+							if k := attemptKind(err); k != kindCanceled {
+								mu.Lock()
+								failed[k]++
+								mu.Unlock()
+							}
 							continue
 						}
 						key := semaphore.SlotKey(name, pm.Slot())
@@ -72,10 +79,11 @@ func runSemaphore(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 	m := &Measured{Findings: f, Windows: windows}
 	m.Figures.info("permits granted", float64(len(all)), "")
 	m.Figures.info("permits/s", float64(len(all))/p.PerScenario.Seconds(), "/s")
+	m.Figures.info("failed Acquire calls", float64(sumKinds(failed)), "")
 	m.Figures.atMost("most permits valid at once", float64(depth), "", semPermits)
 	m.Figures.atMost("seconds without a permit granted", float64(progress.zero()), "", 0)
 	m.Figures.timing()
-	m.Summary = fmt.Sprintf("%d clients x %d goroutines, %d permits, minority faults: %d permits granted, at most %d valid at once; per second %s",
-		semClients, semGoroutines, semPermits, len(all), depth, progress)
+	m.Summary = fmt.Sprintf("%d clients x %d goroutines, %d permits, minority faults: %d permits granted, at most %d valid at once, failed Acquire calls: %s; per second %s",
+		semClients, semGoroutines, semPermits, len(all), depth, failed, progress)
 	return m, nil
 }
