@@ -96,20 +96,20 @@ func (s *Semaphore) TryAcquire(ctx context.Context, ttl time.Duration) (*Permit,
 }
 
 // Acquire returns a permit, waiting while all N are held. It first tries
-// the slots one after the other as TryAcquire does; when all are held it
-// waits on every slot at once with the client's Acquire (its retry policy
+// the slots one after the other as TryAcquire does; when all are held (or
+// nodes failed) it waits on every slot at once with the client's Acquire (its retry policy
 // and its release notifications: a release of any slot wakes the waiter)
-// and keeps the first slot it gets. A slot taken at the same instant as
-// another is released at once, so a waiter briefly holds two slots at most
-// N times in a row, never more than N permits exist (each slot is a mutex).
-// Errors: as TryAcquire, redlock.ErrNotAcquired once every slot's retries
+// and keeps the first slot it gets. A slot won at the same instant as the
+// first is released at once: for that moment the waiter holds two slots,
+// and still no more than N permits exist (each slot is a mutex).
+// Errors: as TryAcquire; redlock.ErrNotAcquired once every slot's retries
 // are used up.
 func (s *Semaphore) Acquire(ctx context.Context, ttl time.Duration) (*Permit, error) {
 	p, err := s.TryAcquire(ctx, ttl)
-	if err == nil || !errors.Is(err, redlock.ErrNotAcquired) {
+	if err == nil || !(errors.Is(err, redlock.ErrNotAcquired) || errors.Is(err, redlock.ErrQuorumUnreachable)) {
 		return p, err
 	}
-	return s.wait(ctx, ttl)
+	return s.wait(ctx, ttl) // retried like the client's Acquire retries both
 }
 
 // wait runs the client's Acquire on every slot at once and keeps the first
