@@ -14,8 +14,8 @@
 // keys SlotKey(name, 0) … SlotKey(name, N-1). A permit is the lock of one
 // slot, so it has everything a redlock.Lock has: its own validity and
 // Extend, auto-extension (KeepAlive, Do), a loss signal (Done, Err, Context
-// with a cause wrapping redlock.ErrLockLost) and a fence that grows with
-// every acquisition of its slot. TryAcquire tries the slots once each in a
+// with a cause wrapping redlock.ErrLockLost: TestPermitLossCancelsDo) and
+// a fence that grows with every acquisition of its slot. TryAcquire tries the slots once each in a
 // random order (so that clients do not all queue on slot 0); Acquire, when
 // all are held, waits on all slots at once with the client's retry policy
 // and release notifications (see Semaphore.Acquire). No node script is
@@ -62,7 +62,7 @@
 //
 // TryAcquire costs up to N quorum rounds when the permits are held (one per
 // slot); hence MaxPermits. A waiter that wins two slots at the same instant
-// releases one at once: for that moment it holds two permits (never more
-// than N in total). Waiters are woken in arrival order per Client and slot,
+// releases the others before Acquire returns (TestWaiterKeepsOnePermit):
+// for that moment it holds two permits (never more than N in total). Waiters are woken in arrival order per Client and slot,
 // but there is no global queue across clients.
 package semaphore

@@ -3,6 +3,7 @@ package semaphore_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -200,3 +201,81 @@ func second[T any](_ T, err error) error { return err }
 
 // nilCtx is a nil context passed on purpose (bad input).
 var nilCtx context.Context
+
+// A waiter woken by the release of every slot at once keeps one permit and
+// releases any other slot it won meanwhile, before Acquire returns: the
+// other N-1 slots are free for others right after.
+func TestWaiterKeepsOnePermit(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			cs := clientsOn(t, b, 3, redlock.WithRetry(retry.Constant(2, 10*time.Minute, 0)))
+			ctx := ctxFor(t, 2*time.Minute)
+			name := uniqueName(t)
+			const n = 3
+			holder, _ := semaphore.New(cs[0], name, n)
+			var held []*semaphore.Permit
+			for range n {
+				p, err := holder.TryAcquire(ctx, 10*time.Minute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				held = append(held, p)
+			}
+			waiter, _ := semaphore.New(cs[1], name, n)
+			type res struct {
+				p   *semaphore.Permit
+				err error
+			}
+			got := make(chan res, 1)
+			go func() {
+				p, err := waiter.Acquire(ctx, 30*time.Second)
+				got <- res{p, err}
+			}()
+			time.Sleep(500 * time.Millisecond) // let it wait on every slot
+			var released sync.WaitGroup
+			for _, p := range held {
+				released.Go(func() { _ = p.Release(ctx) })
+			}
+			r := <-got
+			released.Wait()
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			other, _ := semaphore.New(cs[2], name, n)
+			for i := range n - 1 {
+				p, err := other.TryAcquire(ctx, 30*time.Second)
+				if err != nil {
+					t.Fatalf("permit %d of the %d the waiter did not keep: %v", i+1, n-1, err)
+				}
+				defer p.Release(ctx)
+			}
+			_ = r.p.Release(ctx)
+		})
+	}
+}
+
+// A permit is a lock: losing it (its slot force-released by an operator)
+// cancels Do's work with a cause wrapping ErrLockLost, and Do reports it.
+func TestPermitLossCancelsDo(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			cs := clientsOn(t, b, 2)
+			ctx := ctxFor(t, 2*time.Minute)
+			name := uniqueName(t)
+			sem, _ := semaphore.New(cs[0], name, 2)
+			var cause error
+			err := sem.Do(ctx, 2*time.Second, func(ctx context.Context) error {
+				l, _ := redlock.LockFromContext(ctx)
+				if _, err := cs[1].ForceRelease(ctx, l.Key(), ""); err != nil {
+					return err
+				}
+				<-ctx.Done() // the watchdog's next extension finds the slot gone
+				cause = context.Cause(ctx)
+				return nil
+			})
+			if !errors.Is(err, redlock.ErrLockLost) || !errors.Is(cause, redlock.ErrLockLost) {
+				t.Fatalf("Do: %v; work's cause: %v; want both ErrLockLost", err, cause)
+			}
+		})
+	}
+}
