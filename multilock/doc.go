@@ -15,7 +15,9 @@
 // client's Acquire, which waits per the client's retry policy and wakes on
 // release notifications. Each key is kept alive by the client's watchdog
 // from the moment it is taken (so that the first key does not expire while
-// the last is awaited) until Release. If a key cannot be taken, the keys
+// the last is awaited: TestEarlierKeyKeptWhileWaiting) until Release; a key
+// lost meanwhile ends the acquisition with redlock.ErrLockLost
+// (TestEarlierKeyLostWhileWaiting). If a key cannot be taken, the keys
 // already taken are released and Acquire returns that key's error. Each key
 // has its own fence (Lock.Fence). Losing any key ends the whole set: Done
 // closes, Err and the cause of Context wrap redlock.ErrLockLost and name the

@@ -35,7 +35,9 @@ type Lock struct {
 // If a key cannot be taken, the keys already taken are released and the
 // key's error is returned: it wraps redlock.ErrNotAcquired,
 // redlock.ErrQuorumUnreachable, redlock.ErrInvalidArgument (no keys, more
-// than MaxKeys, a bad key or ttl, a nil client) or ctx's error.
+// than MaxKeys, a bad key or ttl, a nil client) or ctx's error; or
+// redlock.ErrLockLost when a key taken earlier was lost while a later one
+// was awaited (its keep-alive failed: too many nodes down).
 func Acquire(ctx context.Context, client *redlock.Client, keys []string, ttl time.Duration) (*Lock, error) {
 	return acquire(ctx, client, keys, ttl, client.Acquire)
 }
@@ -61,20 +63,40 @@ func acquire(ctx context.Context, client *redlock.Client, keys []string, ttl tim
 	}
 	m := &Lock{keys: sorted}
 	m.ctx, m.cancel = context.WithCancelCause(context.Background())
+	// The wait for a later key ends when a key taken earlier is lost.
+	actx, stop := m.Context(ctx)
+	defer stop()
 	for _, k := range sorted {
-		l, err := take(ctx, k, ttl)
-		if err != nil {
-			m.releaseAll(context.WithoutCancel(ctx))
-			m.cancel(err)
-			return nil, fmt.Errorf("multilock: key %q of %d: %w", k, len(sorted), err)
+		l, err := take(actx, k, ttl)
+		if err == nil && m.Err() == nil {
+			l.KeepAlive() // stopped by l.Release
+			m.mu.Lock()
+			m.locks = append(m.locks, l)
+			m.stops = append(m.stops, context.AfterFunc(ctxOf(l), func() { m.lost(l) }))
+			m.mu.Unlock()
+			continue
 		}
-		l.KeepAlive() // stopped by l.Release
-		m.locks = append(m.locks, l)
-	}
-	for _, l := range m.locks {
-		m.stops = append(m.stops, context.AfterFunc(ctxOf(l), func() { m.lost(l) }))
+		if err == nil { // won, but an earlier key was lost meanwhile
+			_ = l.Release(context.WithoutCancel(ctx))
+		}
+		if cause := m.Err(); cause != nil {
+			err = cause // wraps redlock.ErrLockLost
+		}
+		m.abort(context.WithoutCancel(ctx), err)
+		return nil, fmt.Errorf("multilock: key %q of %d: %w", k, len(sorted), err)
 	}
 	return m, nil
+}
+
+// abort ends a set that could not be completed and releases what it took.
+func (m *Lock) abort(ctx context.Context, cause error) {
+	for _, stop := range m.stops {
+		stop()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cancel(cause)
+	_ = m.releaseAll(ctx)
 }
 
 // canonical sorts keys and drops duplicates, after checking them.
@@ -111,15 +133,20 @@ func (m *Lock) lost(l *redlock.Lock) {
 	_ = m.releaseAll(context.Background())
 }
 
-// releaseAll releases every lock of the set at once and joins the errors.
+// releaseAll releases every lock of the set at once and joins the errors
+// of those that had not ended. An ended lock (lost, or released by an
+// earlier call) is released too: that stops its keep-alive and deletes
+// what is left of its keys; its ErrLockLost is expected.
 func (m *Lock) releaseAll(ctx context.Context) error {
 	errs := make([]error, len(m.locks))
 	var wg sync.WaitGroup
 	for i, l := range m.locks {
-		if l.Err() != nil {
-			continue // already ended (lost, or released)
-		}
-		wg.Go(func() { errs[i] = l.Release(ctx) })
+		ended := l.Err() != nil
+		wg.Go(func() {
+			if err := l.Release(ctx); !ended {
+				errs[i] = err
+			}
+		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)

@@ -264,3 +264,97 @@ func TestOverlappingSetsMakeProgress(t *testing.T) {
 		})
 	}
 }
+
+// A key taken first is kept alive while a later key is awaited for longer
+// than the TTL: another client probing it is refused the whole time, and
+// the set completes once the later key is released.
+func TestEarlierKeyKeptWhileWaiting(t *testing.T) {
+	cs := clientsOn(t, "redis", 3, redlock.WithNodeTimeout(300*time.Millisecond),
+		redlock.WithRetry(retry.Constant(1000, 100*time.Millisecond, 0)))
+	ctx := ctxFor(t, 2*time.Minute)
+	k := prefixed(t, "a", "b")
+	const ttl = 3 * time.Second
+	blocker, err := cs[1].Acquire(ctx, k[1], time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type res struct {
+		m   *multilock.Lock
+		err error
+	}
+	got := make(chan res, 1)
+	go func() {
+		m, err := multilock.Acquire(ctx, cs[0], k, ttl)
+		got <- res{m, err}
+	}()
+	// Probe key a until more than two TTLs have passed since it was taken.
+	taken := time.Time{}
+	probes := 0
+	for taken.IsZero() || time.Since(taken) < 2*ttl+time.Second {
+		time.Sleep(200 * time.Millisecond)
+		_, err := cs[2].TryAcquire(ctx, k[0], ttl)
+		switch {
+		case errors.Is(err, redlock.ErrNotAcquired):
+			if taken.IsZero() {
+				taken = time.Now()
+			}
+			probes++
+		case err == nil && taken.IsZero():
+			t.Fatal("the probe took key a before the set did") // it would then hold it: no set
+		case err == nil:
+			t.Fatalf("key a expired while the set waited for b (after %d refused probes)", probes)
+		default:
+			t.Fatal(err)
+		}
+	}
+	if err := blocker.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("set: %v", r.err)
+	}
+	if err := r.m.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A key taken first and lost while a later key is awaited (an operator
+// force-released it) ends the acquisition with ErrLockLost, and the set
+// holds nothing afterwards.
+func TestEarlierKeyLostWhileWaiting(t *testing.T) {
+	cs := clientsOn(t, "redis", 2, redlock.WithRetry(retry.Constant(1000, 100*time.Millisecond, 0)))
+	ctx := ctxFor(t, 2*time.Minute)
+	k := prefixed(t, "a", "b")
+	blocker, err := cs[1].Acquire(ctx, k[1], time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Release(ctx)
+	got := make(chan error, 1)
+	go func() {
+		_, err := multilock.Acquire(ctx, cs[0], k, 3*time.Second)
+		got <- err
+	}()
+	for {
+		info, err := cs[1].Inspect(ctx, k[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Held {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := cs[1].ForceRelease(ctx, k[0], ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; !errors.Is(err, redlock.ErrLockLost) {
+		t.Fatalf("set: %v, want ErrLockLost", err)
+	}
+	l, err := cs[1].TryAcquire(ctx, k[0], 10*time.Second)
+	if err != nil {
+		t.Fatalf("key a not free after the failed set: %v", err)
+	}
+	_ = l.Release(ctx)
+}
