@@ -279,3 +279,36 @@ func TestPermitLossCancelsDo(t *testing.T) {
 		})
 	}
 }
+
+// The holders of a semaphore's permits are listed by the client's Locks
+// with the glob SlotKey(name, "*") would give: name}:slot:*.
+func TestPermitsListed(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b, func(t *testing.T) {
+			cs := clientsOn(t, b, 1, redlock.WithOwner("exporter-1"))
+			ctx := ctxFor(t, 2*time.Minute)
+			name := "listed-" + b
+			sem, _ := semaphore.New(cs[0], name, 3)
+			for range 2 {
+				p, err := sem.TryAcquire(ctx, 30*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Release(ctx)
+			}
+			n := 0
+			for info, err := range cs[0].Locks(ctx, name+"}:slot:*") {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if info.Owner != "exporter-1" {
+					t.Fatalf("permit %q owner %q", info.Key, info.Owner)
+				}
+				n++
+			}
+			if n != 2 {
+				t.Fatalf("listed %d permits, 2 are held", n)
+			}
+		})
+	}
+}
