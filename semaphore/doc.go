@@ -60,6 +60,10 @@
 //
 // # Limits
 //
+// N is not stored on the nodes: every user of a name must give the same N.
+// A process that says 5 where the others say 3 uses slots 3 and 4 as well,
+// and up to 5 holders exist.
+//
 // TryAcquire costs up to N quorum rounds when the permits are held (one per
 // slot); hence MaxPermits. A waiter that wins two slots at the same instant
 // releases the others before Acquire returns (TestWaiterKeepsOnePermit):
