@@ -24,7 +24,7 @@ const (
 // overlap, no fence inversion, no unsafe write accepted); progress in
 // every second is a timing target.
 func runSemaphore(ctx context.Context, p Profile, e *Env) (*Measured, error) {
-	reps, err := newReplicas(semClients, e.Cluster.Addrs(), false, semGoroutines*2)
+	reps, err := newReplicas(semClients, e.Cluster.Addrs(), false, semGoroutines*semPermits*2) // a waiter runs an Acquire per slot
 	if err != nil {
 		return nil, err
 	}

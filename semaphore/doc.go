@@ -67,6 +67,11 @@
 // TryAcquire costs up to N quorum rounds when the permits are held (one per
 // slot); hence MaxPermits. A waiter that wins two slots at the same instant
 // releases the others before Acquire returns (TestWaiterKeepsOnePermit):
-// for that moment it holds two permits (never more than N in total). Waiters are woken in arrival order per Client and slot,
-// but there is no global queue across clients.
+// for that moment it holds two permits (never more than N in total).
+// Waiters are woken in arrival order per Client and slot, but there is no
+// global queue across clients.
+//
+// A blocked Acquire runs one client Acquire per slot at once, and each of
+// their attempts takes a connection to every node: size connection pools
+// (go-redis PoolSize) for N times the waiting goroutines.
 package semaphore
