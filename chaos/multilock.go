@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -44,7 +45,7 @@ func runMultilock(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 	progress := newPerSecond(e.Clock.Now(), seconds)
 	var mu sync.Mutex
 	failed := kinds{}
-	sets := 0
+	sets, lostWaiting := 0, 0
 	windows, err := runWithFaults(ctx, p, e, func(ctx context.Context) {
 		var wg sync.WaitGroup
 		for c, r := range reps {
@@ -60,11 +61,14 @@ func runMultilock(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 						m, err := multilock.Acquire(ctx, r.client, set, e.TTL)
 						acqEnd := e.Clock.Now()
 						if err != nil {
-							if k := attemptKind(err); k != kindCanceled {
-								mu.Lock()
+							mu.Lock()
+							switch k := attemptKind(err); {
+							case errors.Is(err, redlock.ErrLockLost):
+								lostWaiting++ // a key taken earlier could not be kept
+							case k != kindCanceled:
 								failed[k]++
-								mu.Unlock()
 							}
+							mu.Unlock()
 							continue
 						}
 						var css []CS
@@ -98,9 +102,10 @@ func runMultilock(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 	m.Figures.info("sets completed", float64(sets), "")
 	m.Figures.info("sets/s", float64(sets)/p.PerScenario.Seconds(), "/s")
 	m.Figures.info("failed Acquire calls", float64(sumKinds(failed)), "")
+	m.Figures.info("Acquire calls ended by the loss of a key taken earlier", float64(lostWaiting), "")
 	m.Figures.atMost("seconds without a completed set", float64(progress.zero()), "", 0)
 	m.Figures.timing()
-	m.Summary = fmt.Sprintf("%d clients x %d goroutines, random sets of 2-3 of %d keys, minority faults: %d sets, failed Acquire calls: %s; per second %s",
-		mlClients, mlGoroutines, mlKeys, sets, failed, progress)
+	m.Summary = fmt.Sprintf("%d clients x %d goroutines, random sets of 2-3 of %d keys, minority faults: %d sets, failed Acquire calls: %s, %d ended by the loss of a key taken earlier; per second %s",
+		mlClients, mlGoroutines, mlKeys, sets, failed, lostWaiting, progress)
 	return m, nil
 }
