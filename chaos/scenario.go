@@ -326,6 +326,16 @@ func Scenarios() []Scenario {
 			Measure: runElection,
 		},
 		{
+			Name: "semaphore", Expect: ExpectTargets,
+			What:    "4 clients x 3 goroutines take permits of a 3-permit semaphore while node 4 is killed (restarted empty after 2 TTL) and node 3 paused, in turn: never more than 3 permits valid at once, each slot a fenced mutex",
+			Measure: runSemaphore,
+		},
+		{
+			Name: "multilock", Expect: ExpectTargets,
+			What:    "4 clients x 2 goroutines lock random overlapping sets of 2-3 of 5 keys (multilock) under the same faults: no two holders of one key, a set completed every second (no deadlock)",
+			Measure: runMultilock,
+		},
+		{
 			Name: "broken-client", Expect: ExpectCaught, Clients: 3, LongEvery: 12, Broken: true,
 			What:   "deliberately broken client: each uses 2 of the 5 nodes as its quorum, no drift, unfenced resource",
 			Inject: func(ctx context.Context, e *Env) error { <-ctx.Done(); return nil },

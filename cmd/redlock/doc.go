@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] [--owner S] KEY -- CMD [ARGS...]
+//	redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] [--owner S] [--slots N] KEY -- CMD [ARGS...]
 //	redlock ls [-o table|json] [PATTERN]
 //	redlock doctor
 //	redlock inspect KEY
@@ -53,6 +53,12 @@
 //     death ends CMD's unit. An owner must be at most 256 bytes of UTF-8
 //     without control characters; another is a usage error (exit 2) with
 //     the library's message.
+//   - --slots N runs CMD while holding one of N permits of the semaphore
+//     KEY (package semaphore): at most N such commands run at once across
+//     all hosts. CMD then runs under the permit's slot lock: REDLOCK_KEY is
+//     the slot's key ("KEY}:slot:I") and REDLOCK_FENCE the slot's fence.
+//     -n gives up when all N permits are held; N is 1 to 256, and KEY may
+//     not contain '{' or '}'. Every command sharing KEY must give the same N.
 //   - SIGINT, SIGTERM and SIGHUP sent to redlock are passed on to CMD: to
 //     its process group, which it has of its own unless stdin is a terminal
 //     (an interactive CMD stays in the terminal's foreground group, where
@@ -208,6 +214,9 @@ Flags:
                  most 256 bytes of UTF-8, no control characters)
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --slots N      hold one of N permits of the semaphore KEY (1 to 256): at
+                 most N commands run at once; REDLOCK_KEY is then the
+                 permit's slot key (KEY}:slot:I), REDLOCK_FENCE its fence
 
 Durations: 500ms, 30s, 2m, or a bare number of seconds (-w 5 is 5s, as in flock).
 

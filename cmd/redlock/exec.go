@@ -31,6 +31,7 @@ type execArgs struct {
 	owner        string // recorded on the nodes; see execOwner
 	key          string
 	argv         []string // CMD ARGS...
+	slots        int      // --slots N: a permit of a semaphore (slots.go)
 }
 
 func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
@@ -44,6 +45,7 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
 	fs.StringVar(&a.nodes, "nodes", "", "host:port,host:port,...")
 	owner := fs.String("owner", "", "who holds the lock, as inspect and ls show it")
+	slotsFlag(fs, a)
 	key, argv, err := parseAroundKey(fs, "exec", usageExec, args, stdout)
 	if err != nil {
 		return nil, err
@@ -64,6 +66,9 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 		return nil, usageErr("exec", "--ttl %s is not positive (e.g. --ttl 30 or --ttl 30s)", a.ttl)
 	case a.grace < 0:
 		return nil, usageErr("exec", "--grace %s is negative (0 sends SIGKILL at once)", a.grace)
+	}
+	if err := checkSlots(a); err != nil {
+		return nil, err
 	}
 	a.owner = *owner
 	if a.owner == "" {
@@ -131,7 +136,11 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer client.Close()
 
-	lock, err := acquireForExec(ctx, client, a, sigs)
+	locker, err := newExecLocker(client, a)
+	if err != nil {
+		return err
+	}
+	lock, err := acquireForExec(ctx, locker, a, sigs)
 	if err != nil {
 		return err
 	}
@@ -139,7 +148,7 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // acquireForExec takes the lock per -n / -w, aborting on a signal.
-func acquireForExec(ctx context.Context, client *redlock.Client, a *execArgs, sigs <-chan os.Signal) (*redlock.Lock, error) {
+func acquireForExec(ctx context.Context, locker execLocker, a *execArgs, sigs <-chan os.Signal) (*redlock.Lock, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var got os.Signal
@@ -165,9 +174,9 @@ func acquireForExec(ctx context.Context, client *redlock.Client, a *execArgs, si
 		var lock *redlock.Lock
 		var err error
 		if a.nonblock {
-			lock, err = client.TryAcquire(wctx, a.key, a.ttl)
+			lock, err = locker.try(wctx, a.key, a.ttl)
 		} else {
-			lock, err = client.Acquire(wctx, a.key, a.ttl)
+			lock, err = locker.wait(wctx, a.key, a.ttl)
 		}
 		switch {
 		case err == nil:
