@@ -254,9 +254,11 @@ func CounterKey(name string) string { return name + ":fence" }
 func TrailKey(name string) string { return name + ":holder" }
 
 // isCompanion reports whether a key name is a counter, tombstone or trail
-// of a lock (lock names end in '}', their companions after it).
+// of a lock, or a key of a read-write lock (lock names end in '}', their
+// companions after it).
 func isCompanion(name string) bool {
-	return strings.HasSuffix(name, "}:fence") || strings.HasSuffix(name, "}:holder") || strings.Contains(name, "}:gone:")
+	return strings.HasSuffix(name, "}:fence") || strings.HasSuffix(name, "}:holder") || strings.Contains(name, "}:gone:") ||
+		strings.Contains(name, "}:rw:")
 }
 
 // LockValue is what a lock key holds: "token at owner", at in microseconds

@@ -72,6 +72,9 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(&fixture{t: t, n: newNode(t)}) })
 	}
+	for _, tc := range rwCases {
+		t.Run(tc.name, func(t *testing.T) { runRW(&fixture{t: t, n: newNode(t)}, tc.run) })
+	}
 }
 
 // Long is a TTL, tombstone or retention that never runs out during a test.
