@@ -135,9 +135,7 @@ func (m *Memory) AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (Acqui
 		return AcquireReply{HolderTTL: last.Sub(now), Holder: ReadersHolder}, nil
 	}
 	m.rw.writers[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
-	if i, ok := m.rw.intent(a.Name, now); ok && i.token == a.Token {
-		delete(m.rw.intents, a.Name)
-	}
+	delete(m.rw.intents, a.Name) // a writer got in: the intent is done
 	c, ok := m.counter(a.Name, now)
 	if !ok {
 		c = seedOrClock(a.Seed, now)

@@ -27,8 +27,8 @@ import (
 //     reader holds it, and counts as Node.Acquire does. Refused because
 //     readers hold it, it records the token as the waiting writer's
 //     intent for a.TTL (replacing another's), which refuses new readers
-//     until it expires, the writer acquires, or releases: a stream of
-//     readers cannot starve a writer. It then reports ReadersHolder and
+//     until it expires, a writer acquires, or the token is released: a
+//     stream of readers cannot starve a writer. It then reports ReadersHolder and
 //     the time until the last reader's entry expires.
 //   - ExtendRW and ReleaseRW act on the token in the given mode only;
 //     an exclusive release also drops the token's intent. A shared

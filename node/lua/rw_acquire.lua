@@ -43,9 +43,9 @@ if last then
   return {0, last, 'readers'}
 end
 redis.call('SET', KEYS[1], tok .. ' ' .. ARGV[7] .. ' ' .. ARGV[8], 'PX', ttl)
-if redis.call('GET', KEYS[3]) == tok then
-  redis.call('DEL', KEYS[3])
-end
+-- A writer got in: the intent (ours from an earlier attempt, or another
+-- writer's, who asks again) is done.
+redis.call('DEL', KEYS[3])
 if redis.call('EXISTS', KEYS[4]) == 0 then
   -- As acquire.lua: a missing counter starts from the seed when it is at
   -- most the skew ahead of this server's clock, else from the clock.
