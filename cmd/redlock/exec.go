@@ -29,6 +29,8 @@ type execArgs struct {
 	prefix       string
 	nodes        string
 	owner        string // recorded on the nodes; see execOwner
+	shared       bool   // --shared: a reader of KEY's read-write lock; see exec_rw.go
+	exclusive    bool   // --exclusive: its writer
 	key          string
 	argv         []string // CMD ARGS...
 }
@@ -44,6 +46,8 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
 	fs.StringVar(&a.nodes, "nodes", "", "host:port,host:port,...")
 	owner := fs.String("owner", "", "who holds the lock, as inspect and ls show it")
+	fs.BoolVar(&a.shared, "shared", false, "take KEY's read-write lock as a reader")
+	fs.BoolVar(&a.exclusive, "exclusive", false, "take KEY's read-write lock as the writer")
 	key, argv, err := parseAroundKey(fs, "exec", usageExec, args, stdout)
 	if err != nil {
 		return nil, err
@@ -64,6 +68,8 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 		return nil, usageErr("exec", "--ttl %s is not positive (e.g. --ttl 30 or --ttl 30s)", a.ttl)
 	case a.grace < 0:
 		return nil, usageErr("exec", "--grace %s is negative (0 sends SIGKILL at once)", a.grace)
+	case a.shared && a.exclusive:
+		return nil, usageErr("exec", "--shared and --exclusive exclude each other")
 	}
 	a.owner = *owner
 	if a.owner == "" {
@@ -125,11 +131,11 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer r.Close()
-	client, err := redlock.New(r.nodes, redlock.WithKeyPrefix(a.prefix), redlock.WithOwner(a.owner))
+	client, err := newLocker(r.nodes, a)
 	if err != nil { // a bad --owner, say: the library's message
 		return usageErr("exec", "%v", err)
 	}
-	defer client.Close()
+	defer client.close()
 
 	lock, err := acquireForExec(ctx, client, a, sigs)
 	if err != nil {
@@ -139,7 +145,7 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // acquireForExec takes the lock per -n / -w, aborting on a signal.
-func acquireForExec(ctx context.Context, client *redlock.Client, a *execArgs, sigs <-chan os.Signal) (*redlock.Lock, error) {
+func acquireForExec(ctx context.Context, client locker, a *execArgs, sigs <-chan os.Signal) (*redlock.Lock, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var got os.Signal
@@ -165,9 +171,9 @@ func acquireForExec(ctx context.Context, client *redlock.Client, a *execArgs, si
 		var lock *redlock.Lock
 		var err error
 		if a.nonblock {
-			lock, err = client.TryAcquire(wctx, a.key, a.ttl)
+			lock, err = client.try(wctx, a.key, a.ttl)
 		} else {
-			lock, err = client.Acquire(wctx, a.key, a.ttl)
+			lock, err = client.wait(wctx, a.key, a.ttl)
 		}
 		switch {
 		case err == nil:
