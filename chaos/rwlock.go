@@ -107,7 +107,11 @@ func runRWLock(ctx context.Context, p Profile, e *Env, broken bool) (*Measured, 
 		errs    = map[string]int{}
 		lossSig int
 	)
-	run, stop := context.WithTimeout(ctx, time.Duration(float64(p.PerScenario)))
+	d := p.PerScenario
+	if broken {
+		d /= 2 // the broken client is caught within seconds
+	}
+	run, stop := context.WithTimeout(ctx, d)
 	defer stop()
 	ttl := e.TTL
 	hold := func(ctx context.Context) {
