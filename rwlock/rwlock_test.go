@@ -223,11 +223,12 @@ func TestWriterNotStarvedByReaders(t *testing.T) {
 	waiting.Store(false)
 	got := turns.Load()
 	stop.Store(true)
-	wg.Wait()
 	if err != nil {
+		wg.Wait()
 		t.Fatalf("writer: %v after %d reader turns", err, got)
 	}
-	_ = l.Release(ctx)
+	_ = l.Release(ctx) // before the readers stop: they may be waiting for it
+	wg.Wait()
 	t.Logf("the writer got in after %d reader turns (%d readers)", got, readers)
 }
 
@@ -276,7 +277,7 @@ func TestLossSignal(t *testing.T) {
 			if write {
 				take = c.Lock
 			}
-			l := mustLock(t)(take(ctx, key, 5*time.Second))
+			l := mustLock(t)(take(ctx, key, 3*time.Second))
 			stop := l.KeepAlive()
 			defer stop()
 			for _, n := range cl.Nodes()[:2] {
