@@ -17,6 +17,9 @@
 // separated by spaces ("token at owner"; a bare token from clients before
 // owners is read as a token without owner); tokens therefore have no
 // spaces. Every script compares the token part only.
+//
+// Read-write locks (package rwlock) are an optional part of the contract,
+// ReadWriter, which Redis, Memory and rueidis's node implement.
 package node
 
 import (

@@ -39,7 +39,7 @@ func RWReleaseCall(mode Mode, a ReleaseArgs) (keys, args []string, err error) {
 	if a.Tombstone > 0 {
 		tomb = a.Tombstone
 	}
-	return []string{RWWriterKey(a.Name), RWReadersKey(a.Name), RWIntentKey(a.Name), TombstoneKey(a.Name, a.Token)},
+	return []string{rwWriterKey(a.Name), rwReadersKey(a.Name), rwIntentKey(a.Name), TombstoneKey(a.Name, a.Token)},
 		[]string{mode.arg(), a.Token, ms(tomb), a.Channel, a.Name}, nil
 }
 
@@ -48,12 +48,12 @@ func RWRaiseCall(mode Mode, name, token string, fence uint64, retention time.Dur
 	if err := errors.Join(mode.Validate(), ValidateRaise(name, token, fence, retention)); err != nil {
 		return nil, nil, err
 	}
-	return []string{RWWriterKey(name), RWReadersKey(name), CounterKey(name)},
+	return []string{rwWriterKey(name), rwReadersKey(name), CounterKey(name)},
 		[]string{mode.arg(), token, strconv.FormatUint(fence, 10), ms(RetentionOrDefault(retention))}, nil
 }
 
-// RWAcquireReplyOf reads the reply of the read-write acquire script.
-func RWAcquireReplyOf(vals []any) (AcquireReply, error) {
+// rwAcquireReplyOf reads the reply of the read-write acquire script.
+func rwAcquireReplyOf(vals []any) (AcquireReply, error) {
 	if len(vals) != 2 && len(vals) != 3 {
 		return AcquireReply{}, fmt.Errorf("node: unexpected rw acquire reply %v", vals)
 	}
@@ -70,7 +70,7 @@ func RWAcquireReplyOf(vals []any) (AcquireReply, error) {
 }
 
 func rwKeys(name, token string) []string {
-	return []string{RWWriterKey(name), RWReadersKey(name), RWIntentKey(name), CounterKey(name), TombstoneKey(name, token)}
+	return []string{rwWriterKey(name), rwReadersKey(name), rwIntentKey(name), CounterKey(name), TombstoneKey(name, token)}
 }
 
 func ms(d time.Duration) string { return strconv.FormatInt(millis(d), 10) }
@@ -93,7 +93,7 @@ func (n *Redis) AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (Acquir
 	if err != nil {
 		return AcquireReply{}, err
 	}
-	return RWAcquireReplyOf(vals)
+	return rwAcquireReplyOf(vals)
 }
 
 // ExtendRW implements ReadWriter: one script call per op (not pipelined).

@@ -39,9 +39,10 @@ import (
 //     whether the token holds the lock in the given mode.
 //
 // Previous (the trail) is never reported: read-write locks leave none.
-// Keys on Redis: the writer RWWriterKey, the readers RWReadersKey (a
-// sorted set of tokens by expiry), the intent RWIntentKey, all in the
-// name's slot.
+// Keys on Redis, all in the name's slot: the writer name+":rw:w" ("token
+// at owner"), the readers name+":rw:r" (a sorted set of tokens by expiry,
+// in server milliseconds), the intent name+":rw:i" (the waiting writer's
+// token), beside CounterKey and TombstoneKey. Scan lists none of them.
 type ReadWriter interface {
 	AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (AcquireReply, error)
 	ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]ExtendResult, error)
@@ -94,12 +95,11 @@ const ReadersHolder = "readers"
 // implement ReadWriter.
 var ErrReadWriteUnsupported = errors.New("node: read-write locks not supported by this node")
 
-// RWWriterKey is the name of the writer of the read-write lock name.
-func RWWriterKey(name string) string { return name + ":rw:w" }
+// rwWriterKey is the writer of the read-write lock name.
+func rwWriterKey(name string) string { return name + ":rw:w" }
 
-// RWReadersKey is the name of the readers of the read-write lock name.
-func RWReadersKey(name string) string { return name + ":rw:r" }
+// rwReadersKey is the readers of the read-write lock name.
+func rwReadersKey(name string) string { return name + ":rw:r" }
 
-// RWIntentKey is the name of the waiting writer's intent of the read-write
-// lock name.
-func RWIntentKey(name string) string { return name + ":rw:i" }
+// rwIntentKey is the waiting writer's intent of the read-write lock name.
+func rwIntentKey(name string) string { return name + ":rw:i" }

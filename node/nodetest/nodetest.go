@@ -10,7 +10,9 @@
 // Every subtest uses names of its own, in braces ("nodetest:{...}") so that
 // a cluster routes a lock, its counter and its tombstones to one slot; the
 // nodes newNode returns may share one server. Waits for expiry poll with a
-// generous hang guard and never assert how fast the node is.
+// generous hang guard and never assert how fast the node is. The subtests
+// named RW* check the read-write calls (node.ReadWriter) and are skipped
+// for a node that does not implement them.
 package nodetest
 
 import (
