@@ -81,16 +81,19 @@ func (c *Client) TryRLock(ctx context.Context, key string, ttl time.Duration) (*
 // writers) for ttl, retrying per the client's retry policy while readers or
 // another writer hold it. While readers hold it, each refused attempt
 // leaves an intent that keeps new readers out for the attempt's ttl, so
-// that a stream of readers cannot starve the writer. The returned lock's
-// Fence is greater than that of every earlier writer and every reader's.
+// that a stream of readers cannot starve the writer
+// (TestWriterNotStarvedByReaders). The returned lock's Fence is greater
+// than that of every writer and reader whose acquisition returned before
+// Lock was called (TestNoReaderMeetsWriter).
 func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error) {
 	return c.writers.Acquire(ctx, key, ttl)
 }
 
 // TryLock is Lock with a single attempt: it returns an error wrapping
 // redlock.ErrNotAcquired when readers or another writer hold the lock.
-// Refused by readers, it still leaves its intent for ttl (a failed
-// attempt's cleanup removes it only from nodes that granted it).
+// Refused by readers, it still leaves its intent for ttl on the nodes
+// where readers refused it (a failed attempt's cleanup skips those nodes;
+// TestIntentIsBounded).
 func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error) {
 	return c.writers.TryAcquire(ctx, key, ttl)
 }
