@@ -55,6 +55,7 @@ func New(nodes []node.Node, opts ...redlock.Option) (*Client, error) {
 	}
 	writers, err := redlock.New(wnodes, opts...)
 	if err != nil {
+		_ = readers.Close()
 		return nil, err
 	}
 	return &Client{readers: readers, writers: writers}, nil
