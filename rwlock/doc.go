@@ -10,8 +10,8 @@
 //
 // It is redlock's quorum client run on the nodes' read-write calls
 // (node.ReadWriter), so readers and writers follow the mutex's rules:
-// each acquisition is one quorum round with a fresh token, valid for ttl
-// minus the time it took and the clock drift; extension needs a majority
+// each attempt is one quorum round with a random token, and a lock is
+// valid for ttl minus the time the attempt took and the clock drift; extension needs a majority
 // that still holds the token; Release deletes only that token; every
 // handle is a *redlock.Lock with its own expiry, Extend, KeepAlive, Done,
 // Err and Release. The options are redlock's.
