@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
@@ -176,17 +177,21 @@ func TestNoReaderMeetsWriter(t *testing.T) {
 
 // Writer preference, counted: readers take turns hand over hand (each
 // takes its next read lock before it drops the current one, so without
-// writer preference some reader always holds the lock). A writer that
-// starts waiting still gets in, after a bounded number of reader turns:
-// once its intent is on a majority, no new reader gets in, and the readers
-// in flight finish.
+// writer preference some reader always holds the lock). Once the writer's
+// first attempt was refused (its intent is then on a majority), a reader
+// gets in only with an attempt already in flight, so the readers take at
+// most a few more turns before the writer gets in. Counted from the
+// writer's first refusal (seen through its Observer), never timed.
 func TestWriterNotStarvedByReaders(t *testing.T) {
 	cl := startCluster(t, 3)
 	ctx, key := ctxFor(t), uniqueKey(t)
 	opts := []redlock.Option{redlock.WithNodeTimeout(testNodeTimeout), redlock.WithRetry(retry.Constant(100000, 5*time.Millisecond, 5*time.Millisecond))}
-	const readers, maxTurns = 4, 400
-	var turns atomic.Int64 // reader acquisitions since the writer started waiting
-	var waiting, stop atomic.Bool
+	// maxTurns: far above the readers' attempts in flight (one each), far
+	// below what a stream of readers takes without writer preference.
+	const readers, maxTurns = 4, 100
+	var turns atomic.Int64 // reader acquisitions since the writer's first refusal
+	var refused, stop atomic.Bool
+	var started atomic.Int32 // readers holding their first lock
 	var wg sync.WaitGroup
 	for range readers {
 		c := newClient(t, nodesOf(cl), opts...)
@@ -194,8 +199,10 @@ func TestWriterNotStarvedByReaders(t *testing.T) {
 			cur, err := c.RLock(ctx, key, ttl)
 			if err != nil {
 				t.Error(err) // not Fatal: another goroutine than the test's
+				started.Add(1)
 				return
 			}
+			started.Add(1)
 			for !stop.Load() {
 				next, err := c.TryRLock(ctx, key, ttl)
 				if err != nil { // a writer holds or waits: let go, then wait our turn
@@ -208,8 +215,8 @@ func TestWriterNotStarvedByReaders(t *testing.T) {
 				} else {
 					_ = cur.Release(ctx)
 				}
-				if waiting.Load() && turns.Add(1) > maxTurns {
-					t.Errorf("the writer starved: %d reader turns while it waited", maxTurns)
+				if refused.Load() && turns.Add(1) > maxTurns {
+					t.Errorf("the writer starved: %d reader turns after its first refusal", maxTurns)
 					stop.Store(true)
 				}
 				cur = next
@@ -217,48 +224,68 @@ func TestWriterNotStarvedByReaders(t *testing.T) {
 			_ = cur.Release(ctx)
 		})
 	}
-	// Let the readers get going: some reader turns before the writer comes.
-	for before := 0; before < 3*readers; before++ {
+	w := newClient(t, nodesOf(cl), append(opts, redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
+		if e.Kind == redlock.EventContended {
+			refused.Store(true)
+		}
+	})))...)
+	for started.Load() < readers { // from here on some reader always holds the lock
 		time.Sleep(time.Millisecond)
 	}
-	w := newClient(t, nodesOf(cl), opts...)
-	waiting.Store(true)
 	l, err := w.Lock(ctx, key, ttl)
-	waiting.Store(false)
 	got := turns.Load()
 	stop.Store(true)
 	if err != nil {
 		wg.Wait()
 		t.Fatalf("writer: %v after %d reader turns", err, got)
 	}
+	if !refused.Load() {
+		t.Error("the writer was never refused, although readers held the lock")
+	}
 	_ = l.Release(ctx) // before the readers stop: they may be waiting for it
 	wg.Wait()
-	t.Logf("the writer got in after %d reader turns (%d readers)", got, readers)
+	t.Logf("the writer got in %d reader turns after its first refusal (%d readers)", got, readers)
 }
 
 // Each reader and writer has its own expiry and keep-alive: held through
-// Do/RDo for several TTLs, each excludes the other side all along, and the
-// work's context is never cancelled.
+// Do/RDo until the watchdog extended it, each excludes the other side all
+// along, and the work's context is not cancelled. Real nodes, with the
+// tests' long node timeout; TestDoKeepsAliveMemory runs several TTLs on
+// synctest's clock.
 func TestDoKeepsAlive(t *testing.T) {
-	_, c := start(t, 3, redlock.WithNodeTimeout(100*time.Millisecond))
+	_, c := start(t, 3)
 	ctx, key := ctxFor(t), uniqueKey(t)
-	const short = time.Second
+	checkKeptAlive(t, c, ctx, key, 5*time.Second, 1, func(time.Duration) { time.Sleep(20 * time.Millisecond) })
+}
+
+func TestDoKeepsAliveMemory(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newClient(t, memoryNodes())
+		checkKeptAlive(t, c, ctxFor(t), uniqueKey(t), time.Second, 5, time.Sleep)
+	})
+}
+
+// checkKeptAlive runs RDo, then Do, on key for ttl, each until its lock
+// was extended rounds times, checking the other side is refused after
+// each extension.
+func checkKeptAlive(t *testing.T, c *rwlock.Client, ctx context.Context, key string, ttl time.Duration, rounds int, pause func(time.Duration)) {
+	t.Helper()
 	for _, write := range []bool{false, true} {
 		do, try := c.RDo, c.TryLock
 		if write {
 			do, try = c.Do, c.TryRLock
 		}
-		err := do(ctx, key, short, func(wctx context.Context) error {
+		err := do(ctx, key, ttl, func(wctx context.Context) error {
 			l, _ := redlock.LockFromContext(wctx)
-			for range 3 { // three TTLs, counted by the lock's own extensions
+			for range rounds { // counted by the lock's own extensions
 				vu := l.ValidUntil()
 				for !l.ValidUntil().After(vu) {
 					if wctx.Err() != nil {
 						return fmt.Errorf("work cancelled: %w", context.Cause(wctx))
 					}
-					time.Sleep(20 * time.Millisecond)
+					pause(ttl / 50)
 				}
-				if _, err := try(ctx, key, short); !errors.Is(err, redlock.ErrNotAcquired) {
+				if _, err := try(ctx, key, ttl); !errors.Is(err, redlock.ErrNotAcquired) {
 					return fmt.Errorf("other side while held (write=%v): %v, want ErrNotAcquired", write, err)
 				}
 			}

@@ -199,7 +199,7 @@ func rwFences(f *rwFixture) {
 
 func rwExtend(f *rwFixture) {
 	name := f.name()
-	f.acquire(r, name, "reader", time.Second)
+	f.acquire(r, name, "reader", long)
 	if res := f.extend(r, ext(name, "reader", long, 0), ext(name, "lost", long, 7)); res[0] != node.Extended || res[1] != node.Reasserted {
 		f.t.Fatalf("reader extend = %v, want [extended reasserted]", res)
 	}
