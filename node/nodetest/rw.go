@@ -136,6 +136,9 @@ func rwWriterIntentBlocksNewReaders(f *rwFixture) {
 		f.t.Fatalf("new reader while a writer waits = %+v, want refused by the waiting writer %s", rep, node.ReleaseID("writer"))
 	}
 	f.want("resent acquire of a reader already in", f.acquire(r, name, "old", long), true)
+	if res := f.extend(r, ext(name, "old", long, 0)); res[0] != node.Extended {
+		f.t.Fatalf("extend of a reader already in while a writer waits = %v, want extended", res)
+	}
 	f.release(r, name, "old")
 	// The quorum client asks again with a new token per attempt.
 	f.want("waiting writer once the readers left", f.acquire(w, name, "writer-2", long), true)
