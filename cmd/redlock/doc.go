@@ -212,11 +212,21 @@ Flags:
   --grace D      time between SIGTERM and SIGKILL (default 5s; keep it below --ttl)
   --owner S      owner recorded with the lock (default host/PID/exec CMD; at
                  most 256 bytes of UTF-8, no control characters)
+  --shared       take KEY's read-write lock as a reader: many --shared
+                 runs of KEY at once, none while an --exclusive one runs
+  --exclusive    take KEY's read-write lock as the writer (a waiting
+                 writer keeps new readers out); REDLOCK_FENCE of a reader
+                 is at least that of the writers before it
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --slots N      hold one of N permits of the semaphore KEY (1 to 256): at
                  most N commands run at once; REDLOCK_KEY is then the
                  permit's slot key (KEY}:slot:I), REDLOCK_FENCE its fence
+
+Without --shared or --exclusive, exec takes KEY's mutex, which is a lock
+apart from KEY's read-write lock: a plain exec and a --shared or
+--exclusive exec of one KEY do not exclude each other. The read-write lock
+is not listed by ls or inspect.
 
 Durations: 500ms, 30s, 2m, or a bare number of seconds (-w 5 is 5s, as in flock).
 

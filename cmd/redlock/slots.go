@@ -27,20 +27,14 @@ func checkSlots(a *execArgs) error {
 	return nil
 }
 
-// execLocker is how exec takes KEY: the client's mutex, or with --slots
-// N a permit of the semaphore KEY (its slot lock is what CMD runs under:
-// REDLOCK_KEY is the slot's key, REDLOCK_FENCE the slot's fence).
-type execLocker struct {
-	try, wait func(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error)
-}
-
-func newExecLocker(client *redlock.Client, a *execArgs) (execLocker, error) {
-	if a.slots == 0 {
-		return execLocker{try: client.TryAcquire, wait: client.Acquire}, nil
-	}
+// slotLocker takes a permit of the semaphore KEY of N (--slots N) with
+// client; its slot lock is what CMD runs under: REDLOCK_KEY is the slot's
+// key, REDLOCK_FENCE the slot's fence.
+func slotLocker(client *redlock.Client, a *execArgs) (locker, error) {
 	sem, err := semaphore.New(client, a.key, a.slots)
 	if err != nil { // a key with braces, say: the library's message
-		return execLocker{}, usageErr("exec", "%v", err)
+		_ = client.Close()
+		return locker{}, err
 	}
 	permit := func(acquire func(context.Context, time.Duration) (*semaphore.Permit, error)) func(context.Context, string, time.Duration) (*redlock.Lock, error) {
 		return func(ctx context.Context, _ string, ttl time.Duration) (*redlock.Lock, error) {
@@ -51,5 +45,5 @@ func newExecLocker(client *redlock.Client, a *execArgs) (execLocker, error) {
 			return p.Lock, nil
 		}
 	}
-	return execLocker{try: permit(sem.TryAcquire), wait: permit(sem.Acquire)}, nil
+	return locker{try: permit(sem.TryAcquire), wait: permit(sem.Acquire), close: client.Close}, nil
 }
