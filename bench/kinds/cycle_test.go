@@ -1,16 +1,13 @@
 // Package kinds benchmarks the acquire-release cycle of each kind of lock
 // side by side on the same 5 real redis-server nodes over go-redis, each
-// uncontended, on a key of its own:
-//
-//   - mutex: redlock TryAcquire + Release;
-//   - reader, writer: rwlock TryRLock / TryLock + Release;
-//   - semaphore-3-held-0, semaphore-3-held-2: a permit of a semaphore of 3
-//     (TryAcquire + Release), with 0 and with 2 of the 3 permits held
-//     elsewhere (the attempt then tries slots until it finds the free one);
-//   - multilock-3: Acquire of 3 keys (one round per key, kept alive from
-//     the first) + Release (the keys at once);
-//   - election: Campaign (the election is free) + Resign; Campaign also
-//     starts the term's auto-extension, Resign stops it.
+// uncontended, on a key of its own: the mutex (TryAcquire + Release); a
+// reader and the writer of the read-write lock (TryRLock / TryLock +
+// Release); a permit of a semaphore of 3 (TryAcquire + Release), with 0 and
+// with 2 of the 3 permits held elsewhere (the attempt then tries slots until
+// it finds the free one); a multilock of 3 keys (Acquire: one round per key,
+// kept alive from the first; Release: the keys at once); and an election
+// (Campaign of a free election + Resign; Campaign also starts the term's
+// auto-extension, Resign stops it).
 //
 //	cd bench && go test -run '^$' -bench . -benchtime 2000x -count 3 ./kinds
 package kinds
