@@ -102,8 +102,21 @@ func (m *Manager) Check(d Descriptor, ttl time.Duration) error {
 }
 
 // Acquire checks d and acquires its lock, waiting per the client's retry
-// policy; redlock's errors (ErrNotAcquired, ...) pass through.
+// policy (or the RWLocker's); redlock's errors (ErrNotAcquired, ...) pass
+// through.
 func (m *Manager) Acquire(ctx context.Context, d Descriptor, ttl time.Duration) (Held, error) {
+	return m.acquire(ctx, d, ttl, m.client.Acquire)
+}
+
+// TryAcquire is Acquire with a single attempt on the redlock mutex (the
+// seed's "skip if another worker triggers it"): ErrNotAcquired when held. With
+// an RWLocker it is Acquire.
+func (m *Manager) TryAcquire(ctx context.Context, d Descriptor, ttl time.Duration) (Held, error) {
+	return m.acquire(ctx, d, ttl, m.client.TryAcquire)
+}
+
+func (m *Manager) acquire(ctx context.Context, d Descriptor, ttl time.Duration,
+	lock func(context.Context, string, time.Duration) (*redlock.Lock, error)) (Held, error) {
 	if err := m.Check(d, ttl); err != nil {
 		return nil, err
 	}
@@ -114,7 +127,7 @@ func (m *Manager) Acquire(ctx context.Context, d Descriptor, ttl time.Duration) 
 		return m.rw.Lock(ctx, d.Resource(), ttl)
 	}
 	key, _ := d.Key()
-	l, err := m.client.Acquire(ctx, key, ttl)
+	l, err := lock(ctx, key, ttl)
 	if err != nil {
 		return nil, err
 	}

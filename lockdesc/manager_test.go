@@ -81,6 +81,12 @@ func TestPolicies(t *testing.T) {
 	if _, err := m.Acquire(ctx, consolidation, time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("second holder: %v, want ErrNotAcquired", err)
 	}
+	if _, err := m.TryAcquire(ctx, consolidation, time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("second holder, one attempt: %v, want ErrNotAcquired", err)
+	}
+	if _, err := m.TryAcquire(ctx, consolidation, 2*time.Minute); !errors.Is(err, lockdesc.ErrPolicy) {
+		t.Fatalf("TryAcquire above the policy's TTL: %v, want ErrPolicy", err)
+	}
 	if err := h.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
