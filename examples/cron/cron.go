@@ -39,6 +39,10 @@ type result struct {
 	RunsOf    []int            // per tick, how many replicas ran the job
 	ByReplica map[string]int   // runs per replica
 	Errors    map[string]error // per replica, the last unexpected error
+	// SplitGiveUps: attempts that ended "not acquired" after the split-vote
+	// rounds ran out (ErrNotAcquired saying "split vote"); the tick is judged
+	// by its run count, so one is harmless when another replica ran it.
+	SplitGiveUps int
 }
 
 // runSchedulers fires every replica's scheduler at the same moment, ticks
@@ -61,11 +65,14 @@ func runSchedulers(ctx context.Context, replicas []replica, ticks int, job strin
 				lock, err := r.client.TryAcquire(ctx, job, 30*time.Second)
 				attempted.Done()
 				if err != nil {
-					if !errors.Is(err, redlock.ErrNotAcquired) || isSplit(err) {
-						mu.Lock()
+					mu.Lock()
+					switch {
+					case errors.Is(err, redlock.ErrNotAcquired) && isSplit(err):
+						res.SplitGiveUps++ // the tick's verdict is its run count
+					case !errors.Is(err, redlock.ErrNotAcquired):
 						res.Errors[r.name] = err
-						mu.Unlock()
 					}
+					mu.Unlock()
 					return
 				}
 				mu.Lock()
@@ -110,6 +117,6 @@ func (r result) String() string {
 			twice++
 		}
 	}
-	return fmt.Sprintf("%d ticks: exactly one run on %d, none on %d, more than one on %d; runs by replica %v; errors %d",
-		r.Ticks, r.exactlyOnce(), missed, twice, r.ByReplica, len(r.Errors))
+	return fmt.Sprintf("%d ticks: exactly one run on %d, none on %d, more than one on %d; runs by replica %v; split-vote give-ups %d; errors %d",
+		r.Ticks, r.exactlyOnce(), missed, twice, r.ByReplica, r.SplitGiveUps, len(r.Errors))
 }

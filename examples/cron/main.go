@@ -75,8 +75,8 @@ func run(nReplicas, ticks, nNodes int) error {
 	for name, err := range res.Errors {
 		fmt.Printf("cron: %s: %v\n", name, err)
 	}
-	if len(res.Errors) > 0 {
-		return fmt.Errorf("%d replicas saw errors", len(res.Errors))
+	if res.exactlyOnce() != ticks || len(res.Errors) > 0 {
+		return fmt.Errorf("not exactly one run per tick, or errors")
 	}
 	return nil
 }

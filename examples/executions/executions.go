@@ -36,13 +36,12 @@ func setup(ctx context.Context, db *sql.DB, items int) error {
 
 // stats is what the workers did.
 type stats struct {
-	Published  int             // deviations this run published
-	Skipped    int             // lock held by another worker, or already published
-	Latencies  []time.Duration // of every lock attempt
-	Errors     []error
-	ByWorker   map[string]int
-	mu         sync.Mutex
-	uploadedBy map[int64]string
+	Published int             // deviations this run published
+	Skipped   int             // lock held by another worker, or already published
+	Latencies []time.Duration // of every lock attempt
+	Errors    []error
+	ByWorker  map[string]int
+	mu        sync.Mutex
 }
 
 // worker publishes every deviation it can lock, in its own random order:
