@@ -82,6 +82,9 @@ func NewManager(client *redlock.Client, opts ...Option) (*Manager, error) {
 // descriptor or ttl, ErrPolicy when a policy refuses, ErrKindUnsupported for
 // a shared lock without an RWLocker.
 func (m *Manager) Check(d Descriptor, ttl time.Duration) error {
+	if m == nil {
+		return invalidArg("nil Manager")
+	}
 	if err := d.Validate(); err != nil {
 		return err
 	}
@@ -105,6 +108,9 @@ func (m *Manager) Check(d Descriptor, ttl time.Duration) error {
 // policy (or the RWLocker's); redlock's errors (ErrNotAcquired, ...) pass
 // through.
 func (m *Manager) Acquire(ctx context.Context, d Descriptor, ttl time.Duration) (Held, error) {
+	if m == nil {
+		return nil, invalidArg("nil Manager")
+	}
 	return m.acquire(ctx, d, ttl, m.client.Acquire)
 }
 
@@ -112,11 +118,17 @@ func (m *Manager) Acquire(ctx context.Context, d Descriptor, ttl time.Duration) 
 // seed's "skip if another worker triggers it"): ErrNotAcquired when held. With
 // an RWLocker it is Acquire.
 func (m *Manager) TryAcquire(ctx context.Context, d Descriptor, ttl time.Duration) (Held, error) {
+	if m == nil {
+		return nil, invalidArg("nil Manager")
+	}
 	return m.acquire(ctx, d, ttl, m.client.TryAcquire)
 }
 
 func (m *Manager) acquire(ctx context.Context, d Descriptor, ttl time.Duration,
 	lock func(context.Context, string, time.Duration) (*redlock.Lock, error)) (Held, error) {
+	if ctx == nil {
+		return nil, invalidArg("nil context")
+	}
 	if err := m.Check(d, ttl); err != nil {
 		return nil, err
 	}
@@ -163,8 +175,8 @@ type Found struct {
 // p.Glob, parsed and filtered with p.Match. Keys that are not descriptor keys
 // are skipped.
 func (m *Manager) Find(ctx context.Context, p Pattern) ([]Found, error) {
-	if ctx == nil {
-		return nil, invalidArg("nil context")
+	if m == nil || ctx == nil {
+		return nil, invalidArg("nil Manager or context")
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err

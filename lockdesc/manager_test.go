@@ -108,6 +108,23 @@ func TestPolicies(t *testing.T) {
 	if err := m.Do(ctx, consolidation, time.Second, nil); !errors.Is(err, lockdesc.ErrInvalidArgument) {
 		t.Errorf("Do nil fn: %v", err)
 	}
+	var nilCtx context.Context
+	var nilManager *lockdesc.Manager
+	for name, call := range map[string]func() error{
+		"Acquire nil ctx":    func() error { _, err := m.Acquire(nilCtx, consolidation, time.Second); return err },
+		"TryAcquire nil ctx": func() error { _, err := m.TryAcquire(nilCtx, consolidation, time.Second); return err },
+		"Find nil ctx":       func() error { _, err := m.Find(nilCtx, lockdesc.Pattern{}); return err },
+		"Metrics nil ctx":    func() error { _, err := m.Metrics(nilCtx, lockdesc.Pattern{}); return err },
+		"Find bad kind":      func() error { _, err := m.Find(ctx, lockdesc.Pattern{Kind: "intent"}); return err },
+		"nil Manager":        func() error { _, err := nilManager.Acquire(ctx, consolidation, time.Second); return err },
+		"nil Manager Try":    func() error { _, err := nilManager.TryAcquire(ctx, consolidation, time.Second); return err },
+		"nil Manager Find":   func() error { _, err := nilManager.Find(ctx, lockdesc.Pattern{}); return err },
+		"nil Manager Check":  func() error { return nilManager.Check(consolidation, time.Second) },
+	} {
+		if err := call(); !errors.Is(err, lockdesc.ErrInvalidArgument) {
+			t.Errorf("%s: %v, want ErrInvalidArgument", name, err)
+		}
+	}
 }
 
 // fakeRW records which side was asked for which key.

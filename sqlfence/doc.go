@@ -9,7 +9,7 @@
 //
 // Table.Update runs one statement,
 //
-//	UPDATE tasks SET state = $1, lock_fence = $2 WHERE id = $3 AND lock_fence <= $2
+//	UPDATE tasks SET state = $1, lock_fence = $2 WHERE id = $3 AND lock_fence <= $4 (the fence twice)
 //
 // and maps zero rows to an error: ErrStaleFence when the row holds a larger
 // fence (a newer holder wrote), ErrNotFound when there is no such row. The
@@ -28,7 +28,8 @@
 // Tested against PostgreSQL 15 through database/sql and the pgx driver
 // (internal tests in the examples module, on a server the tests start).
 // Placeholders are PostgreSQL's $n by default, or ? (WithPlaceholder(Question):
-// MySQL, SQLite), untested here. Zero rows must mean "no row matched":
+// MySQL, SQLite); the statements of both are checked as text
+// (TestStatementText), only PostgreSQL runs them. Zero rows must mean "no row matched":
 // PostgreSQL and SQLite count matched rows; MySQL counts changed rows unless
 // the connection sets CLIENT_FOUND_ROWS (clientFoundRows=true in
 // go-sql-driver/mysql). Identifiers are checked (letters, digits, _ and one

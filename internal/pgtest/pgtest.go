@@ -63,7 +63,7 @@ func Start(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "pgtest-")
+	dir, err := os.MkdirTemp(tempBase(cred), "pgtest-")
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
@@ -247,6 +247,25 @@ func version(binDir string) int {
 func executable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+}
+
+// tempBase is where the server's dir goes: the usual temp dir, unless
+// PostgreSQL runs as another user who cannot reach it (a root-only
+// $TMPDIR); /tmp then.
+func tempBase(cred *syscall.Credential) string {
+	base := os.TempDir()
+	if cred == nil {
+		return base
+	}
+	for d := base; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm()&0o001 == 0 {
+			return "/tmp"
+		}
+		if d == filepath.Dir(d) {
+			return base
+		}
+	}
 }
 
 // credential is the user to run PostgreSQL as: nil when we are not root.
