@@ -14,7 +14,7 @@
 // Parts are joined with ':'. Inside a part, '%', ':' and the glob
 // characters '*', '?', '[', ']', '\' are written %XX (percent-encoding), so a
 // key never holds a glob character and a part never splits: Parse(Key(d)) is
-// d for every valid d (TestKeyRoundTrip). Parts must not be empty; a bad key
+// d for every valid d, an empty Kind read back as Exclusive (TestKeyRoundTrip). Parts must not be empty; a bad key
 // or descriptor is ErrInvalidArgument.
 //
 // # Patterns
