@@ -30,7 +30,8 @@
 //
 // An exclusive lock is a redlock mutex on the descriptor's key. Shared locks
 // need a read-write lock, which this package does not implement: without
-// one (WithRWLocker) a shared descriptor is ErrKindUnsupported. With one, both
+// one (WithRWLocker; package rwlock's client has RWLocker's methods) a
+// shared descriptor is ErrKindUnsupported. With one, both
 // kinds of a resource go through it, on the key without the kind
 // (Descriptor.Resource), so that a shared and an exclusive lock of the same
 // resource exclude each other; Find and Metrics then list only what the

@@ -9,19 +9,15 @@ import (
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// Held is a lock taken through a Manager; *redlock.Lock is one.
-type Held interface {
-	Key() string
-	Fence() uint64
-	Release(ctx context.Context) error
-}
-
-// RWLocker is a read-write lock over the same nodes (to be filled by a
-// read-write lock package): Lock is the writer (exclusive) side, RLock the
-// reader (shared) side, both of the key given.
+// RWLocker is a read-write lock over the same nodes: Lock and TryLock the
+// writer (exclusive) side, RLock and TryRLock the reader (shared) side, all
+// of the key given. The read-write lock of package rwlock (*rwlock.Client)
+// has these methods.
 type RWLocker interface {
-	Lock(ctx context.Context, key string, ttl time.Duration) (Held, error)
-	RLock(ctx context.Context, key string, ttl time.Duration) (Held, error)
+	Lock(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error)
+	TryLock(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error)
+	RLock(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error)
+	TryRLock(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error)
 }
 
 // Manager acquires locks by descriptor under policies. It is safe for
@@ -107,62 +103,62 @@ func (m *Manager) Check(d Descriptor, ttl time.Duration) error {
 // Acquire checks d and acquires its lock, waiting per the client's retry
 // policy (or the RWLocker's); redlock's errors (ErrNotAcquired, ...) pass
 // through.
-func (m *Manager) Acquire(ctx context.Context, d Descriptor, ttl time.Duration) (Held, error) {
+func (m *Manager) Acquire(ctx context.Context, d Descriptor, ttl time.Duration) (*redlock.Lock, error) {
 	if m == nil {
 		return nil, invalidArg("nil Manager")
 	}
-	return m.acquire(ctx, d, ttl, m.client.Acquire)
+	if m.rw != nil {
+		return m.acquire(ctx, d, ttl, m.rw.Lock, m.rw.RLock)
+	}
+	return m.acquire(ctx, d, ttl, m.client.Acquire, nil)
 }
 
-// TryAcquire is Acquire with a single attempt on the redlock mutex (the
-// seed's "skip if another worker triggers it"): ErrNotAcquired when held. With
-// an RWLocker it is Acquire.
-func (m *Manager) TryAcquire(ctx context.Context, d Descriptor, ttl time.Duration) (Held, error) {
+// TryAcquire is Acquire with a single attempt (the seed's "skip if another
+// worker triggers it"): ErrNotAcquired when held.
+func (m *Manager) TryAcquire(ctx context.Context, d Descriptor, ttl time.Duration) (*redlock.Lock, error) {
 	if m == nil {
 		return nil, invalidArg("nil Manager")
 	}
-	return m.acquire(ctx, d, ttl, m.client.TryAcquire)
+	if m.rw != nil {
+		return m.acquire(ctx, d, ttl, m.rw.TryLock, m.rw.TryRLock)
+	}
+	return m.acquire(ctx, d, ttl, m.client.TryAcquire, nil)
 }
 
-func (m *Manager) acquire(ctx context.Context, d Descriptor, ttl time.Duration,
-	lock func(context.Context, string, time.Duration) (*redlock.Lock, error)) (Held, error) {
+type lockFunc func(context.Context, string, time.Duration) (*redlock.Lock, error)
+
+// acquire checks d and takes it with exclusive or shared: on the
+// descriptor's key on the mutex, on Descriptor.Resource with an RWLocker.
+func (m *Manager) acquire(ctx context.Context, d Descriptor, ttl time.Duration, exclusive, shared lockFunc) (*redlock.Lock, error) {
 	if ctx == nil {
 		return nil, invalidArg("nil context")
 	}
 	if err := m.Check(d, ttl); err != nil {
 		return nil, err
 	}
-	if m.rw != nil {
-		if d.kind() == Shared {
-			return m.rw.RLock(ctx, d.Resource(), ttl)
-		}
-		return m.rw.Lock(ctx, d.Resource(), ttl)
+	if m.rw == nil {
+		key, _ := d.Key()
+		return exclusive(ctx, key, ttl)
 	}
-	key, _ := d.Key()
-	l, err := lock(ctx, key, ttl)
-	if err != nil {
-		return nil, err
+	if d.kind() == Shared {
+		return shared(ctx, d.Resource(), ttl)
 	}
-	return l, nil
+	return exclusive(ctx, d.Resource(), ttl)
 }
 
-// Do runs fn under d's lock and releases it after. A redlock lock is kept
-// alive while fn runs and fn's context ends when it is lost (Lock.Hold);
-// the errors of fn, the loss and the release are joined.
+// Do runs fn under d's lock, kept alive while fn runs (fn's context ends
+// when it is lost: Lock.Hold), and releases it after; the errors of fn, the
+// loss and the release are joined.
 func (m *Manager) Do(ctx context.Context, d Descriptor, ttl time.Duration, fn func(ctx context.Context) error) error {
 	if fn == nil {
 		return invalidArg("nil fn")
 	}
-	h, err := m.Acquire(ctx, d, ttl)
+	l, err := m.Acquire(ctx, d, ttl)
 	if err != nil {
 		return err
 	}
-	if l, ok := h.(*redlock.Lock); ok {
-		fnErr, lostErr, relErr := l.Hold(ctx, fn)
-		return errors.Join(fnErr, lostErr, relErr)
-	}
-	fnErr := fn(ctx)
-	return errors.Join(fnErr, h.Release(context.WithoutCancel(ctx)))
+	fnErr, lostErr, relErr := l.Hold(ctx, fn)
+	return errors.Join(fnErr, lostErr, relErr)
 }
 
 // Found is a held lock that Find listed.

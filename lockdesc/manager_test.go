@@ -127,23 +127,32 @@ func TestPolicies(t *testing.T) {
 	}
 }
 
-// fakeRW records which side was asked for which key.
-type fakeRW struct{ calls []string }
-
-type fakeHeld struct{ key string }
-
-func (h fakeHeld) Key() string                   { return h.key }
-func (h fakeHeld) Fence() uint64                 { return 1 }
-func (h fakeHeld) Release(context.Context) error { return nil }
-
-func (f *fakeRW) Lock(_ context.Context, key string, _ time.Duration) (lockdesc.Held, error) {
-	f.calls = append(f.calls, "Lock "+key)
-	return fakeHeld{key}, nil
+// fakeRW records which side was asked for which key and hands out locks
+// of an in-process client (a unit test of the routing, not a read-write lock).
+type fakeRW struct {
+	c     *redlock.Client
+	calls []string
 }
 
-func (f *fakeRW) RLock(_ context.Context, key string, _ time.Duration) (lockdesc.Held, error) {
-	f.calls = append(f.calls, "RLock "+key)
-	return fakeHeld{key}, nil
+func (f *fakeRW) record(side, key string, ttl time.Duration) (*redlock.Lock, error) {
+	f.calls = append(f.calls, side+" "+key)
+	return f.c.Acquire(context.Background(), side+":"+key, ttl)
+}
+
+func (f *fakeRW) Lock(_ context.Context, key string, ttl time.Duration) (*redlock.Lock, error) {
+	return f.record("Lock", key, ttl)
+}
+
+func (f *fakeRW) TryLock(_ context.Context, key string, ttl time.Duration) (*redlock.Lock, error) {
+	return f.record("TryLock", key, ttl)
+}
+
+func (f *fakeRW) RLock(_ context.Context, key string, ttl time.Duration) (*redlock.Lock, error) {
+	return f.record("RLock", key, ttl)
+}
+
+func (f *fakeRW) TryRLock(_ context.Context, key string, ttl time.Duration) (*redlock.Lock, error) {
+	return f.record("TryRLock", key, ttl)
 }
 
 // With an RWLocker both kinds of a resource go to it, on the same key
@@ -154,7 +163,7 @@ func TestRWLockerRouting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	rw := &fakeRW{}
+	rw := &fakeRW{c: client}
 	m, err := lockdesc.NewManager(client, lockdesc.WithRWLocker(rw))
 	if err != nil {
 		t.Fatal(err)
@@ -163,13 +172,22 @@ func TestRWLockerRouting(t *testing.T) {
 	read := lockdesc.Descriptor{Kind: lockdesc.Shared, Subject: "schema", Predicate: "access", Resources: []string{"t:1"}}
 	write := read
 	write.Kind = lockdesc.Exclusive
-	if _, err := m.Acquire(ctx, read, time.Second); err != nil {
+	l, err := m.Acquire(ctx, read, time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
+	_ = l.Release(ctx)
 	if err := m.Do(ctx, write, time.Second, func(context.Context) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprint([]string{"RLock schema:access:t%3A1", "Lock schema:access:t%3A1"})
+	for _, d := range []lockdesc.Descriptor{read, write} {
+		l, err := m.TryAcquire(ctx, d, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = l.Release(ctx)
+	}
+	want := fmt.Sprint([]string{"RLock schema:access:t%3A1", "Lock schema:access:t%3A1", "TryRLock schema:access:t%3A1", "TryLock schema:access:t%3A1"})
 	if got := fmt.Sprint(rw.calls); got != want {
 		t.Fatalf("calls %s, want %s", got, want)
 	}

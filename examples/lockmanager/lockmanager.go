@@ -95,7 +95,7 @@ func run(ctx context.Context, newClient func(owner string) (*redlock.Client, err
 	}
 
 	m := managers[0]
-	var held []lockdesc.Held
+	var held []*redlock.Lock
 	defer func() {
 		for _, h := range held {
 			_ = h.Release(context.WithoutCancel(ctx))
