@@ -321,6 +321,28 @@ func Scenarios() []Scenario {
 			Measure: runSilentNode,
 		},
 		{
+			Name: "election", Expect: ExpectTargets,
+			What:    "3 replicas campaign (package election) and write a fenced register as leader; faults cycle: the leader cut off from a majority, 2 nodes killed, a node paused, a delayed restart; former leaders write late",
+			Measure: runElection,
+		},
+		{
+			Name: "semaphore", Expect: ExpectTargets,
+			What:    "4 clients x 3 goroutines take permits of a 3-permit semaphore while node 4 is killed (restarted empty after 2 TTL) and node 3 paused, in turn: never more than 3 permits valid at once, each slot a fenced mutex",
+			Measure: runSemaphore,
+		},
+		{
+			Name: "multilock", Expect: ExpectTargets,
+			What:    "4 clients x 2 goroutines lock random overlapping sets of 2-3 of 5 keys (multilock) under the same faults: no two holders of one key, a set completed every second (no deadlock)",
+			Measure: runMultilock,
+		},
+		{
+			Name: "rwlock", Expect: ExpectTargets,
+			What: "read-write lock: 4 readers back to back and 2 writers on one key, under kills, a pause and a delayed restart: never a reader with a writer or two writers, fences never go back, a waiting writer sees a bounded number of reader turns",
+			Measure: func(ctx context.Context, p Profile, e *Env) (*Measured, error) {
+				return runRWLock(ctx, p, e, false)
+			},
+		},
+		{
 			Name: "broken-client", Expect: ExpectCaught, Clients: 3, LongEvery: 12, Broken: true,
 			What:   "deliberately broken client: each uses 2 of the 5 nodes as its quorum, no drift, unfenced resource",
 			Inject: func(ctx context.Context, e *Env) error { <-ctx.Done(); return nil },
@@ -330,6 +352,13 @@ func Scenarios() []Scenario {
 			What: "split-vote rounds with the broken client (2 of 5 nodes as its quorum): the round counter must find two holders at once",
 			Measure: func(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 				return runSplitVote(ctx, p, e, true)
+			},
+		},
+		{
+			Name: "broken-rwlock", Expect: ExpectCaught,
+			What: "the rwlock workload with a broken client (2 of 5 nodes as its quorum, no drift): the checker must find a reader with a writer",
+			Measure: func(ctx context.Context, p Profile, e *Env) (*Measured, error) {
+				return runRWLock(ctx, p, e, true)
 			},
 		},
 	}

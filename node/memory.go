@@ -34,6 +34,7 @@ type Memory struct {
 	swept      int                  // entries left by the last sweep
 
 	broker memBroker // release notifications, see memory_notify.go
+	rw     memRW     // read-write locks, see memory_rw.go
 }
 
 type memLock struct {
@@ -68,6 +69,7 @@ func (m *Memory) reset() {
 	m.counters = map[string]memCount{}
 	m.tombstones = map[string]time.Time{}
 	m.trails = map[string]memTrail{}
+	m.rw.reset()
 	m.writes, m.swept = 0, 0
 }
 
@@ -97,7 +99,7 @@ func (m *Memory) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepAll(time.Now())
-	return len(m.locks) + len(m.counters) + len(m.tombstones) + len(m.trails)
+	return len(m.locks) + len(m.counters) + len(m.tombstones) + len(m.trails) + m.rw.len()
 }
 
 // enter locks m for one call, or says why it cannot run.
@@ -186,7 +188,8 @@ func (m *Memory) sweepAll(now time.Time) {
 			delete(m.trails, k)
 		}
 	}
-	m.writes, m.swept = 0, len(m.locks)+len(m.counters)+len(m.tombstones)+len(m.trails)
+	m.rw.sweep(now)
+	m.writes, m.swept = 0, len(m.locks)+len(m.counters)+len(m.tombstones)+len(m.trails)+m.rw.len()
 }
 
 // Identify implements Node: the ID drawn at creation, and "noeviction"

@@ -17,6 +17,9 @@
 // separated by spaces ("token at owner"; a bare token from clients before
 // owners is read as a token without owner); tokens therefore have no
 // spaces. Every script compares the token part only.
+//
+// Read-write locks (package rwlock) are an optional part of the contract,
+// ReadWriter, which Redis, Memory and rueidis's node implement.
 package node
 
 import (
@@ -254,9 +257,11 @@ func CounterKey(name string) string { return name + ":fence" }
 func TrailKey(name string) string { return name + ":holder" }
 
 // isCompanion reports whether a key name is a counter, tombstone or trail
-// of a lock (lock names end in '}', their companions after it).
+// of a lock, or a key of a read-write lock (lock names end in '}', their
+// companions after it).
 func isCompanion(name string) bool {
-	return strings.HasSuffix(name, "}:fence") || strings.HasSuffix(name, "}:holder") || strings.Contains(name, "}:gone:")
+	return strings.HasSuffix(name, "}:fence") || strings.HasSuffix(name, "}:holder") || strings.Contains(name, "}:gone:") ||
+		strings.Contains(name, "}:rw:")
 }
 
 // LockValue is what a lock key holds: "token at owner", at in microseconds

@@ -49,6 +49,9 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 	if err := c.checkArgs(ctx, key, ttl); err != nil {
 		return nil, err
 	}
+	if err := checkContextOwner(ctx); err != nil {
+		return nil, err
+	}
 	if err := c.ready(ctx, c.cfg.timeoutFor(ttl)); err != nil {
 		return nil, err
 	}
@@ -108,13 +111,21 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		if o.split {
 			// Resolve the split now, without using up a retry: the winner
 			// asks again as soon as the losers' undo can have landed, the
-			// losers look again once the winner can have finished.
+			// losers look again once the winner can have finished, or
+			// when it releases.
 			if splits++; splits <= maxSplitRounds {
 				d := o.rtt + rand.N(o.rtt/2+time.Microsecond)
 				if !o.keep {
 					d = 3*o.rtt + rand.N(o.rtt+time.Microsecond)
 				}
-				if err := sleep(ctx, max(d, 100*time.Microsecond)); err != nil {
+				d = max(d, 100*time.Microsecond)
+				var err error
+				if o.keep {
+					err = sleep(ctx, d)
+				} else {
+					err = c.waitRelease(ctx, w, seen, o.wake, d)
+				}
+				if err != nil {
 					c.abandon(key, name, token, ttl)
 					return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
 				}
@@ -142,7 +153,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 			// back just then, spread by a little jitter.
 			delay = o.wait + rand.N(2*time.Millisecond)
 		}
-		if err := c.waitRelease(ctx, w, seen, delay); err != nil {
+		if err := c.waitRelease(ctx, w, seen, o.wake, delay); err != nil {
 			return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
 		}
 	}
@@ -178,6 +189,7 @@ type outcome struct {
 	wait  time.Duration // until the holder's keys expire on enough nodes, when known
 	split bool          // no client holds a majority of the nodes that answered
 	held  bool          // another client holds a majority
+	wake  wakeOn        // which release announcements can help the next attempt
 	keep  bool          // split: we won it and keep our keys for the next round
 	rtt   time.Duration // how long the round took to decide
 	prev  node.Holding  // the previous holder with the largest fence that our nodes reported
@@ -193,7 +205,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.cfg.owner, At: at}
+		Owner: c.ownerOf(ctx), At: at}
 	r := startRound(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.AcquireReply, error) {
 		return nd.Acquire(ctx, args)
 	})
@@ -253,7 +265,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		if err == nil {
 			if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
 				l := newLock(c, key, name, token, fence, ttl, start)
-				l.owner, l.acquiredAt = c.cfg.owner, at
+				l.owner, l.acquiredAt = args.Owner, at
 				return outcome{lock: l, prev: prev}
 			}
 			err = fmt.Errorf("%w: %q: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, key, time.Since(start), ttl)
@@ -283,7 +295,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		c.undo(key, name, token, ttl, heldBy(others, n))
 		return outcome{
 			err:  fmt.Errorf("%w: %q is held by another client (on %d of %d nodes)", ErrNotAcquired, key, votes, n),
-			wait: c.holderWait(others, n), rtt: rtt, held: true,
+			wait: c.holderWait(others, n), rtt: rtt, held: true, wake: wakeOn{holder: top},
 		}
 	}
 	// A split: no token holds a majority of the nodes that answered. Every
@@ -297,7 +309,11 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 	if !win {
 		c.undo(key, name, token, ttl, heldBy(others, n))
 	}
-	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: prev}
+	wake := wakeOn{all: true}
+	if !win {
+		wake = wakeOn{holder: top} // the winner
+	}
+	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: prev, wake: wake}
 }
 
 // leader returns the holder with the most nodes among answers (ties: the

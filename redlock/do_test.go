@@ -184,13 +184,15 @@ func TestNoExtensionAfterRelease(t *testing.T) {
 	for _, n := range nodesOf(cl) {
 		nodes = append(nodes, delayedBatchNode{n.(*node.Redis), 15 * time.Millisecond})
 	}
-	c := newClient(t, nodes, redlock.WithNodeTimeout(500*time.Millisecond), redlock.WithKeepAlive(extend.WithThreshold(950*time.Millisecond)),
+	// A threshold just under the TTL: every lock is extended on every tick.
+	// The node timeout and TTL leave room for a loaded machine.
+	c := newClient(t, nodes, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithKeepAlive(extend.WithThreshold(4950*time.Millisecond)),
 		redlock.WithKeepAlive(extend.WithSafetyMargin(100*time.Millisecond)), redlock.WithKeepAlive(extend.WithTick(5*time.Millisecond)))
 	ctx := ctxFor(t)
 	const n = 200
 	locks := make([]*redlock.Lock, n)
 	for i := range locks {
-		l, err := c.TryAcquire(ctx, uniqueKey(t), time.Second)
+		l, err := c.TryAcquire(ctx, uniqueKey(t), 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}

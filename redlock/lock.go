@@ -86,7 +86,9 @@ func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
 // attempt was undone in between, has no trail to report; and a Release or
 // an undo that missed some nodes (they failed, and the keys expired there)
 // leaves trails that a later acquisition on those nodes reports as a
-// takeover.
+// takeover; so does a node on which the old key outlived this acquisition
+// (the old holder's request landed late there): the next acquisition that
+// gets that node reports the same previous holder again.
 func (l *Lock) TookOver() (Info, bool) {
 	if l.previous.Token == "" {
 		return Info{}, false

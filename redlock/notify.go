@@ -23,9 +23,14 @@ const subscriptionLinger = time.Minute
 // Per key, at most one waiter is "active": woken by a notification and now
 // trying. Notifications that arrive meanwhile (every node announces the same
 // release; the release may also not have reached every node when the first
-// announcement arrives) set missed, and the active waiter, if it loses
-// again, tries once more at once instead of sleeping. A waiter that leaves
-// while active without the lock passes the wake on to the next.
+// announcement arrives) are kept in missed, and the active waiter, if it
+// loses again, tries once more at once instead of sleeping. A waiter that
+// leaves while active without the lock passes the wake on to the next.
+//
+// Only the release of the holder that beat the last attempt wakes a waiter
+// (see wakeOn): the undo of another client's failed attempt also announces
+// a release, and two waiters woken by each other's undo would retry in a loop
+// while the holder keeps the lock (TestNotifyUndoDoesNotWakeWaiters).
 type notifyHub struct {
 	mu       sync.Mutex
 	closed   bool
@@ -36,9 +41,10 @@ type notifyHub struct {
 	idle     *time.Timer // stops the subscriptions subscriptionLinger after the last waiter
 	queues   map[string]*waitQueue
 	seq      uint64
-	disabled bool          // no node can subscribe
-	ups      uint64        // transitions from no subscription up to one up
-	ready    chan struct{} // closed when a subscription of this generation is up (or none can be)
+	disabled bool                              // no node can subscribe
+	ups      uint64                            // transitions from no subscription up to one up
+	ready    chan struct{}                     // closed when a subscription of this generation is up (or none can be)
+	watchers map[string]map[chan struct{}]bool // Released's channels by full name
 }
 
 type nodeSub struct {
@@ -52,8 +58,25 @@ type waitQueue struct {
 	waiting []*waiter // parked, by arrival order
 	active  *waiter
 	own     map[string]bool // release ids of its waiters' own attempts
-	missed  bool
-	woke    string // id of the release that last woke a waiter
+	missed  []string        // announced while nobody was parked ("" wakes anyone), at most maxMissed
+	on      wakeOn          // what wakes the parked waiters: set by the last park
+	woke    string          // id of the release that last woke a waiter
+}
+
+// maxMissed bounds waitQueue.missed; past it an "" entry stands for the rest.
+const maxMissed = 8
+
+// wakeOn says which release announcements can help a waiter's next
+// attempt, from what its last attempt found.
+type wakeOn struct {
+	all    bool   // no holder with a majority was seen (a split): any release
+	holder string // the release id of the token that held a majority
+}
+
+// wakes reports whether an announcement of release (a release id, or "" when
+// a subscription came up or a wake is passed on) can help.
+func (o wakeOn) wakes(release string) bool {
+	return release == "" || o.all || release == o.holder
 }
 
 type waiter struct {
@@ -217,14 +240,19 @@ func (c *Client) subState(gen uint64, i int, up bool, err error) {
 				close(h.ready)
 				h.ready = nil
 			}
-			// Waiters parked after a blind attempt look again now.
-			for _, q := range h.queues {
-				if slices.ContainsFunc(q.waiting, func(x *waiter) bool { return x.blind }) {
-					for _, x := range q.waiting {
-						x.blind = false
-					}
-					h.announce(q, "")
+		}
+		// Waiters parked after a blind attempt look again now, and so do
+		// all parked waiters when a subscription that broke is back: a
+		// release while it was down went unheard.
+		if h.up == 1 || logRestored {
+			h.ping("") // a release may have gone unheard
+		}
+		for _, q := range h.queues {
+			if logRestored || (h.up == 1 && slices.ContainsFunc(q.waiting, func(x *waiter) bool { return x.blind })) {
+				for _, x := range q.waiting {
+					x.blind = false
 				}
+				h.announce(q, "")
 			}
 		}
 	} else if !up {
@@ -257,6 +285,7 @@ func (c *Client) released(gen uint64, key, release string) {
 	if q := h.queues[key]; q != nil && !q.own[release] {
 		h.announce(q, release)
 	}
+	h.ping(key)
 }
 
 // announce wakes the first parked waiter of q, or, when one is already
@@ -266,19 +295,29 @@ func (c *Client) released(gen uint64, key, release string) {
 // Called with h.mu.
 func (h *notifyHub) announce(q *waitQueue, release string) {
 	if q.active != nil || len(q.waiting) == 0 {
-		q.missed = true
+		q.miss(release)
 		return
 	}
-	if release != "" && release == q.woke {
+	if !q.on.wakes(release) || (release != "" && release == q.woke) {
 		return
 	}
 	q.woke = release
-	h.wakeNext(q)
+	h.wakeNext(q, release)
 }
 
-func (h *notifyHub) wakeNext(q *waitQueue) {
+// miss keeps an announcement for the next waiter to park.
+func (q *waitQueue) miss(release string) {
+	if len(q.missed) == maxMissed-1 {
+		release = "" // full: wake the next waiter whatever it waits for
+	}
+	if len(q.missed) < maxMissed && !slices.Contains(q.missed, release) {
+		q.missed = append(q.missed, release)
+	}
+}
+
+func (h *notifyHub) wakeNext(q *waitQueue, release string) {
 	if len(q.waiting) == 0 {
-		q.missed = true
+		q.miss(release)
 		return
 	}
 	w := q.waiting[0]
@@ -290,15 +329,15 @@ func (h *notifyHub) wakeNext(q *waitQueue) {
 	}
 }
 
-// waitRelease sleeps d, or until a release of w's key is announced to w,
-// or until ctx ends. With w nil it just sleeps. s is what w knew of the
-// subscriptions when its last attempt began.
-func (c *Client) waitRelease(ctx context.Context, w *waiter, s seen, d time.Duration) error {
+// waitRelease sleeps d, or until a release of w's key that on says can help
+// is announced to w, or until ctx ends. With w nil it just sleeps. s is what
+// w knew of the subscriptions when its last attempt began.
+func (c *Client) waitRelease(ctx context.Context, w *waiter, s seen, on wakeOn, d time.Duration) error {
 	if w == nil {
 		return sleep(ctx, d)
 	}
 	h := &c.notify
-	if h.park(w, s) { // announced while we tried, or we tried blind: try again now
+	if h.park(w, s, on) { // announced while we tried, or we tried blind: try again now
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
@@ -322,7 +361,7 @@ func (c *Client) waitRelease(ctx context.Context, w *waiter, s seen, d time.Dura
 // announced while it (or no one) was listening, or when its last attempt
 // began before a subscription came up (a release then may have gone
 // unseen): the caller tries at once, as the active waiter.
-func (h *notifyHub) park(w *waiter, s seen) bool {
+func (h *notifyHub) park(w *waiter, s seen, on wakeOn) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	select {
@@ -336,12 +375,17 @@ func (h *notifyHub) park(w *waiter, s seen) bool {
 		q.active = nil
 		q.woke = ""
 	}
+	q.on = on
+	missed := slices.ContainsFunc(q.missed, on.wakes)
 	unseen := !s.up || s.ups != h.ups // the attempt began while nobody listened
 	blind := h.up > 0 && unseen
-	if (q.missed || blind) && q.active == nil {
-		q.missed = false
+	if (missed || blind) && q.active == nil {
+		q.missed = q.missed[:0]
 		q.active = w
 		return true
+	}
+	if q.active == nil {
+		q.missed = q.missed[:0] // none of them can help
 	}
 	// Still nobody listening: when a subscription comes up, it wakes this
 	// waiter to look again (a release meanwhile went unheard).
@@ -376,17 +420,27 @@ func (c *Client) leaveWaiters(w *waiter, acquired bool) {
 		delete(q.own, id)
 	}
 	if acquired {
-		q.missed = false // what was announced is ours now
+		q.missed = q.missed[:0] // what was announced is ours now
+		if len(w.mine) > 0 {
+			// The lock is ours: its release is the one the others wait for.
+			q.on = wakeOn{holder: w.mine[len(w.mine)-1]}
+		}
 	}
 	if q.active == w {
 		q.active = nil
 		if !acquired {
-			h.wakeNext(q)
+			h.wakeNext(q, "")
 		}
 	}
 	if q.members--; q.members == 0 {
 		delete(h.queues, w.key)
 	}
+	h.leave()
+}
+
+// leave unregisters a waiter or watcher, and stops the subscriptions a
+// while after the last one left. Called with h.mu.
+func (h *notifyHub) leave() {
 	h.waiters--
 	if h.waiters == 0 && h.subs != nil && !h.closed {
 		gen := h.gen

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -46,7 +47,7 @@ func TestHubRules(t *testing.T) {
 	// Park in reverse: the queue still follows arrival order. (The memory
 	// subscriptions came up on join, before any attempt: nothing was
 	// missed, so nobody tries again at once.)
-	if h.park(ws[2], h.mark(ws[2], "")) || h.park(ws[1], h.mark(ws[1], "")) || h.park(ws[0], h.mark(ws[0], "")) {
+	if h.park(ws[2], h.mark(ws[2], ""), wakeOn{all: true}) || h.park(ws[1], h.mark(ws[1], ""), wakeOn{all: true}) || h.park(ws[0], h.mark(ws[0], ""), wakeOn{all: true}) {
 		t.Fatal("parked waiters told to try at once")
 	}
 	gen := h.gen
@@ -60,12 +61,12 @@ func TestHubRules(t *testing.T) {
 	}
 	// It lost (the release had not reached every node when it tried): the
 	// announcements that came meanwhile make it try again at once.
-	if !h.park(ws[0], h.mark(ws[0], "")) {
+	if !h.park(ws[0], h.mark(ws[0], ""), wakeOn{all: true}) {
 		t.Fatal("woken waiter that lost while announcements came in did not retry at once")
 	}
 	// It lost again, and only then do more nodes announce the release: they
 	// wake it again, not the others.
-	if h.park(ws[0], h.mark(ws[0], "")) {
+	if h.park(ws[0], h.mark(ws[0], "t0"), wakeOn{all: true}) {
 		t.Fatal("retried at once with nothing announced")
 	}
 	c.released(gen, key, "r1")
@@ -78,9 +79,9 @@ func TestHubRules(t *testing.T) {
 	if woken(ws[1]) || woken(ws[2]) {
 		t.Fatal("a duplicate announcement woke another waiter")
 	}
-	// A new release wakes the next; it gives up without the lock: the wake
-	// passes on to the last.
-	c.released(gen, key, "r2")
+	// The release of the lock it got wakes the next; it gives up without
+	// the lock: the wake passes on to the last.
+	c.released(gen, key, node.ReleaseID("t0"))
 	if !woken(ws[1]) || woken(ws[2]) {
 		t.Fatal("the second release did not wake the second waiter")
 	}
@@ -126,7 +127,81 @@ func TestHubOff(t *testing.T) {
 		t.Fatal("waiter registered with notifications off")
 	}
 	start := time.Now()
-	if err := c.waitRelease(t.Context(), nil, seen{}, time.Millisecond); err != nil || time.Since(start) < time.Millisecond {
+	if err := c.waitRelease(t.Context(), nil, seen{}, wakeOn{}, time.Millisecond); err != nil || time.Since(start) < time.Millisecond {
 		t.Fatalf("nil waiter: %v after %s, want a plain sleep", err, time.Since(start))
 	}
+}
+
+// A parked waiter wakes on the release of the holder that beat its attempt,
+// not on other releases (another client's undo of a lost attempt); after a
+// split, on any release; after an attempt that found no quorum, on none.
+// Announcements that came while it tried count the same way.
+func TestHubWakesOnlyOnTheHolder(t *testing.T) {
+	c := hubClient(t)
+	h := &c.notify
+	const key = "lock:k"
+	w := c.joinWaiters(context.Background(), key, time.Second)
+	gen := h.gen
+	holder := wakeOn{holder: "h1"}
+	if h.park(w, h.mark(w, "a"), holder) {
+		t.Fatal("tried at once with nothing announced")
+	}
+	c.released(gen, key, "undo-of-another")
+	if woken(w) {
+		t.Fatal("another token's release woke a waiter beaten by h1")
+	}
+	c.released(gen, key, "h1")
+	if !woken(w) {
+		t.Fatal("the holder's release did not wake its waiter")
+	}
+	// Announcements while it tries: only the holder's makes it try again.
+	c.released(gen, key, "undo-of-another")
+	if h.park(w, h.mark(w, "b"), holder) {
+		t.Fatal("tried again at once for another token's release")
+	}
+	c.released(gen, key, "h1") // wakes it: it is parked
+	if !woken(w) {
+		t.Fatal("the holder's release did not wake its waiter")
+	}
+	c.released(gen, key, "h1") // a slow node's announcement while it tries
+	if !h.park(w, h.mark(w, "c"), holder) {
+		t.Fatal("did not try again for the holder's release announced while it tried")
+	}
+	// After a split, any release; after no quorum, none.
+	c.released(gen, key, "x")
+	if !h.park(w, h.mark(w, "d"), wakeOn{all: true}) {
+		t.Fatal("after a split, a release announced while it tried did not make it try again")
+	}
+	if h.park(w, h.mark(w, "e"), wakeOn{}) {
+		t.Fatal("tried at once after an attempt that found no quorum")
+	}
+	c.released(gen, key, "y")
+	if woken(w) {
+		t.Fatal("a release woke a waiter whose attempt found no quorum")
+	}
+	c.leaveWaiters(w, false)
+}
+
+// A release announced while a subscription was broken went unheard: when
+// it is back, the parked waiters of every key look again (one per key),
+// whatever they wait for.
+func TestHubRestoredSubscriptionWakesWaiters(t *testing.T) {
+	c := hubClient(t)
+	h := &c.notify
+	a := c.joinWaiters(context.Background(), "lock:a", time.Second)
+	b := c.joinWaiters(context.Background(), "lock:b", time.Second)
+	gen := h.gen
+	if h.park(a, h.mark(a, "ta"), wakeOn{holder: "h1"}) || h.park(b, h.mark(b, "tb"), wakeOn{}) {
+		t.Fatal("tried at once with nothing announced")
+	}
+	c.subState(gen, 1, false, errors.New("connection reset"))
+	if woken(a) || woken(b) {
+		t.Fatal("a break woke a waiter")
+	}
+	c.subState(gen, 1, true, nil)
+	if !woken(a) || !woken(b) {
+		t.Fatal("a restored subscription did not wake the parked waiters")
+	}
+	c.leaveWaiters(a, false)
+	c.leaveWaiters(b, false)
 }

@@ -14,7 +14,13 @@ package redlock
 // subscription per node for all its waiters (opened by its first Acquire,
 // which waits up to a node timeout for it; closed by Client.Close or after
 // a minute without waiters), and wakes its waiters of one key one at a
-// time, in arrival order. Nodes that cannot subscribe (a Redis node over a
+// time, in arrival order. A waiter wakes only on the release of the holder
+// that beat its last attempt (any release after a split vote; none after an
+// attempt that found no quorum): the undo of another client's lost attempt
+// wakes nobody, so waiters of two clients cannot wake each other in a loop
+// (TestNotifyUndoDoesNotWakeWaiters, TestHubWakesOnlyOnTheHolder). The
+// loser of a split vote with a waiter is woken early by the winner's release
+// (the chaos simulator's TestKnownSplitLoserSleep). Nodes that cannot subscribe (a Redis node over a
 // bare redis.Scripter) still announce and simply do not wake anyone early.
 //
 // Off: releases are not announced (use it where an ACL forbids PUBLISH, or

@@ -11,7 +11,8 @@
 // restarted and lost its script cache). Locks taken through one kind of
 // node can be extended, released and inspected through the other, so a
 // deployment can mix them. Extend sends all ops of a batch in one DoMulti
-// (one pipelined write). Subscribe listens on a dedicated connection of the
+// (one pipelined write). It implements node.ReadWriter (package rwlock)
+// with node.RWScripts, one script call per extension. Subscribe listens on a dedicated connection of the
 // client (Client.Dedicate, Pub/Sub hooks), pings it when idle, reports each
 // break and restoration, and subscribes again after a break.
 //

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/quorumlock/quorumlock/election"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // Defaults of a Reconciler.
@@ -29,8 +32,11 @@ type ReconcileFunc func(ctx context.Context, serviceID string, fence uint64) err
 type ReconcilerOption func(*reconcilerConfig)
 
 type reconcilerConfig struct {
-	interval time.Duration
-	ttl      time.Duration
+	interval   time.Duration
+	ttl        time.Duration
+	election   *election.Election // WithLeaderElection; nil: every replica reconciles
+	value      string
+	leaderOnly bool // WithLeaderElection was given
 }
 
 // WithInterval sets the time between the starts of two passes. Default
@@ -97,6 +103,14 @@ func NewReconciler(l *Locker, services ServicesFunc, reconcile ReconcileFunc, op
 	if cfg.ttl <= 0 {
 		return nil, invalidArg("ttl %s is not positive", cfg.ttl)
 	}
+	if cfg.leaderOnly {
+		if cfg.election == nil {
+			return nil, invalidArg("nil election")
+		}
+		if err := node.CheckOwner(cfg.value); err != nil || cfg.value == "" {
+			return nil, invalidArg("leader election value %q: not a valid owner", cfg.value)
+		}
+	}
 	return &Reconciler{locker: l, services: services, reconcile: reconcile, cfg: cfg}, nil
 }
 
@@ -128,6 +142,16 @@ func (r *Reconciler) Start(ctx context.Context) error {
 
 func (r *Reconciler) loop(ctx context.Context, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
+	if r.cfg.election != nil {
+		r.lead(ctx, stop)
+		return
+	}
+	r.passes(ctx, stop)
+}
+
+// passes runs a pass at once, then one every interval, until stop is
+// closed or ctx ends.
+func (r *Reconciler) passes(ctx context.Context, stop <-chan struct{}) {
 	t := time.NewTicker(r.cfg.interval)
 	defer t.Stop()
 	for {

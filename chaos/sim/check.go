@@ -24,12 +24,9 @@ type Violation struct {
 // the library's owners with a reproducer (TestKnown*), recognized by kind
 // and a part of the detail.
 var knownFindings = []struct{ name, kind, detail string }{
-	// The loser of a split vote sleeps 3 to 4 times the round's duration
-	// before it looks again (acquire.go) with a plain sleep that release
-	// announcements do not cut short: when the winner released before or
-	// during that sleep, the lock sits free for it (105 ms after a 31 ms
-	// round in seed 3808). TestKnownSplitLoserSleep.
-	{"split-loser-sleep", VAsleep, "after a split-vote loss"},
+	// None open. Fixed since: split-loser-sleep (TestKnownSplitLoserSleep)
+	// (redlock/acquire.go) and retry-storm (TestKnownRetryStorm,
+	// redlock/notify.go).
 }
 
 func known(v Violation) string {

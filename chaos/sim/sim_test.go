@@ -166,10 +166,6 @@ func TestSimulation(t *testing.T) {
 			t.Run(strconv.Itoa(w), func(t *testing.T) {
 				t.Parallel()
 				for i := w; i < n; i += workers {
-					if seed := from + uint64(i); stormSeeds[seed] && os.Getenv("SIM_KNOWN") == "" {
-						t.Logf("seed %d skipped: known finding retry-storm (TestKnownRetryStorm; SIM_KNOWN=1 runs it)", seed)
-						continue
-					}
 					o, vs, f := runOne(t, from+uint64(i), BugNone)
 					sum.Add(o, vs)
 					if len(Unknown(vs)) > 0 {
@@ -336,40 +332,36 @@ func TestKnownIdentifyFailingMarks(t *testing.T) {
 	}
 }
 
-// stormSeeds trigger the open finding retry-storm: in some replays (about
-// 1 in 5 for seed 3318: 5 nodes, 3 clients, clocks a minute apart, a node
-// restarted early, one crashed, then all wiped) two clients' Acquire loops
-// make thousands of attempts while the fake clock barely moves: 25,000
-// acquire requests and 6,000 undo rounds in flight, a heap of GBs, until
-// the guard stops the process (stacks: Client.acquire, waitRelease,
-// Client.undo). Under make test-stress it killed one CI profile (24 GB) and
-// stopped another through the guard; the cause is not found. The CI
-// profile skips these seeds (saying so) until it is.
-var stormSeeds = map[uint64]bool{3318: true}
-
-// TestKnownRetryStorm replays the storm seeds (SIM_KNOWN=1), each up to 10
-// times; the guard stops the process when a storm grows.
+// TestKnownRetryStorm is the regression test of the finding retry-storm,
+// fixed in redlock/notify.go: the undo of a failed attempt announces a
+// release, and two clients' waiters woke each other with their undos, so
+// their Acquire loops retried without sleeping while the holder kept the
+// lock (seed 3318: 5 nodes, 3 clients, a node restarted early, one crashed,
+// then all wiped; about 1 replay in 5 grew to 25,000 requests in flight and
+// GBs of heap until the guard stopped the process, and the others sent 4,000
+// to 8,000 requests). Waiters now wake only on the release of the holder that
+// beat them. Each of 10 replays must stay under 3,000 requests (about 900
+// with the fix); a storm is also stopped by the guard.
 func TestKnownRetryStorm(t *testing.T) {
-	if os.Getenv("SIM_KNOWN") == "" {
-		t.Skip("known finding retry-storm (redlock: Acquire loops storm after a wipe with skewed clients); SIM_KNOWN=1 runs the reproducer")
-	}
-	for seed := range stormSeeds {
-		for range 10 {
-			runOne(t, seed, BugNone)
+	for run := range 10 {
+		o, vs, f := runOne(t, 3318, BugNone)
+		if len(vs) > 0 {
+			report(t, o, vs, f)
+		}
+		if o.Requests > 3000 {
+			t.Fatalf("run %d: %d requests for %d calls: the waiters retry without sleeping", run, o.Requests, len(o.Calls))
 		}
 	}
 }
 
-// TestKnownSplitLoserSleep reproduces a finding on main (seed 3808, in
-// about 1 of 3 runs): the loser of a split vote sleeps 3 round trips plus
-// jitter with a plain sleep, not cut short by the winner's release
-// announcement, so the lock sits free while it sleeps (105 ms). Skipped
-// until fixed in redlock/ (SIM_KNOWN=1 runs it: it fails when it finds the
-// sleep in one of 30 runs).
+// TestKnownSplitLoserSleep is the regression test of the finding
+// split-loser-sleep (seed 3808, in about 1 of 3 runs before the fix): the
+// loser of a split vote slept 3 round trips plus jitter with a plain sleep,
+// not cut short by the winner's release announcement, so the lock sat free
+// while it slept (105 ms). Fixed in redlock/acquire.go: a loser with a
+// waiter waits for the winner's release. It fails when it finds the sleep
+// in one of 30 runs.
 func TestKnownSplitLoserSleep(t *testing.T) {
-	if os.Getenv("SIM_KNOWN") == "" {
-		t.Skip("known finding split-loser-sleep (redlock: a split vote's loser sleeps 3 round trips through a release); SIM_KNOWN=1 runs the reproducer")
-	}
 	for run := range 30 {
 		if o, vs, f := runOne(t, 3808, BugNone); len(vs) > 0 {
 			t.Logf("run %d", run)

@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] [--owner S] KEY -- CMD [ARGS...]
+//	redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] [--owner S] [--slots N] KEY -- CMD [ARGS...]
 //	redlock ls [-o table|json] [PATTERN]
 //	redlock doctor
 //	redlock inspect KEY
@@ -53,6 +53,12 @@
 //     death ends CMD's unit. An owner must be at most 256 bytes of UTF-8
 //     without control characters; another is a usage error (exit 2) with
 //     the library's message.
+//   - --slots N runs CMD while holding one of N permits of the semaphore
+//     KEY (package semaphore): at most N such commands run at once across
+//     all hosts. CMD then runs under the permit's slot lock: REDLOCK_KEY is
+//     the slot's key ("KEY}:slot:I") and REDLOCK_FENCE the slot's fence.
+//     -n gives up when all N permits are held; N is 1 to 256, and KEY may
+//     not contain '{' or '}'. Every command sharing KEY must give the same N.
 //   - SIGINT, SIGTERM and SIGHUP sent to redlock are passed on to CMD: to
 //     its process group, which it has of its own unless stdin is a terminal
 //     (an interactive CMD stays in the terminal's foreground group, where
@@ -157,19 +163,23 @@ Usage:
   redlock doctor
   redlock inspect KEY
   redlock unlock --force [--yes] KEY
+  redlock elect [--value S] [--ttl D] [--grace D] NAME -- CMD [ARGS...]
+  redlock leader NAME
   redlock demo [--duration D]
   redlock help [COMMAND]
 
 Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec, ls,
-doctor, inspect and unlock; demo runs on 5 embedded memory nodes without them).
+doctor, inspect, unlock, elect and leader; demo runs on 5 embedded memory nodes without them).
 
 Exit codes:
   0      success (exec: CMD exited 0; doctor: all checks passed)
   1      exec: lock held elsewhere (-n, -w 0) or wait timed out (-w); override with -E
          doctor: warnings; demo: a safety check failed; unlock: not held or not confirmed
+         leader: no leader
   2      usage error
   3      too few nodes reachable (ls: readable) for a quorum; doctor: not trusted
   4      exec: lock lost while CMD ran (CMD got SIGTERM, then SIGKILL after --grace)
+         elect: leadership lost while CMD ran (the same)
   126    exec: CMD found but not executable (directory, permission, format)
   127    exec: CMD not found
   128+N  CMD (or redlock while waiting) died by signal N
@@ -202,8 +212,21 @@ Flags:
   --grace D      time between SIGTERM and SIGKILL (default 5s; keep it below --ttl)
   --owner S      owner recorded with the lock (default host/PID/exec CMD; at
                  most 256 bytes of UTF-8, no control characters)
+  --shared       take KEY's read-write lock as a reader: many --shared
+                 runs of KEY at once, none while an --exclusive one runs
+  --exclusive    take KEY's read-write lock as the writer (a waiting
+                 writer keeps new readers out); REDLOCK_FENCE of a reader
+                 is at least that of the writers before it
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --slots N      hold one of N permits of the semaphore KEY (1 to 256): at
+                 most N commands run at once; REDLOCK_KEY is then the
+                 permit's slot key (KEY}:slot:I), REDLOCK_FENCE its fence
+
+Without --shared or --exclusive, exec takes KEY's mutex, which is a lock
+apart from KEY's read-write lock: a plain exec and a --shared or
+--exclusive exec of one KEY do not exclude each other. The read-write lock
+is not listed by ls or inspect.
 
 Durations: 500ms, 30s, 2m, or a bare number of seconds (-w 5 is 5s, as in flock).
 

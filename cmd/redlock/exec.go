@@ -29,8 +29,11 @@ type execArgs struct {
 	prefix       string
 	nodes        string
 	owner        string // recorded on the nodes; see execOwner
+	shared       bool   // --shared: a reader of KEY's read-write lock; see exec_rw.go
+	exclusive    bool   // --exclusive: its writer
 	key          string
 	argv         []string // CMD ARGS...
+	slots        int      // --slots N: a permit of a semaphore (slots.go)
 }
 
 func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
@@ -44,6 +47,9 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
 	fs.StringVar(&a.nodes, "nodes", "", "host:port,host:port,...")
 	owner := fs.String("owner", "", "who holds the lock, as inspect and ls show it")
+	slotsFlag(fs, a)
+	fs.BoolVar(&a.shared, "shared", false, "take KEY's read-write lock as a reader")
+	fs.BoolVar(&a.exclusive, "exclusive", false, "take KEY's read-write lock as the writer")
 	key, argv, err := parseAroundKey(fs, "exec", usageExec, args, stdout)
 	if err != nil {
 		return nil, err
@@ -64,6 +70,13 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 		return nil, usageErr("exec", "--ttl %s is not positive (e.g. --ttl 30 or --ttl 30s)", a.ttl)
 	case a.grace < 0:
 		return nil, usageErr("exec", "--grace %s is negative (0 sends SIGKILL at once)", a.grace)
+	case a.shared && a.exclusive:
+		return nil, usageErr("exec", "--shared and --exclusive exclude each other")
+	case a.slots != 0 && (a.shared || a.exclusive):
+		return nil, usageErr("exec", "--slots and --shared/--exclusive exclude each other")
+	}
+	if err := checkSlots(a); err != nil {
+		return nil, err
 	}
 	a.owner = *owner
 	if a.owner == "" {
@@ -125,13 +138,13 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer r.Close()
-	client, err := redlock.New(r.nodes, redlock.WithKeyPrefix(a.prefix), redlock.WithOwner(a.owner))
+	lk, err := newLocker(r.nodes, a)
 	if err != nil { // a bad --owner, say: the library's message
 		return usageErr("exec", "%v", err)
 	}
-	defer client.Close()
+	defer lk.close()
 
-	lock, err := acquireForExec(ctx, client, a, sigs)
+	lock, err := acquireForExec(ctx, lk, a, sigs)
 	if err != nil {
 		return err
 	}
@@ -139,7 +152,7 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // acquireForExec takes the lock per -n / -w, aborting on a signal.
-func acquireForExec(ctx context.Context, client *redlock.Client, a *execArgs, sigs <-chan os.Signal) (*redlock.Lock, error) {
+func acquireForExec(ctx context.Context, lk locker, a *execArgs, sigs <-chan os.Signal) (*redlock.Lock, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var got os.Signal
@@ -165,9 +178,9 @@ func acquireForExec(ctx context.Context, client *redlock.Client, a *execArgs, si
 		var lock *redlock.Lock
 		var err error
 		if a.nonblock {
-			lock, err = client.TryAcquire(wctx, a.key, a.ttl)
+			lock, err = lk.try(wctx, a.key, a.ttl)
 		} else {
-			lock, err = client.Acquire(wctx, a.key, a.ttl)
+			lock, err = lk.wait(wctx, a.key, a.ttl)
 		}
 		switch {
 		case err == nil:

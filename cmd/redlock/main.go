@@ -38,12 +38,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runUnlock(ctx, rest, stdout)
 	case "demo":
 		return runDemo(ctx, rest, stdout)
+	case "elect":
+		return runElect(ctx, rest, stdout, stderr)
+	case "leader":
+		return runLeader(ctx, rest, stdout)
 	case "help", "-h", "-help", "--help":
 		return help(rest, stdout)
 	case unitCmd: // internal: the supervisor of exec's CMD
 		return &exitError{code: runUnit(rest)}
 	default:
-		return exitf(exitUsage, "redlock: unknown command %q (want exec, ls, doctor, inspect, unlock, demo or help)", cmd)
+		return exitf(exitUsage, "redlock: unknown command %q (want exec, elect, leader, ls, doctor, inspect, unlock, demo or help)", cmd)
 	}
 }
 
@@ -63,6 +67,10 @@ func help(args []string, stdout io.Writer) error {
 			text = usageUnlock
 		case "demo":
 			text = usageDemo
+		case "elect":
+			text = usageElect
+		case "leader":
+			text = usageLeader
 		default:
 			return exitf(exitUsage, "redlock help: unknown command %q", args[0])
 		}

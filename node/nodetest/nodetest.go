@@ -10,7 +10,9 @@
 // Every subtest uses names of its own, in braces ("nodetest:{...}") so that
 // a cluster routes a lock, its counter and its tombstones to one slot; the
 // nodes newNode returns may share one server. Waits for expiry poll with a
-// generous hang guard and never assert how fast the node is.
+// generous hang guard and never assert how fast the node is. The subtests
+// named RW* check the read-write calls (node.ReadWriter) and are skipped
+// for a node that does not implement them.
 package nodetest
 
 import (
@@ -71,6 +73,9 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"InvalidOwnerArguments", invalidOwnerArguments},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(&fixture{t: t, n: newNode(t)}) })
+	}
+	for _, tc := range rwCases {
+		t.Run(tc.name, func(t *testing.T) { runRW(&fixture{t: t, n: newNode(t)}, tc.run) })
 	}
 }
 

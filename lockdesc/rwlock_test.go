@@ -1,7 +1,3 @@
-// After the rwlock package is merged, move this file to
-// lockdesc/rwlock_test.go (go mod tidy reads every .go file, whatever its
-// build tags, so it cannot sit in the package before rwlock exists).
-
 package lockdesc_test
 
 import (

@@ -1,0 +1,70 @@
+// Package election is leader election over a quorum of independent Redis
+// nodes, built on the mutex of package redlock: one leader among replicas
+// (a reconciliation loop, a scheduler), which the others can look up and
+// observe.
+//
+// An Election is a named redlock lock. Campaign blocks until it acquires
+// the lock, and returns a Term: the leadership, kept alive by the client's
+// watchdog (redlock.Lock.KeepAlive) until Resign or loss. The candidate's
+// value (an address, a pod name) is recorded on the nodes as the lock's
+// owner (redlock.ContextWithOwner), so Leader reads the current leader from
+// a majority of the nodes (redlock.Client.Inspect) without taking anything,
+// and redlock inspect and ls show it. Observe reports the leader as it
+// changes, woken by the release announcements of the nodes
+// (redlock.Client.Released) and polling as a fallback.
+//
+// # Terms end before their lock does
+//
+// A Term's Done closes, with Err wrapping redlock.ErrLockLost, when the
+// watchdog cannot extend the lock: a safety margin before the lock's
+// validity ends (redlock.WithKeepAlive), so the leader has that long to stop
+// while no other candidate can lead (TestTermDoneBeforeValidityEnds, on
+// memory nodes with testing/synctest). A leader that dies without Resign
+// is replaced when its lock expires: WithTTL bounds that wait
+// (TestTakeoverAfterKilledLeader: the leader is a process killed with
+// SIGKILL).
+//
+// # Fences: never two leaders whose writes a fenced store accepted
+//
+// A lock alone cannot stop a leader that was paused past its term (a GC
+// pause, a VM migration, SIGSTOP) from acting when it resumes: it does not
+// know yet that its term ended. The fence can. Each term's Fence is the
+// fence of its lock, larger than that of every earlier term of the
+// election (the fence counters of a majority of nodes intersect every later
+// majority, and each acquisition settles a fence above the largest it
+// finds; see "Fences" in package redlock for the exact conditions on data
+// loss). So the terms are totally ordered by fence, and a store that keeps
+// the largest fence it has accepted and refuses smaller ones accepts writes
+// from one term only after it stopped accepting them from every earlier
+// term: once the new leader has written, no write of an older leader is
+// accepted, however late it arrives (TestPausedLeaderLateWriteRefused: a
+// leader paused with SIGSTOP writes after its successor did and is refused;
+// the chaos scenario "election" checks it under node kills, pauses and
+// restarts).
+//
+// What a leader must do with the fence: send Term.Fence with every write to
+// the resources it leads (a status store, a queue, a database row), and
+// make each resource refuse a write whose fence is lower than the highest it
+// has accepted (compare and set in one atomic step, as
+// statuslock.RedisStore does). A resource that does not check fences is
+// not protected against a paused leader; stopping at Done narrows the
+// window but cannot close it.
+//
+// # Observe's bound
+//
+// Observe looks at once when a release is announced, then quickly a few
+// times until it sees the next leader, and otherwise every poll interval
+// (WithPollInterval, default 1s). A change is reported at most a poll
+// interval plus one Leader round after it happened (TestObserveDelayBound,
+// on memory nodes with testing/synctest), as long as a majority of the nodes
+// answer. Observe reports states, not every step: a term that begins and
+// ends between two looks is not reported.
+//
+// # Limits
+//
+// Leadership is a redlock lock, with its limits: a node that restarts
+// empty can hand the lock to a second candidate unless it restarts no
+// sooner than the TTL (see "Restarts" in package redlock); fences keep
+// such a second leader's writes apart in a fenced store. Leader's Fence is
+// the largest fence a node reported, at least the leader's own.
+package election

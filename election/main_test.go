@@ -1,0 +1,16 @@
+package election_test
+
+import (
+	"testing"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	redistest.CaptureRedisLogs()
+	goleak.VerifyTestMain(m,
+		// go-redis re-dials a killed node from a goroutine of its own that
+		// sleeps a second first, and ends on its own.
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
+}

@@ -1,0 +1,37 @@
+package multilock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/quorumlock/quorumlock/multilock"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// A transfer locks both accounts, in the same order whoever names them
+// first, and writes each with its own fence (memory nodes here;
+// node.NewRedis in production).
+func Example() {
+	locks, _ := redlock.New([]node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")})
+	defer locks.Close()
+	ctx := context.Background()
+
+	err := multilock.Do(ctx, locks, []string{"account:7", "account:3"}, 10*time.Second, func(ctx context.Context) error {
+		set, _ := multilock.FromContext(ctx)
+		fmt.Println("holding", set.Keys())
+		fmt.Println("fences:", set.Fence("account:3") > 0, set.Fence("account:7") > 0)
+
+		_, err := locks.TryAcquire(ctx, "account:3", 10*time.Second)
+		fmt.Println("account:3 taken:", errors.Is(err, redlock.ErrNotAcquired))
+		return nil
+	})
+	fmt.Println("done:", err)
+	// Output:
+	// holding [account:3 account:7]
+	// fences: true true
+	// account:3 taken: true
+	// done: <nil>
+}

@@ -1,0 +1,303 @@
+package multilock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// MaxKeys bounds the keys of one set: they are taken one quorum round
+// after the other.
+const MaxKeys = 1024
+
+// Lock is a set of keys held as one: one redlock.Lock per key, each kept
+// alive by the client's watchdog from the moment it was taken until
+// Release. It is safe to use from several goroutines.
+type Lock struct {
+	keys  []string        // sorted, distinct
+	locks []*redlock.Lock // locks[i] holds keys[i]
+
+	ctx    context.Context // ends with the set, with its cause
+	cancel context.CancelCauseFunc
+	stops  []func() bool // stop the loss watchers
+	mu     sync.Mutex    // serializes Release and the release after a loss
+}
+
+// Acquire takes every key of keys, or none: in canonical order (sorted,
+// duplicates dropped), one after the other, each with the client's Acquire
+// (its retry policy and release notifications). Every key taken is kept
+// alive at once, so that it does not expire while a later one is awaited.
+// If a key cannot be taken, the keys already taken are released and the
+// key's error is returned: it wraps redlock.ErrNotAcquired,
+// redlock.ErrQuorumUnreachable, redlock.ErrInvalidArgument (no keys, more
+// than MaxKeys, a bad key or ttl, a nil client) or ctx's error; or
+// redlock.ErrLockLost when a key taken earlier was lost while a later one
+// was awaited (its keep-alive failed: too many nodes down).
+func Acquire(ctx context.Context, client *redlock.Client, keys []string, ttl time.Duration) (*Lock, error) {
+	return acquire(ctx, client, keys, ttl, client.Acquire)
+}
+
+// TryAcquire is Acquire with a single attempt per key (the client's
+// TryAcquire): when one key is held by another, the keys taken so far are
+// released and the error wraps redlock.ErrNotAcquired.
+func TryAcquire(ctx context.Context, client *redlock.Client, keys []string, ttl time.Duration) (*Lock, error) {
+	return acquire(ctx, client, keys, ttl, client.TryAcquire)
+}
+
+type acquireFunc func(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error)
+
+func acquire(ctx context.Context, client *redlock.Client, keys []string, ttl time.Duration, take acquireFunc) (*Lock, error) {
+	sorted, err := canonical(keys)
+	switch {
+	case err != nil:
+		return nil, err
+	case client == nil:
+		return nil, invalid("nil client")
+	case ctx == nil:
+		return nil, invalid("nil context")
+	}
+	m := &Lock{keys: sorted}
+	m.ctx, m.cancel = context.WithCancelCause(context.Background())
+	// The wait for a later key ends when a key taken earlier is lost.
+	actx, stop := m.Context(ctx)
+	defer stop()
+	for _, k := range sorted {
+		l, err := take(actx, k, ttl)
+		if err == nil && m.Err() == nil {
+			l.KeepAlive() // stopped by l.Release
+			m.mu.Lock()
+			m.locks = append(m.locks, l)
+			m.stops = append(m.stops, context.AfterFunc(ctxOf(l), func() { m.lost(l) }))
+			m.mu.Unlock()
+			continue
+		}
+		if err == nil { // won, but an earlier key was lost meanwhile
+			_ = l.Release(context.WithoutCancel(ctx))
+		}
+		if cause := m.Err(); cause != nil {
+			err = cause // wraps redlock.ErrLockLost
+		}
+		m.abort(context.WithoutCancel(ctx), err)
+		return nil, fmt.Errorf("multilock: key %q of %d: %w", k, len(sorted), err)
+	}
+	return m, nil
+}
+
+// abort ends a set that could not be completed and releases what it took.
+func (m *Lock) abort(ctx context.Context, cause error) {
+	for _, stop := range m.stops {
+		stop()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.cancel(cause)
+	_ = m.releaseAll(ctx)
+}
+
+// canonical sorts keys and drops duplicates, after checking them.
+func canonical(keys []string) ([]string, error) {
+	switch {
+	case len(keys) == 0:
+		return nil, invalid("no keys")
+	case len(keys) > MaxKeys:
+		return nil, invalid("%d keys, at most %d", len(keys), MaxKeys)
+	}
+	for _, k := range keys {
+		if k == "" || k[0] == '}' {
+			return nil, invalid("key %q: empty or starts with '}'", k)
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(keys))), nil
+}
+
+// ctxOf is a context that ends when l does.
+func ctxOf(l *redlock.Lock) context.Context {
+	ctx, _ := l.Context(context.Background()) // lives as long as l: ends with it
+	return ctx
+}
+
+// lost ends the set when one of its locks ended without the set's Release,
+// and releases the others so that their keys are free at once.
+func (m *Lock) lost(l *redlock.Lock) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.Err() != nil || !errors.Is(l.Err(), redlock.ErrLockLost) {
+		return // the set ended before (released, or another key lost)
+	}
+	m.cancel(fmt.Errorf("multilock: key %q: %w", l.Key(), l.Err()))
+	_ = m.releaseAll(context.Background())
+}
+
+// releaseAll releases every lock of the set at once and joins the errors
+// of those that had not ended. An ended lock (lost, or released by an
+// earlier call) is released too: that stops its keep-alive and deletes
+// what is left of its keys; its ErrLockLost is expected.
+func (m *Lock) releaseAll(ctx context.Context) error {
+	errs := make([]error, len(m.locks))
+	var wg sync.WaitGroup
+	for i, l := range m.locks {
+		ended := l.Err() != nil
+		wg.Go(func() {
+			if err := l.Release(ctx); !ended {
+				errs[i] = err
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Keys are the set's keys, sorted and distinct.
+func (m *Lock) Keys() []string { return slices.Clone(m.keys) }
+
+// Fence is the fence of key's lock (see redlock.Lock.Fence), or 0 when key
+// is not in the set.
+func (m *Lock) Fence(key string) uint64 {
+	if i, ok := slices.BinarySearch(m.keys, key); ok {
+		return m.locks[i].Fence()
+	}
+	return 0
+}
+
+// ValidUntil is the earliest ValidUntil of the set's locks: the set is
+// held until then at least.
+func (m *Lock) ValidUntil() time.Time {
+	vu := m.locks[0].ValidUntil()
+	for _, l := range m.locks[1:] {
+		if t := l.ValidUntil(); t.Before(vu) {
+			vu = t
+		}
+	}
+	return vu
+}
+
+// Done is closed once when the set ends: when any of its keys is lost (its
+// lock's Done closed with redlock.ErrLockLost: the set is then lost as a
+// whole, and its other keys are released), or after Release.
+func (m *Lock) Done() <-chan struct{} { return m.ctx.Done() }
+
+// Err is nil while the set is held; after Done, why it ended: an error
+// wrapping redlock.ErrLockLost that names the lost key, or
+// redlock.ErrReleased.
+func (m *Lock) Err() error {
+	if m.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(m.ctx)
+}
+
+// Context returns a context derived from parent that is cancelled when the
+// set ends, with Err as its cause. Call cancel when done with it.
+func (m *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := context.AfterFunc(m.ctx, func() { cancel(context.Cause(m.ctx)) })
+	return ctx, func() {
+		stop()
+		cancel(context.Canceled)
+	}
+}
+
+// Release releases every key of the set (on all nodes at once) and ends it.
+// It returns nil when every key was released while held; an error wrapping
+// redlock.ErrLockLost when the set had been lost (or a key turned out lost
+// now: the other keys are released anyway); redlock.ErrQuorumUnreachable
+// when too many nodes failed (the keys expire with their TTL).
+func (m *Lock) Release(ctx context.Context) error {
+	for _, stop := range m.stops {
+		stop()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.Err(); err != nil {
+		if errors.Is(err, redlock.ErrLockLost) {
+			return err
+		}
+		return fmt.Errorf("multilock: released before: %w", redlock.ErrLockLost)
+	}
+	for _, l := range m.locks { // lost just now, before its watcher ran
+		if errors.Is(l.Err(), redlock.ErrLockLost) {
+			m.cancel(fmt.Errorf("multilock: key %q: %w", l.Key(), l.Err()))
+			_ = m.releaseAll(ctx)
+			return m.Err()
+		}
+	}
+	err := m.releaseAll(ctx)
+	switch {
+	case err == nil:
+		m.cancel(redlock.ErrReleased)
+		return nil
+	case errors.Is(err, redlock.ErrLockLost):
+		m.cancel(fmt.Errorf("multilock: %w", err))
+		return m.Err()
+	}
+	return fmt.Errorf("multilock: %w", err)
+}
+
+// Do runs fn while holding every key of keys: it acquires the set (as
+// Acquire), gives fn a context cancelled with a cause wrapping
+// redlock.ErrLockLost when any key is lost, and releases the set when fn
+// returns or panics. FromContext(ctx) returns the set (for its fences). It
+// returns the acquisition's error (fn did not run), or fn's error joined
+// with the loss or a failed release.
+func Do(ctx context.Context, client *redlock.Client, keys []string, ttl time.Duration, fn func(ctx context.Context) error) error {
+	if fn == nil {
+		return invalid("nil fn")
+	}
+	m, err := Acquire(ctx, client, keys, ttl)
+	if err != nil {
+		return err
+	}
+	return m.hold(ctx, fn)
+}
+
+// TryDo is Do with TryAcquire: when a key is held by another it returns
+// (false, nil) without running fn.
+func TryDo(ctx context.Context, client *redlock.Client, keys []string, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
+	if fn == nil {
+		return false, invalid("nil fn")
+	}
+	m, err := TryAcquire(ctx, client, keys, ttl)
+	switch {
+	case errors.Is(err, redlock.ErrNotAcquired):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return true, m.hold(ctx, fn)
+}
+
+func (m *Lock) hold(ctx context.Context, fn func(context.Context) error) error {
+	wctx, cancel := m.Context(context.WithValue(ctx, setKey{}, m))
+	defer cancel()
+	rctx := context.WithoutCancel(ctx)
+	defer func() {
+		if r := recover(); r != nil {
+			_ = m.Release(rctx)
+			panic(r)
+		}
+	}()
+	ferr := fn(wctx)
+	if lost := m.Err(); errors.Is(lost, redlock.ErrLockLost) {
+		_ = m.Release(rctx)
+		return errors.Join(ferr, lost)
+	}
+	return errors.Join(ferr, m.Release(rctx))
+}
+
+type setKey struct{}
+
+// FromContext returns the set that Do or TryDo holds for the fn that got
+// ctx.
+func FromContext(ctx context.Context) (*Lock, bool) {
+	m, ok := ctx.Value(setKey{}).(*Lock)
+	return m, ok
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("multilock: %w: "+format, append([]any{redlock.ErrInvalidArgument}, args...)...)
+}

@@ -1,0 +1,254 @@
+package node
+
+import (
+	"context"
+	"time"
+)
+
+var _ ReadWriter = (*Memory)(nil)
+
+// memRW is a Memory node's read-write locks, by name (see ReadWriter).
+type memRW struct {
+	writers map[string]memLock
+	readers map[string]map[string]time.Time // token -> expiry
+	intents map[string]memLock              // token, expiry
+}
+
+func (r *memRW) reset() {
+	r.writers = map[string]memLock{}
+	r.readers = map[string]map[string]time.Time{}
+	r.intents = map[string]memLock{}
+}
+
+func (r *memRW) len() int { return len(r.writers) + len(r.readers) + len(r.intents) }
+
+func (r *memRW) sweep(now time.Time) {
+	for name := range r.writers {
+		r.writer(name, now)
+	}
+	for name := range r.intents {
+		r.intent(name, now)
+	}
+	for name := range r.readers {
+		r.lastReader(name, now)
+	}
+}
+
+func (r *memRW) writer(name string, now time.Time) (memLock, bool) {
+	e, ok := r.writers[name]
+	if ok && !live(e.expires, now) {
+		delete(r.writers, name)
+		return memLock{}, false
+	}
+	return e, ok
+}
+
+func (r *memRW) intent(name string, now time.Time) (memLock, bool) {
+	e, ok := r.intents[name]
+	if ok && !live(e.expires, now) {
+		delete(r.intents, name)
+		return memLock{}, false
+	}
+	return e, ok
+}
+
+// lastReader drops expired readers of name and returns the latest expiry
+// of those left (false when none is).
+func (r *memRW) lastReader(name string, now time.Time) (time.Time, bool) {
+	var last time.Time
+	for tok, exp := range r.readers[name] {
+		if !live(exp, now) {
+			delete(r.readers[name], tok)
+		} else if exp.After(last) {
+			last = exp
+		}
+	}
+	if len(r.readers[name]) == 0 {
+		delete(r.readers, name)
+		return time.Time{}, false
+	}
+	return last, true
+}
+
+func (r *memRW) reading(name, token string, now time.Time) bool {
+	r.lastReader(name, now)
+	_, ok := r.readers[name][token]
+	return ok
+}
+
+func (r *memRW) addReader(name, token string, ttl time.Duration, now time.Time) {
+	if r.readers[name] == nil {
+		r.readers[name] = map[string]time.Time{}
+	}
+	r.readers[name][token] = now.Add(ttl)
+}
+
+// AcquireRW implements ReadWriter.
+func (m *Memory) AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (AcquireReply, error) {
+	if err := mode.Validate(); err != nil {
+		return AcquireReply{}, err
+	}
+	if err := a.Validate(); err != nil {
+		return AcquireReply{}, err
+	}
+	if err := m.enter(ctx); err != nil {
+		return AcquireReply{}, err
+	}
+	defer m.mu.Unlock()
+	now := time.Now()
+	if m.tombstoned(a.Name, a.Token, now) {
+		return AcquireReply{}, nil
+	}
+	retention := RetentionOrDefault(a.Retention)
+	counter := func() uint64 { // the counter as it is, its expiry reset
+		c, ok := m.counter(a.Name, now)
+		if ok {
+			m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
+		}
+		return c
+	}
+	w, writing := m.rw.writer(a.Name, now)
+	if mode == Shared {
+		if !m.rw.reading(a.Name, a.Token, now) {
+			if writing {
+				return AcquireReply{HolderTTL: w.expires.Sub(now), Holder: ReleaseID(w.token)}, nil
+			}
+			if i, waits := m.rw.intent(a.Name, now); waits {
+				return AcquireReply{HolderTTL: i.expires.Sub(now), Holder: ReleaseID(i.token)}, nil
+			}
+			m.wrote(now)
+		}
+		m.rw.addReader(a.Name, a.Token, a.TTL, now)
+		return AcquireReply{Acquired: true, Fence: counter()}, nil
+	}
+	if writing {
+		if w.token != a.Token {
+			return AcquireReply{HolderTTL: w.expires.Sub(now), Holder: ReleaseID(w.token)}, nil
+		}
+		w.expires = now.Add(a.TTL)
+		m.rw.writers[a.Name] = w
+		return AcquireReply{Acquired: true, Fence: counter()}, nil
+	}
+	if last, ok := m.rw.lastReader(a.Name, now); ok {
+		m.rw.intents[a.Name] = memLock{token: a.Token, expires: now.Add(a.TTL)}
+		m.wrote(now)
+		return AcquireReply{HolderTTL: last.Sub(now), Holder: ReadersHolder}, nil
+	}
+	m.rw.writers[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
+	delete(m.rw.intents, a.Name) // a writer got in: the intent is done
+	c, ok := m.counter(a.Name, now)
+	if !ok {
+		c = seedOrClock(a.Seed, now)
+	}
+	c++
+	m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
+	m.wrote(now)
+	return AcquireReply{Acquired: true, Fence: c}, nil
+}
+
+// ExtendRW implements ReadWriter.
+func (m *Memory) ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]ExtendResult, error) {
+	if err := mode.Validate(); err != nil {
+		return nil, err
+	}
+	for _, op := range ops {
+		if err := op.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	if err := m.enter(ctx); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	now := time.Now()
+	res := make([]ExtendResult, len(ops))
+	for i, op := range ops {
+		w, writing := m.rw.writer(op.Name, now)
+		res[i] = Extended
+		if mode == Shared {
+			if !m.rw.reading(op.Name, op.Token, now) {
+				if writing || m.tombstoned(op.Name, op.Token, now) {
+					res[i] = NotHeld
+					continue
+				}
+				res[i] = Reasserted
+				m.wrote(now)
+			}
+			m.rw.addReader(op.Name, op.Token, op.TTL, now)
+		} else {
+			switch _, reading := m.rw.lastReader(op.Name, now); {
+			case writing && w.token == op.Token:
+			case writing, reading, m.tombstoned(op.Name, op.Token, now):
+				res[i] = NotHeld
+				continue
+			default:
+				res[i] = Reasserted
+				w = memLock{token: op.Token, owner: op.Owner, at: op.At}
+				m.wrote(now)
+			}
+			w.expires = now.Add(op.TTL)
+			m.rw.writers[op.Name] = w
+		}
+		m.raise(op.Name, op.Fence, op.Retention, now)
+	}
+	return res, nil
+}
+
+// ReleaseRW implements ReadWriter.
+func (m *Memory) ReleaseRW(ctx context.Context, mode Mode, a ReleaseArgs) (bool, error) {
+	if err := mode.Validate(); err != nil {
+		return false, err
+	}
+	if err := a.Validate(); err != nil {
+		return false, err
+	}
+	if err := m.enter(ctx); err != nil {
+		return false, err
+	}
+	now := time.Now()
+	released := false
+	if mode == Shared {
+		if released = m.rw.reading(a.Name, a.Token, now); released {
+			delete(m.rw.readers[a.Name], a.Token)
+			m.rw.lastReader(a.Name, now)
+		}
+	} else {
+		if w, ok := m.rw.writer(a.Name, now); ok && w.token == a.Token {
+			delete(m.rw.writers, a.Name)
+			released = true
+		}
+		if i, ok := m.rw.intent(a.Name, now); ok && i.token == a.Token {
+			delete(m.rw.intents, a.Name)
+		}
+	}
+	if a.Tombstone > 0 {
+		m.tombstones[TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)
+		m.wrote(now)
+	}
+	m.mu.Unlock()
+	if released && a.Channel != "" {
+		m.broker.publish(a.Channel, a.Name, ReleaseID(a.Token))
+	}
+	return released, nil
+}
+
+// RaiseFenceRW implements ReadWriter.
+func (m *Memory) RaiseFenceRW(ctx context.Context, mode Mode, name, token string, fence uint64, retention time.Duration) (bool, error) {
+	if err := mode.Validate(); err != nil {
+		return false, err
+	}
+	if err := ValidateRaise(name, token, fence, retention); err != nil {
+		return false, err
+	}
+	if err := m.enter(ctx); err != nil {
+		return false, err
+	}
+	defer m.mu.Unlock()
+	now := time.Now()
+	m.raise(name, fence, retention, now)
+	if mode == Shared {
+		return m.rw.reading(name, token, now), nil
+	}
+	w, ok := m.rw.writer(name, now)
+	return ok && w.token == token, nil
+}

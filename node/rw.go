@@ -1,0 +1,105 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ReadWriter is the optional part of the contract for read-write locks: a
+// node that implements it can hold, beside (and independent of) the mutex
+// of a name, a read-write lock of the same name with any number of shared
+// holders (readers) or one exclusive holder (writer). Clients check for it
+// with a type assertion; a node without it makes package rwlock fail with
+// ErrReadWriteUnsupported, and third-party nodes written before it keep
+// compiling.
+//
+// The calls take the Node's argument types and keep its rules (atomic,
+// idempotent for one token, tombstones, the fence counter of CounterKey
+// shared with the mutex of the name), with these differences:
+//
+//   - AcquireRW(Shared) adds the token as a reader, with its own expiry,
+//     unless a writer holds the lock or a writer waits (its intent, see
+//     below); it does not count: its Fence is the counter as it is, the
+//     fence of the last writer (0 when there is no counter). Refused, it
+//     reports the writer's (or the waiting writer's) ReleaseID and TTL.
+//   - AcquireRW(Exclusive) takes the lock when no writer and no live
+//     reader holds it, and counts as Node.Acquire does. Refused because
+//     readers hold it, it records the token as the waiting writer's
+//     intent for a.TTL (replacing another's), which refuses new readers
+//     until it expires, a writer acquires, or the token is released: a
+//     stream of readers cannot starve a writer. It then reports ReadersHolder and
+//     the time until the last reader's entry expires.
+//   - ExtendRW and ReleaseRW act on the token in the given mode only;
+//     an exclusive release also drops the token's intent. A shared
+//     re-assertion is refused while a writer holds the lock, an exclusive
+//     one while a writer or reader does. A release is announced on
+//     a.Channel with a.Name, as Node.Release does.
+//   - RaiseFenceRW raises the counter as RaiseFence does and reports
+//     whether the token holds the lock in the given mode.
+//
+// Previous (the trail) is never reported: read-write locks leave none.
+// Keys on Redis, all in the name's slot: the writer name+":rw:w" ("token
+// at owner"), the readers name+":rw:r" (a sorted set of tokens by expiry,
+// in server milliseconds), the intent name+":rw:i" (the waiting writer's
+// token), beside CounterKey and TombstoneKey. Scan lists none of them.
+type ReadWriter interface {
+	AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (AcquireReply, error)
+	ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]ExtendResult, error)
+	ReleaseRW(ctx context.Context, mode Mode, a ReleaseArgs) (released bool, err error)
+	RaiseFenceRW(ctx context.Context, mode Mode, name, token string, fence uint64, retention time.Duration) (held bool, err error)
+}
+
+// Mode is the side of a read-write lock a call is for.
+type Mode int
+
+const (
+	// Shared: one of any number of readers.
+	Shared Mode = iota + 1
+	// Exclusive: the one writer.
+	Exclusive
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Shared:
+		return "shared"
+	case Exclusive:
+		return "exclusive"
+	}
+	return "invalid mode"
+}
+
+// Validate reports ErrInvalidArgument for a mode other than Shared and
+// Exclusive.
+func (m Mode) Validate() error {
+	if m != Shared && m != Exclusive {
+		return invalid("read-write mode %d", int(m))
+	}
+	return nil
+}
+
+// arg is the mode as the rw scripts take it.
+func (m Mode) arg() string {
+	if m == Shared {
+		return "s"
+	}
+	return "x"
+}
+
+// ReadersHolder is the Holder an exclusive AcquireRW reports when readers
+// hold the lock: clients count it as one holder.
+const ReadersHolder = "readers"
+
+// ErrReadWriteUnsupported is returned (wrapped) for a node that does not
+// implement ReadWriter.
+var ErrReadWriteUnsupported = errors.New("node: read-write locks not supported by this node")
+
+// rwWriterKey is the writer of the read-write lock name.
+func rwWriterKey(name string) string { return name + ":rw:w" }
+
+// rwReadersKey is the readers of the read-write lock name.
+func rwReadersKey(name string) string { return name + ":rw:r" }
+
+// rwIntentKey is the waiting writer's intent of the read-write lock name.
+func rwIntentKey(name string) string { return name + ":rw:i" }

@@ -1,0 +1,94 @@
+package redlock
+
+import (
+	"context"
+	"time"
+)
+
+// Released returns a channel that receives a value when a node announces a
+// release of key (Release, the undo of a failed attempt, ForceRelease), until
+// ctx ends. Announcements that arrive while a value is pending are merged
+// into it, and one is also sent when the subscriptions come back after a
+// break (a release may have gone unheard meanwhile). It is a hint, for
+// watchers such as election.Observe: a lock that expires is not announced,
+// and with notifications off (WithReleaseNotifications(false)), on nodes
+// that cannot subscribe, or after Close, the channel never receives; so
+// pair it with polling. It waits up to a second for the first subscription
+// to come up, so that a release right after it returns is heard
+// (TestReleasedAnnouncesRelease). Errors: ErrInvalidArgument for a bad key.
+func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, error) {
+	if err := checkKey(ctx, key); err != nil {
+		return nil, err
+	}
+	ch := make(chan struct{}, 1)
+	if c.cfg.noNotify {
+		return ch, nil
+	}
+	name := c.keyName(key)
+	h := &c.notify
+	h.mu.Lock()
+	if h.closed || h.disabled {
+		h.mu.Unlock()
+		return ch, nil
+	}
+	h.waiters++
+	if h.idle != nil {
+		h.idle.Stop()
+	}
+	if h.watchers == nil {
+		h.watchers = map[string]map[chan struct{}]bool{}
+	}
+	if h.watchers[name] == nil {
+		h.watchers[name] = map[chan struct{}]bool{}
+	}
+	h.watchers[name][ch] = true
+	start := h.subs == nil
+	var gen uint64
+	if start {
+		h.gen++
+		gen = h.gen
+		h.subs = make([]*nodeSub, len(c.nodes))
+		h.ready = make(chan struct{})
+	}
+	ready := h.ready
+	h.mu.Unlock()
+	if start {
+		c.subscribe(gen)
+	}
+	go func() {
+		<-ctx.Done()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.watchers[name], ch)
+		if len(h.watchers[name]) == 0 {
+			delete(h.watchers, name)
+		}
+		h.leave()
+	}()
+	if ready != nil {
+		t := time.NewTimer(time.Second)
+		defer t.Stop()
+		select {
+		case <-ready:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+	}
+	return ch, nil
+}
+
+// ping wakes the watchers of name, or all watchers when name is "".
+// Called with h.mu.
+func (h *notifyHub) ping(name string) {
+	for n, set := range h.watchers {
+		if name != "" && n != name {
+			continue
+		}
+		for ch := range set {
+			select {
+			case ch <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
