@@ -29,12 +29,10 @@
 // # Shared locks
 //
 // An exclusive lock is a redlock mutex on the descriptor's key. Shared locks
-// need a read-write lock, which this package does not implement: without
-// one (WithRWLocker; package rwlock's client has RWLocker's methods) a
-// shared descriptor is ErrKindUnsupported. With one, both
-// kinds of a resource go through it, on the key without the kind
-// (Descriptor.Resource), so that a shared and an exclusive lock of the same
-// resource exclude each other; Find and Metrics then list only what the
-// RWLocker's keys let Client.Locks see (nothing of its own, unless its keys
-// are the descriptor keys).
+// need a read-write lock: without one (WithRWLocker; *rwlock.Client is one) a
+// shared descriptor is ErrKindUnsupported. With one, both kinds of a resource
+// go through it, on the key without the kind (Descriptor.Resource), so that a
+// shared and an exclusive lock of the same resource exclude each other
+// (TestSharedAndExclusiveThroughRWLock). Find and Metrics list only the
+// mutex's keys: Client.Locks does not show read-write locks.
 package lockdesc

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/lockdesc"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/rwlock"
 )
 
 // policies of the seed's lock manager: consolidation triggers are short and
@@ -33,7 +34,10 @@ type outcome struct {
 	Rounds, Triggered  int            // consolidation rounds, and triggers that ran
 	TriggersPerRound   []int          // per round
 	PolicyRefusal      error          // a 10-minute consolidation lock
-	SharedRefusal      error          // a shared schema lock, before the read-write lock exists
+	SharedRefusal      error          // a shared lock on a Manager without a read-write lock
+	Readers            int            // shared schema locks held at once through rwlock
+	WriterWhileRead    error          // an exclusive schema lock tried while they hold
+	WriterAfter        error          // the same once they released
 	ConsolidationLocks []string       // Find: all consolidation locks
 	FileSetLocks       []string       // Find: all locks of file set fs-abc123
 	Metrics            map[string]int // held locks per subject
@@ -45,7 +49,7 @@ type outcome struct {
 // a single attempt; then page extractions hold locks, a policy refuses a
 // request, a shared lock is refused, and the held locks are found by pattern
 // and counted by subject.
-func run(ctx context.Context, newClient func(owner string) (*redlock.Client, error), coordinators, rounds int) (*outcome, error) {
+func run(ctx context.Context, newClient func(owner string) (*redlock.Client, error), newRW func() (*rwlock.Client, error), coordinators, rounds int) (*outcome, error) {
 	var managers []*lockdesc.Manager
 	for i := range coordinators {
 		c, err := newClient(fmt.Sprintf("coordinator-%d", i+1))
@@ -118,7 +122,11 @@ func run(ctx context.Context, newClient func(owner string) (*redlock.Client, err
 	hold(lockdesc.Descriptor{Subject: "audit", Predicate: "reconciling", Resources: []string{"status"}}, time.Minute)
 
 	_, out.PolicyRefusal = m.Acquire(ctx, consolidation("fs-xyz", "VA-IRRL-LIN"), 10*time.Minute)
-	_, out.SharedRefusal = m.Acquire(ctx, lockdesc.Descriptor{Kind: lockdesc.Shared, Subject: "schema", Predicate: "reading", Resources: []string{"tenant-123", "VA-IRRL-LIN"}}, 5*time.Second)
+	schemaRead := lockdesc.Descriptor{Kind: lockdesc.Shared, Subject: "schema", Predicate: "access", Resources: []string{"tenant-123", "VA-IRRL-LIN"}}
+	_, out.SharedRefusal = m.Acquire(ctx, schemaRead, 5*time.Second)
+	if err := sharedLocks(ctx, newClient, newRW, schemaRead, out); err != nil {
+		return nil, err
+	}
 
 	keys := func(p lockdesc.Pattern) ([]string, error) {
 		found, err := m.Find(ctx, p)
@@ -145,4 +153,48 @@ func run(ctx context.Context, newClient func(owner string) (*redlock.Client, err
 		out.Metrics[subj] = s.Count
 	}
 	return out, nil
+}
+
+// sharedLocks: schema locks through a Manager whose RWLocker is package
+// rwlock: readers share, a writer waits for them.
+func sharedLocks(ctx context.Context, newClient func(owner string) (*redlock.Client, error), newRW func() (*rwlock.Client, error), read lockdesc.Descriptor, out *outcome) error {
+	rw, err := newRW()
+	if err != nil {
+		return err
+	}
+	defer rw.Close()
+	c, err := newClient("schema-coordinator")
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	m, err := lockdesc.NewManager(c, lockdesc.WithRWLocker(rw))
+	if err != nil {
+		return err
+	}
+	write := read
+	write.Kind = lockdesc.Exclusive
+	var readers []*redlock.Lock
+	for range 2 {
+		l, err := m.TryAcquire(ctx, read, 10*time.Second)
+		if err != nil {
+			return fmt.Errorf("reader: %w", err)
+		}
+		readers = append(readers, l)
+	}
+	out.Readers = len(readers)
+	if w, err := m.TryAcquire(ctx, write, 10*time.Second); err == nil {
+		_ = w.Release(ctx)
+	} else {
+		out.WriterWhileRead = err
+	}
+	for _, l := range readers {
+		_ = l.Release(ctx)
+	}
+	w, err := m.TryAcquire(ctx, write, 10*time.Second)
+	out.WriterAfter = err
+	if err == nil {
+		_ = w.Release(ctx)
+	}
+	return nil
 }
