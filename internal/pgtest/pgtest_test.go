@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -64,5 +65,33 @@ func TestFindBin(t *testing.T) {
 	got, err := findBin()
 	if want := filepath.Join(root, "15", "bin"); err != nil || got != want {
 		t.Fatalf("findBin = %q, %v; want %q", got, err, want)
+	}
+}
+
+// recordingTB stops like testing.T's Skip and Fatal, and records which.
+type recordingTB struct {
+	testing.TB
+	skipped, failed bool
+}
+
+func (r *recordingTB) Skip(...any)  { r.skipped = true; runtime.Goexit() }
+func (r *recordingTB) Fatal(...any) { r.failed = true; runtime.Goexit() }
+
+// Without PostgreSQL StartT skips, and fails when CI=true.
+func TestStartTWithoutPostgres(t *testing.T) {
+	t.Setenv("PG_BIN", "")
+	t.Setenv("PATH", t.TempDir())
+	saved := debianBins
+	t.Cleanup(func() { debianBins = saved })
+	debianBins = filepath.Join(t.TempDir(), "*", "bin")
+	for _, ci := range []string{"", "true"} {
+		t.Setenv("CI", ci)
+		r := &recordingTB{TB: t}
+		done := make(chan struct{})
+		go func() { defer close(done); StartT(r) }()
+		<-done
+		if want := ci == "true"; r.failed != want || r.skipped == want {
+			t.Errorf("CI=%q: skipped %v, failed %v", ci, r.skipped, r.failed)
+		}
 	}
 }
