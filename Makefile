@@ -4,7 +4,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages of the root module (bench/ and chaos/ are modules of their own).
 PKGS        := ./...
 
-.PHONY: demo test test-stress check-user-module lint fmt bench chaos sim redis-server
+.PHONY: demo test test-stress check-user-module lint fmt bench chaos sim redis-server postgresql example
 
 ## demo: acquire and release on embedded memory nodes (or REDLOCK_NODES=host:port,...)
 demo:
@@ -12,17 +12,18 @@ demo:
 
 # Modules of their own, with a replace to the root: tested and linted by the same targets.
 # internal/redistest/docker is the harness's container backend (ory/dockertest), kept out
-# of the library's go.mod.
-SUBMODULES  := $(patsubst %/go.mod,%,$(wildcard bench/go.mod chaos/go.mod rueidisnode/go.mod promlock/go.mod otellock/go.mod internal/redistest/docker/go.mod))
+# of the library's go.mod; examples/ (the five seed systems) needs the pgx driver.
+SUBMODULES  := $(patsubst %/go.mod,%,$(wildcard bench/go.mod chaos/go.mod rueidisnode/go.mod promlock/go.mod otellock/go.mod internal/redistest/docker/go.mod examples/go.mod))
 # go test's -timeout per module: a hang guard, far above a loaded machine's run.
 TEST_TIMEOUT ?= 20m
 
 ## test: every test of every module, with the race detector, against real redis-server nodes
+## (and a real PostgreSQL for sqlfence and the seed examples)
 ## (chaos/ runs its short fault-injection profile here), the simulator's CI profile (10,000
 ## schedules, without -race: step "sim"), then a throwaway user module that must not pull in
 ## any docker module. Keeps going after a failure and ends with one line per module (ok/FAIL,
 ## duration) and "N passed, M failed"; fails if any module failed.
-test: redis-server
+test: redis-server postgresql
 	@GO="$(GO)" TEST_TIMEOUT="$(TEST_TIMEOUT)" scripts/test-all.sh . $(SUBMODULES) sim user-module
 
 ## check-user-module: a module importing every library package needs no docker module
@@ -71,3 +72,19 @@ redis-server:
 		{ DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; } \
 			|| echo "could not install redis-server; the Redis tests skip without it (and fail with CI=true)"; \
 	else echo "redis-server not found: install it (apt-get install -y redis-server); the Redis tests skip without it"; fi
+
+## postgresql: install it with apt-get when initdb is missing and we may (root on Debian/Ubuntu);
+## otherwise say how. The tests start their own servers (internal/pgtest); none needs to run.
+postgresql:
+	@if command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+		echo "installing postgresql (apt-get)"; \
+		{ DEBIAN_FRONTEND=noninteractive apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } \
+			|| echo "could not install postgresql; the PostgreSQL tests skip without it (and fail with CI=true)"; \
+	else echo "PostgreSQL not found: install it (apt-get install -y postgresql); the PostgreSQL tests skip without it"; fi
+
+## example: run one seed system's example (NAME=cron|lockmanager|leases|executions|status;
+## ARGS=... for its flags); each starts its own redis-server nodes (and PostgreSQL)
+NAME ?= cron
+example: redis-server postgresql
+	cd examples && $(GO) run ./$(NAME) $(ARGS)
