@@ -275,7 +275,14 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 	}
 	if len(failures) > n-q {
 		c.undo(key, name, token, ttl, heldBy(others, n))
-		return outcome{err: quorumErr(fmt.Sprintf("acquire %q", key), failures, n), rtt: rtt}
+		// Too few nodes answered. If nodes that did named a holder, its
+		// release can help (the others may only have been slow); another
+		// token's cannot.
+		var wake wakeOn
+		if top, votes := leader(others); votes > 0 {
+			wake.holder = top
+		}
+		return outcome{err: quorumErr(fmt.Sprintf("acquire %q", key), failures, n), rtt: rtt, wake: wake}
 	}
 
 	top, votes := leader(others)

@@ -15,8 +15,9 @@ package redlock
 // which waits up to a node timeout for it; closed by Client.Close or after
 // a minute without waiters), and wakes its waiters of one key one at a
 // time, in arrival order. A waiter wakes only on the release of the holder
-// that beat its last attempt (any release after a split vote; none after an
-// attempt that found no quorum): the undo of another client's lost attempt
+// that beat its last attempt (any release after a split vote; after an
+// attempt that found no quorum, only that of a holder the answering nodes
+// named, since the others may only have been slow): the undo of another client's lost attempt
 // wakes nobody, so waiters of two clients cannot wake each other in a loop
 // (TestNotifyUndoDoesNotWakeWaiters, TestHubWakesOnlyOnTheHolder). The
 // loser of a split vote with a waiter is woken early by the winner's release

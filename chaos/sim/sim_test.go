@@ -340,7 +340,7 @@ func TestKnownIdentifyFailingMarks(t *testing.T) {
 // then all wiped; about 1 replay in 5 grew to 25,000 requests in flight and
 // GBs of heap until the guard stopped the process, and the others sent 4,000
 // to 8,000 requests). Waiters now wake only on the release of the holder that
-// beat them. Each of 10 replays must stay under 3,000 requests (about 900
+// beat them. Each of 10 replays must stay under 3,000 requests (900 to 1,010
 // with the fix); a storm is also stopped by the guard.
 func TestKnownRetryStorm(t *testing.T) {
 	for run := range 10 {
