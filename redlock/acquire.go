@@ -45,6 +45,10 @@ func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) 
 // split votes.
 const maxSplitRounds = 8
 
+// maxBehind bounds the quick looks in a row after a wake by a release that
+// had not reached a majority yet.
+const maxBehind = 3
+
 func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b backoff.BackOff, waits bool) (*Lock, error) {
 	if err := c.checkArgs(ctx, key, ttl); err != nil {
 		return nil, err
@@ -70,6 +74,8 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		token   string       // kept across rounds while we win a split
 		splits  int          // split rounds in a row
 		prev    node.Holding // the holder before us, seen by the rounds of token
+		behind  int          // attempts in a row lost to the holder whose release woke us
+		ahead   string       // that holder's release id
 	)
 	for attempts := 1; ; attempts++ {
 		if token == "" {
@@ -152,6 +158,20 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 			// The holder's key expires before our next scheduled try: come
 			// back just then, spread by a little jitter.
 			delay = o.wait + rand.N(2*time.Millisecond)
+		}
+		if o.held && o.wake.holder != "" && c.notify.wokeBy(w) == o.wake.holder {
+			ahead = o.wake.holder
+		}
+		if o.held && o.wake.holder == ahead && behind < maxBehind {
+			// A node announced the holder's release, but the release had
+			// not reached a majority when we tried: it is on its way, and
+			// nodes that cannot announce it would leave us asleep. Look
+			// again in two round trips, then four, then six
+			// (TestNotifyWokenAheadOfTheRelease).
+			behind++
+			delay = min(delay, time.Duration(behind)*max(2*o.rtt, time.Millisecond)+rand.N(o.rtt+time.Microsecond))
+		} else {
+			behind, ahead = 0, ""
 		}
 		if err := c.waitRelease(ctx, w, seen, o.wake, delay); err != nil {
 			return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))

@@ -85,6 +85,7 @@ type waiter struct {
 	mine  []string      // release ids of the tokens of its attempts
 	blind bool          // parked after an attempt no subscription covered
 	wake  chan struct{} // buffered 1: the hub made this waiter active
+	woke  string        // the release id that last woke it ("" for none or a subscription)
 }
 
 // join registers a waiter for key (the full name), starting the
@@ -323,6 +324,7 @@ func (h *notifyHub) wakeNext(q *waitQueue, release string) {
 	w := q.waiting[0]
 	q.waiting = q.waiting[1:]
 	q.active = w
+	w.woke = release
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -376,10 +378,14 @@ func (h *notifyHub) park(w *waiter, s seen, on wakeOn) bool {
 		q.woke = ""
 	}
 	q.on = on
+	w.woke = ""
 	missed := slices.ContainsFunc(q.missed, on.wakes)
 	unseen := !s.up || s.ups != h.ups // the attempt began while nobody listened
 	blind := h.up > 0 && unseen
 	if (missed || blind) && q.active == nil {
+		if on.holder != "" && slices.Contains(q.missed, on.holder) {
+			w.woke = on.holder
+		}
 		q.missed = q.missed[:0]
 		q.active = w
 		return true
@@ -494,4 +500,15 @@ func (h *notifyHub) detach() []func() {
 		h.ready = nil
 	}
 	return stops
+}
+
+// wokeBy returns the id of the release that last woke w (or made it try at
+// once), "" when none did.
+func (h *notifyHub) wokeBy(w *waiter) string {
+	if w == nil {
+		return ""
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return w.woke
 }

@@ -524,3 +524,66 @@ func TestNotifyUndoDoesNotWakeWaiters(t *testing.T) {
 		}
 	})
 }
+
+// lateNode cannot subscribe and applies releases late: the release of a
+// holder reaches the announcing node first.
+type lateNode struct {
+	node.Node
+	delay time.Duration
+}
+
+func (n lateNode) Subscribe(context.Context, string, func(string, string), func(bool, error)) (func(), error) {
+	return nil, node.ErrNotificationsUnsupported
+}
+
+func (n lateNode) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
+	time.Sleep(n.delay)
+	return n.Node.Release(ctx, a)
+}
+
+// A waiter woken by the only node that announces releases tries before the
+// holder's release has reached the other nodes, and loses to the same
+// holder: no other announcement will come, and the holder's TTL and the
+// retry delay are ten minutes. It looks again a few round trips later and
+// gets the lock (memory nodes in a synctest bubble; before, it slept the
+// ten minutes).
+func TestNotifyWokenAheadOfTheRelease(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nodes := []node.Node{node.NewMemory("m0"),
+			lateNode{node.NewMemory("m1"), 2 * time.Millisecond}, lateNode{node.NewMemory("m2"), 2 * time.Millisecond}}
+		holder, err := redlock.New(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.Close()
+		waiter, err := redlock.New(nodes, redlock.WithRetry(retry.Constant(5, wokenDelay, 0)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer waiter.Close()
+		ctx := context.Background()
+		held, err := holder.Acquire(ctx, "k", wokenDelay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			l, err := waiter.Acquire(ctx, "k", time.Minute)
+			if err == nil {
+				err = l.Release(ctx)
+			}
+			done <- err
+		}()
+		synctest.Wait() // the waiter lost its first attempt and sleeps
+		released := time.Now()
+		if err := held.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if d := time.Since(released); d > time.Second {
+			t.Fatalf("the waiter got the lock %s after the release: it slept through it", d)
+		}
+	})
+}
