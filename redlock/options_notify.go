@@ -21,7 +21,10 @@ package redlock
 // wakes nobody, so waiters of two clients cannot wake each other in a loop
 // (TestNotifyUndoDoesNotWakeWaiters, TestHubWakesOnlyOnTheHolder). The
 // loser of a split vote with a waiter is woken early by the winner's release
-// (the chaos simulator's TestKnownSplitLoserSleep). Nodes that cannot subscribe (a Redis node over a
+// (the chaos simulator's TestKnownSplitLoserSleep). A waiter woken by the
+// holder's release that loses to the same holder (the release has not reached
+// a majority yet) looks again after 2, 4 and 6 round trips rather than
+// sleeping (TestNotifyWokenAheadOfTheRelease). Nodes that cannot subscribe (a Redis node over a
 // bare redis.Scripter) still announce and simply do not wake anyone early.
 //
 // Off: releases are not announced (use it where an ACL forbids PUBLISH, or
