@@ -97,30 +97,46 @@ type waiter struct {
 // attempt is then seen, and no extra attempt is needed to make up for a
 // blind one.
 func (c *Client) joinWaiters(ctx context.Context, key string, timeout time.Duration) *waiter {
-	if c.cfg.noNotify {
+	var w *waiter
+	ready, ok := c.join(func(h *notifyHub) {
+		h.seq++
+		w = &waiter{key: key, seq: h.seq, wake: make(chan struct{}, 1)}
+		if h.queues == nil {
+			h.queues = map[string]*waitQueue{}
+		}
+		q := h.queues[key]
+		if q == nil {
+			q = &waitQueue{}
+			h.queues[key] = q
+		}
+		q.members++
+	})
+	if !ok {
 		return nil
+	}
+	awaitReady(ctx, ready, timeout)
+	return w
+}
+
+// join registers a waiter or watcher (register runs with h.mu held) and
+// starts the subscriptions if none run. It returns the channel closed when
+// one is up (nil when one is up already, or none can be), and false when
+// notifications are off or unavailable: nothing was registered.
+func (c *Client) join(register func(h *notifyHub)) (ready chan struct{}, ok bool) {
+	if c.cfg.noNotify {
+		return nil, false
 	}
 	h := &c.notify
 	h.mu.Lock()
 	if h.closed || h.disabled {
 		h.mu.Unlock()
-		return nil
+		return nil, false
 	}
 	h.waiters++
 	if h.idle != nil {
 		h.idle.Stop()
 	}
-	h.seq++
-	w := &waiter{key: key, seq: h.seq, wake: make(chan struct{}, 1)}
-	if h.queues == nil {
-		h.queues = map[string]*waitQueue{}
-	}
-	q := h.queues[key]
-	if q == nil {
-		q = &waitQueue{}
-		h.queues[key] = q
-	}
-	q.members++
+	register(h)
 	start := h.subs == nil
 	var gen uint64
 	if start {
@@ -129,13 +145,19 @@ func (c *Client) joinWaiters(ctx context.Context, key string, timeout time.Durat
 		h.subs = make([]*nodeSub, len(c.nodes))
 		h.ready = make(chan struct{})
 	}
-	ready := h.ready
+	ready = h.ready
 	h.mu.Unlock()
 	if start {
 		c.subscribe(gen)
 	}
-	if ready == nil { // a subscription is up already, or none can be
-		return w
+	return ready, true
+}
+
+// awaitReady waits until ready is closed (a subscription is up, or none can
+// be), for at most timeout or until ctx ends. A nil ready returns at once.
+func awaitReady(ctx context.Context, ready chan struct{}, timeout time.Duration) {
+	if ready == nil {
+		return
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
@@ -144,7 +166,6 @@ func (c *Client) joinWaiters(ctx context.Context, key string, timeout time.Durat
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	return w
 }
 
 // seen is what a waiter knew of the subscriptions when an attempt began.

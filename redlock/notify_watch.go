@@ -21,39 +21,19 @@ func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, err
 		return nil, err
 	}
 	ch := make(chan struct{}, 1)
-	if c.cfg.noNotify {
-		return ch, nil
-	}
 	name := c.keyName(key)
 	h := &c.notify
-	h.mu.Lock()
-	if h.closed || h.disabled {
-		h.mu.Unlock()
+	ready, ok := c.join(func(h *notifyHub) {
+		if h.watchers == nil {
+			h.watchers = map[string]map[chan struct{}]bool{}
+		}
+		if h.watchers[name] == nil {
+			h.watchers[name] = map[chan struct{}]bool{}
+		}
+		h.watchers[name][ch] = true
+	})
+	if !ok {
 		return ch, nil
-	}
-	h.waiters++
-	if h.idle != nil {
-		h.idle.Stop()
-	}
-	if h.watchers == nil {
-		h.watchers = map[string]map[chan struct{}]bool{}
-	}
-	if h.watchers[name] == nil {
-		h.watchers[name] = map[chan struct{}]bool{}
-	}
-	h.watchers[name][ch] = true
-	start := h.subs == nil
-	var gen uint64
-	if start {
-		h.gen++
-		gen = h.gen
-		h.subs = make([]*nodeSub, len(c.nodes))
-		h.ready = make(chan struct{})
-	}
-	ready := h.ready
-	h.mu.Unlock()
-	if start {
-		c.subscribe(gen)
 	}
 	go func() {
 		<-ctx.Done()
@@ -65,15 +45,7 @@ func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, err
 		}
 		h.leave()
 	}()
-	if ready != nil {
-		t := time.NewTimer(time.Second)
-		defer t.Stop()
-		select {
-		case <-ready:
-		case <-t.C:
-		case <-ctx.Done():
-		}
-	}
+	awaitReady(ctx, ready, time.Second)
 	return ch, nil
 }
 
