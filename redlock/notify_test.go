@@ -566,6 +566,11 @@ func TestNotifyWokenAheadOfTheRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Acquire returns at a majority: let the third node's acquire land,
+		// so that the waiter meets the holder on every node. (If the waiter
+		// got a node first, its next attempt could meet a split vote, whose
+		// rounds a zero round trip uses up before the release lands.)
+		synctest.Wait()
 		done := make(chan error, 1)
 		go func() {
 			l, err := waiter.Acquire(ctx, "k", time.Minute)

@@ -227,7 +227,11 @@ func TestV2ReleaseDuringAttemptIsNotMissed(t *testing.T) {
 		nodes = append(nodes, pausingNode{Node: n, p: p})
 	}
 	var contended atomic.Int32
-	waiter := newClient(t, nodes, redlock.WithRetry(retry.Constant(3, delay, 0)),
+	// The gate holds the attempt's replies until the release is announced:
+	// a node timeout of 10 s keeps a loaded machine from turning them into
+	// failures (an attempt whose nodes all failed names no holder, and then
+	// no release wakes the waiter).
+	waiter := newClient(t, nodes, redlock.WithRetry(retry.Constant(3, delay, 0)), redlock.WithNodeTimeout(10*time.Second),
 		redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
 			if e.Kind == redlock.EventContended {
 				contended.Add(1)
