@@ -230,7 +230,7 @@ var findings = []struct {
 }{
 	{BugAnonymousHolder, VSplitHeld, []uint64{12, 15}},
 	{BugNoTombstones, VLateCreate, []uint64{1, 2}},
-	{BugMissedWakeup, VAsleep, []uint64{37, 49, 4, 7}},
+	{BugMissedWakeup, VAsleep, []uint64{75, 86, 87}},
 	{BugAnySeed, VFence, []uint64{202, 56}},
 }
 
