@@ -43,8 +43,10 @@ func TestMetricsOfARealRun(t *testing.T) {
 		}
 		waited <- err
 	}()
-	await(t, "a waiter", func() bool {
-		return value(t, families(t, reg), "quorumlock_waiters", labels{"class": "job"}) == 1
+	await(t, "a waiter that lost its first attempt", func() bool {
+		f := families(t, reg)
+		return value(t, f, "quorumlock_waiters", labels{"class": "job"}) == 1 &&
+			value(t, f, "quorumlock_contended_attempts_total", labels{"class": "job", "reason": "contended"}) >= 2
 	})
 	fams := families(t, reg)
 	if v := value(t, fams, "quorumlock_held_locks", labels{"class": "job"}); v != 1 {
