@@ -24,8 +24,15 @@ type Violation struct {
 // the library's owners with a reproducer (TestKnown*), recognized by kind
 // and a part of the detail.
 var knownFindings = []struct{ name, kind, detail string }{
-	// None open. Fixed since: split-loser-sleep (TestKnownSplitLoserSleep)
-	// (redlock/acquire.go) and retry-storm (TestKnownRetryStorm,
+	// A single attempt said "held by another" at the instant a paused node
+	// resumed and applied its queued requests, while the ground truth shows
+	// no token on a majority during the call (seed 4959, once in a
+	// make test-stress run; 0 of 20 replays). Not explained yet: a tie of
+	// the node's reply and the truth's spans at the resume instant is
+	// suspected. TestKnownSplitHeldAtResume (SIM_KNOWN=1).
+	{"split-held-at-resume", VSplitHeld, "resumed at"},
+	// Fixed since: split-loser-sleep (TestKnownSplitLoserSleep,
+	// redlock/acquire.go) and retry-storm (TestKnownRetryStorm,
 	// redlock/notify.go).
 }
 

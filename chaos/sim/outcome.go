@@ -57,8 +57,8 @@ func (w *world) outcome() *Outcome {
 	abs := func(d time.Duration) time.Time { return w.start.Add(d) }
 	for _, c := range o.Calls {
 		if c.Err == "held" && !w.truth.majorityHeld(q, abs(c.Start), abs(c.End)) {
-			o.SplitHeld = append(o.SplitHeld, fmt.Sprintf("client %d: call %s-%s said \"held by another\"; no token held %d of %d nodes during the call",
-				c.Client, c.Start, c.End, q, s.Nodes))
+			o.SplitHeld = append(o.SplitHeld, fmt.Sprintf("client %d: call %s-%s said \"held by another\"; no token held %d of %d nodes during the call%s",
+				c.Client, c.Start, c.End, q, s.Nodes, resumedDuring(s, c.Start, c.End)))
 		}
 	}
 	if s.DropProb == 0 && s.SpikeProb == 0 {
@@ -157,4 +157,15 @@ func (w *world) faulty(from, to time.Duration) bool {
 		}
 	}
 	return false
+}
+
+// resumedDuring notes a paused node that resumed during a call (its queued
+// requests are applied at once then): the known finding split-held-at-resume.
+func resumedDuring(s *Schedule, from, to time.Duration) string {
+	for _, f := range s.Faults {
+		if end := f.At + f.For; f.Kind == FaultPauseNode && end >= from && end <= to+time.Millisecond {
+			return fmt.Sprintf(" (node %d resumed at %s)", f.Node, end)
+		}
+	}
+	return ""
 }

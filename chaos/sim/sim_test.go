@@ -371,6 +371,22 @@ func TestKnownSplitLoserSleep(t *testing.T) {
 	}
 }
 
+// TestKnownSplitHeldAtResume replays the open finding split-held-at-resume
+// (see knownFindings): seed 4959 up to 50 times, failing when one shows it.
+// Skipped until explained (SIM_KNOWN=1 runs it).
+func TestKnownSplitHeldAtResume(t *testing.T) {
+	if os.Getenv("SIM_KNOWN") == "" {
+		t.Skip("known finding split-held-at-resume (a single attempt said held as a paused node resumed); SIM_KNOWN=1 runs the reproducer")
+	}
+	for run := range 50 {
+		if o, vs, f := runOne(t, 4959, BugNone); len(vs) > 0 {
+			t.Logf("run %d", run)
+			report(t, o, vs, f)
+			return
+		}
+	}
+}
+
 // TestKnownIdentifyBlocksAttempt reproduces a finding on main (seed 8830, in
 // about 1 of 2 runs): an attempt identifies a node it had not identified
 // inside the attempt, with the 2 s identify timeout; when that request is
