@@ -66,6 +66,11 @@ func TestMetricsOfARealRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-short.Done() // expires: nobody extends or releases it
+	// The loss is signalled first, then observed (an observer must not
+	// delay the signal): wait for the event.
+	await(t, "the lease's loss event", func() bool {
+		return value(t, families(t, reg), "quorumlock_losses_total", labels{"class": "lease", "reason": "expired"}) == 1
+	})
 	obs.FencedRejection("status:billing")
 	if err := c.Close(); err != nil { // the node events of the last round are in
 		t.Fatal(err)
