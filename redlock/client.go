@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -26,7 +25,7 @@ type Client struct {
 	ident  identity               // first-contact checks of the nodes; see identify.go
 	health health                 // nodes failing recently; see health.go
 
-	bg sync.WaitGroup // requests in flight and cleanup running in the background
+	bg inFlight // requests in flight and cleanup running in the background
 
 	releaseChannel string // prefix + "released", built once: it is on every release's path
 }
