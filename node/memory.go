@@ -120,9 +120,14 @@ func live(expires, now time.Time) bool { return now.Before(expires) }
 
 // lock returns the live holder of name, dropping an expired entry.
 func (m *Memory) lock(name string, now time.Time) (memLock, bool) {
-	e, ok := m.locks[name]
+	return liveLock(m.locks, name, now)
+}
+
+// liveLock returns the live entry of name in locks, dropping an expired one.
+func liveLock(locks map[string]memLock, name string, now time.Time) (memLock, bool) {
+	e, ok := locks[name]
 	if ok && !live(e.expires, now) {
-		delete(m.locks, name)
+		delete(locks, name)
 		return memLock{}, false
 	}
 	return e, ok

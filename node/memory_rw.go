@@ -35,21 +35,11 @@ func (r *memRW) sweep(now time.Time) {
 }
 
 func (r *memRW) writer(name string, now time.Time) (memLock, bool) {
-	e, ok := r.writers[name]
-	if ok && !live(e.expires, now) {
-		delete(r.writers, name)
-		return memLock{}, false
-	}
-	return e, ok
+	return liveLock(r.writers, name, now)
 }
 
 func (r *memRW) intent(name string, now time.Time) (memLock, bool) {
-	e, ok := r.intents[name]
-	if ok && !live(e.expires, now) {
-		delete(r.intents, name)
-		return memLock{}, false
-	}
-	return e, ok
+	return liveLock(r.intents, name, now)
 }
 
 // lastReader drops expired readers of name and returns the latest expiry

@@ -1,23 +1,28 @@
 package redlock
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // inFlight counts requests in flight and background cleanup, for Close to
 // wait on. Unlike a sync.WaitGroup it may be added to while Close waits
 // (a call racing Close, such as a watcher's Inspect): the client stays safe
-// for concurrent use, and Close returns once the count is zero.
+// for concurrent use, and Close returns once the count is zero. Adding is
+// one atomic operation; the mutex is taken only when the count reaches zero.
 type inFlight struct {
+	n    atomic.Int64
 	mu   sync.Mutex
-	n    int
-	idle *sync.Cond
+	idle *sync.Cond // on mu; made by the first Wait
 }
 
 func (g *inFlight) Add(delta int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.n += delta
-	if g.n == 0 && g.idle != nil {
-		g.idle.Broadcast()
+	if g.n.Add(int64(delta)) == 0 {
+		g.mu.Lock() // a Wait that saw the count above zero is in idle.Wait now
+		if g.idle != nil {
+			g.idle.Broadcast()
+		}
+		g.mu.Unlock()
 	}
 }
 
@@ -39,7 +44,7 @@ func (g *inFlight) Wait() {
 	if g.idle == nil {
 		g.idle = sync.NewCond(&g.mu)
 	}
-	for g.n > 0 {
+	for g.n.Load() > 0 {
 		g.idle.Wait()
 	}
 }
