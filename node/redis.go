@@ -56,7 +56,7 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	keys := []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name)}
 	vals, err := acquireScript.Run(ctx, n.client, keys, a.Token, millis(a.TTL),
 		strconv.FormatUint(a.Seed, 10), millis(RetentionOrDefault(a.Retention)), maxSkewMicros,
-		micros(a.At), a.Owner).Slice()
+		micros(a.At), a.Owner, waiterArg(a.Waiter)).Slice()
 	if err != nil {
 		return AcquireReply{}, err
 	}
@@ -74,6 +74,18 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	}
 	return AcquireReplyOf(ok == 1, v, third), nil
 }
+
+// waiterArg is AcquireArgs.Waiter as the acquire script takes it.
+func waiterArg(w bool) string {
+	if w {
+		return "1"
+	}
+	return "0"
+}
+
+// WaiterArg is AcquireArgs.Waiter as the acquire script takes it, for
+// nodes over other clients.
+func WaiterArg(w bool) string { return waiterArg(w) }
 
 // AcquireReplyOf reads the reply {acquired, value[, third]} of the acquire
 // script: value is the counter when acquired, the holder's PTTL otherwise

@@ -65,16 +65,17 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 	var (
 		retryAt time.Time    // when the current retry delay of the policy runs out
 		token   string       // kept across rounds while we win a split
+		sent    unanswered   // token's requests per node without a reply yet
 		splits  int          // split rounds in a row
 		prev    node.Holding // the holder before us, seen by the rounds of token
 	)
 	for attempts := 1; ; attempts++ {
 		if token == "" {
-			token, prev = newToken(), node.Holding{}
+			token, sent, prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
 		}
 		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.mark(w, token)
-		o := c.attempt(ctx, key, name, token, ttl)
+		o := c.attempt(ctx, key, name, token, sent, ttl, w != nil)
 		if o.prev.Token != "" && o.prev.Fence >= prev.Fence {
 			prev = o.prev
 		}
@@ -185,17 +186,19 @@ type outcome struct {
 
 // attempt is one round of the Redlock algorithm: ask every node at once,
 // decide as soon as a majority said yes or can no longer say yes, make the
-// fence safe, and undo (in the background) what a failed attempt set.
-func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.Duration) outcome {
+// fence safe, and undo (in the background) what a failed attempt set. A
+// waiter (a caller that waits for release notifications) marks the keys of
+// the holder, so that their release is announced.
+func (c *Client) attempt(ctx context.Context, key, name, token string, sent unanswered, ttl time.Duration, waiter bool) outcome {
 	timeout := c.cfg.timeoutFor(ttl)
 	n, q := len(c.nodes), c.quorum
 	start := time.Now()                                 // monotonic: validity is measured from before the first request
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.cfg.owner, At: at}
-	r := startRound(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.AcquireReply, error) {
-		return nd.Acquire(ctx, args)
+		Owner: c.cfg.owner, At: at, Waiter: waiter}
+	r := startRoundAt(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
+		return call(sent, i, func() (node.AcquireReply, error) { return c.nodes[i].Acquire(ctx, args) })
 	})
 	defer r.close()
 
@@ -252,7 +255,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		fence, err := c.settleFence(ctx, key, name, token, timeout, yes)
 		if err == nil {
 			if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
-				l := newLock(c, key, name, token, fence, ttl, start)
+				l := newLock(c, key, name, token, sent, fence, ttl, start)
 				l.owner, l.acquiredAt = c.cfg.owner, at
 				return outcome{lock: l, prev: prev}
 			}
@@ -362,7 +365,7 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 		return
 	}
 	c.background(func() {
-		r := c.deleteRound(context.Background(), key, name, token, ttl, nodes)
+		r := c.deleteRound(context.Background(), key, name, token, ttl, nodes, nil)
 		defer r.close()
 		for _, ok := r.next(); ok; _, ok = r.next() {
 		}
@@ -370,13 +373,19 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 }
 
 // deleteRound deletes our token's key on nodes and leaves a tombstone of the
-// token for ttl, announcing the release where the key was deleted.
-func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int) *round[bool] {
-	args := node.ReleaseArgs{Name: name, Token: token, Tombstone: ttl}
+// token for ttl on those where sent says a request of the token may still
+// land (all of them when sent is nil), announcing the release where the
+// key was deleted and a waiter asked for it.
+func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent unanswered) *round[bool] {
+	args := node.ReleaseArgs{Name: name, Token: token}
 	if !c.cfg.noNotify {
 		args.Channel = c.releaseChannel
 	}
-	return startRound(c, ctx, "release", key, nodes, c.cfg.timeoutFor(ttl), func(ctx context.Context, nd node.Node) (bool, error) {
-		return nd.Release(ctx, args)
+	return startRoundAt(c, ctx, "release", key, nodes, c.cfg.timeoutFor(ttl), func(ctx context.Context, i int) (bool, error) {
+		a := args
+		if sent.pending(i) {
+			a.Tombstone = ttl
+		}
+		return c.nodes[i].Release(ctx, a)
 	})
 }

@@ -103,7 +103,7 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	}
 	keys := []string{a.Name, node.CounterKey(a.Name), node.TombstoneKey(a.Name, a.Token), node.TrailKey(a.Name)}
 	args := []string{a.Token, ms(a.TTL), u64(a.Seed), ms(node.RetentionOrDefault(a.Retention)), maxSkewUsec,
-		node.Micros(a.At), a.Owner}
+		node.Micros(a.At), a.Owner, node.WaiterArg(a.Waiter)}
 	vals, err := acquireLua.Exec(ctx, n.client, keys, args).ToArray()
 	if err != nil {
 		return node.AcquireReply{}, err
