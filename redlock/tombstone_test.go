@@ -59,12 +59,12 @@ func TestReleaseTombstonesOnlyUnansweredNodes(t *testing.T) {
 			gate := make(chan struct{})
 			var opened sync.Once
 			open := func() { opened.Do(func() { close(gate) }) }
-			t.Cleanup(open) // before the client's Close, which waits for the held-back request
 			nodes[4] = gatedNode{Node: nodes[4], gate: gate, extends: op == "extend"}
 			for i := range nodes {
 				nodes[i] = answeredNode{Node: nodes[i], returned: returned}
 			}
 			c := newClient(t, nodes, redlock.WithNodeTimeout(30*time.Second))
+			t.Cleanup(open) // runs before the client's Close, which waits for the held-back request
 			ctx := ctxFor(t)
 			key := uniqueKey(t)
 			name := c.KeyName(key)
