@@ -57,6 +57,7 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"SeedFarOffIgnored", seedFarOffIgnored},
 		{"SeedBehindClockIgnored", seedBehindClockIgnored},
 		{"ExistingCounterIgnoresSeed", existingCounterIgnoresSeed},
+		{"LargeCounterCountsExactly", largeCounterCountsExactly},
 		{"IdentifyStable", identifyStable},
 		{"Notifications", notifications},
 		{"CancelledContext", cancelledContext},
@@ -639,6 +640,21 @@ func notifications(f *fixture) {
 	rel(marker, "m2", channel)
 	if _, got := rec.snapshot(); len(got) != 2 {
 		f.t.Fatalf("announcement after stop: %q", got)
+	}
+}
+
+// A counter raised above 2^53 (where a double no longer counts by one)
+// still grows by exactly one per acquisition.
+func largeCounterCountsExactly(f *fixture) {
+	name := f.name()
+	const big = 1<<60 + 5
+	f.raise(name, "nobody", big)
+	for i := range uint64(2) {
+		r := f.acquire(name, fmt.Sprintf("t%d", i), long)
+		if want := big + 1 + i; !r.Acquired || r.Fence != want {
+			f.t.Fatalf("acquire %d after raising the counter to %d = %+v, want fence %d", i, uint64(big), r, want)
+		}
+		f.release(name, fmt.Sprintf("t%d", i), long)
 	}
 }
 
