@@ -65,7 +65,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 	var (
 		retryAt time.Time    // when the current retry delay of the policy runs out
 		token   string       // kept across rounds while we win a split
-		sent    unanswered   // token's requests per node without a reply yet
+		sent    *unanswered  // the token's requests per node
 		splits  int          // split rounds in a row
 		prev    node.Holding // the holder before us, seen by the rounds of token
 	)
@@ -189,7 +189,7 @@ type outcome struct {
 // fence safe, and undo (in the background) what a failed attempt set. A
 // waiter (a caller that waits for release notifications) marks the keys of
 // the holder, so that their release is announced.
-func (c *Client) attempt(ctx context.Context, key, name, token string, sent unanswered, ttl time.Duration, waiter bool) outcome {
+func (c *Client) attempt(ctx context.Context, key, name, token string, sent *unanswered, ttl time.Duration, waiter bool) outcome {
 	timeout := c.cfg.timeoutFor(ttl)
 	n, q := len(c.nodes), c.quorum
 	start := time.Now()                                 // monotonic: validity is measured from before the first request
@@ -197,8 +197,11 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent unan
 	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
 		Owner: c.cfg.owner, At: at, Waiter: waiter}
+	sent.send()
 	r := startRoundAt(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
-		return call(sent, i, func() (node.AcquireReply, error) { return c.nodes[i].Acquire(ctx, args) })
+		v, err := c.nodes[i].Acquire(ctx, args)
+		sent.answered(i, err)
+		return v, err
 	})
 	defer r.close()
 
@@ -375,15 +378,19 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 // deleteRound deletes our token's key on nodes and leaves a tombstone of the
 // token for ttl on those where sent says a request of the token may still
 // land (all of them when sent is nil), announcing the release where the
-// key was deleted and a waiter asked for it.
-func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent unanswered) *round[bool] {
+// key was deleted and a waiter asked for it. A node's delete first waits
+// (up to a quarter of the node timeout) for the token's requests to that
+// node still on their way: they are usually answered by then, and the
+// round decides on the other nodes meanwhile.
+func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent *unanswered) *round[bool] {
 	args := node.ReleaseArgs{Name: name, Token: token}
 	if !c.cfg.noNotify {
 		args.Channel = c.releaseChannel
 	}
-	return startRoundAt(c, ctx, "release", key, nodes, c.cfg.timeoutFor(ttl), func(ctx context.Context, i int) (bool, error) {
+	timeout := c.cfg.timeoutFor(ttl)
+	return startRoundAt(c, ctx, "release", key, nodes, timeout, func(ctx context.Context, i int) (bool, error) {
 		a := args
-		if sent.pending(i) {
+		if sent.settle(i, timeout/4) {
 			a.Tombstone = ttl
 		}
 		return c.nodes[i].Release(ctx, a)

@@ -39,10 +39,10 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 	if len(items) == 1 {
 		label = items[0].l.key
 	}
+	for _, it := range items { // an extension can set a missing key
+		it.l.sent.send()
+	}
 	r := startRoundAt(c, ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
-		for _, it := range items { // an extension can set a missing key
-			it.l.sent.send(i)
-		}
 		res, err := c.nodes[i].Extend(ctx, ops)
 		for _, it := range items {
 			it.l.sent.answered(i, err)

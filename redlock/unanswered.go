@@ -1,38 +1,78 @@
 package redlock
 
-import "sync/atomic"
+import (
+	"sync"
+	"time"
+)
 
-// unanswered counts, per node, the requests of one token that could still
-// set its key there (acquires and extensions) and whose reply has not come
-// back. A request that failed (a timeout, a broken connection) stays
-// counted for good: it may still land. Release leaves a tombstone only on
-// the nodes where the count is not zero; on the others every request of
+// unanswered follows, per node, the requests of one token that could set
+// its key there (acquires and extensions) until their replies come back.
+// A request that failed (a timeout, a broken connection) may still land
+// later, so the node stays marked for good. Release uses it: its request
+// to a node first waits (a bounded while) for the token's requests to that
+// node still on their way, and leaves a tombstone only if one of them
+// failed or did not come back in time. On the other nodes every request of
 // the token has already run, so none can set the key after the release,
 // and the tombstone, a write and a key per release, is not needed
-// (TestReleaseTombstonesOnlyUnansweredNodes).
-type unanswered []atomic.Int32
-
-func newUnanswered(nodes int) unanswered { return make(unanswered, nodes) }
-
-// call runs f, a request of the token to node i, counting it until it
-// returns a reply.
-func call[T any](u unanswered, i int, f func() (T, error)) (T, error) {
-	u.send(i)
-	v, err := f()
-	u.answered(i, err)
-	return v, err
+// (TestReleaseTombstonesOnlyUnansweredNodes, TestCommandsPerCycle).
+type unanswered struct {
+	mu      sync.Mutex
+	pending []int32         // per node: requests without a reply yet
+	failed  []bool          // per node: a request failed
+	idle    []chan struct{} // per node: closed when pending drops to zero; made by a waiter
 }
 
-// send counts a request to node i.
-func (u unanswered) send(i int) { u[i].Add(1) }
+func newUnanswered(nodes int) *unanswered {
+	return &unanswered{pending: make([]int32, nodes), failed: make([]bool, nodes), idle: make([]chan struct{}, nodes)}
+}
 
-// answered uncounts a request to node i that came back without error.
-func (u unanswered) answered(i int, err error) {
-	if err == nil {
-		u[i].Add(-1)
+// send counts a request to each node, before the round starts: the
+// request is on its way from then on, even while its goroutine waits to
+// run.
+func (u *unanswered) send() {
+	u.mu.Lock()
+	for i := range u.pending {
+		u.pending[i]++
+	}
+	u.mu.Unlock()
+}
+
+// answered ends a request to node i; err marks the node for good.
+func (u *unanswered) answered(i int, err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.pending[i]--
+	if err != nil {
+		u.failed[i] = true
+	}
+	if u.pending[i] == 0 && u.idle[i] != nil {
+		close(u.idle[i])
+		u.idle[i] = nil
 	}
 }
 
-// pending reports whether a request of the token to node i may still land.
-// A nil unanswered knows nothing: every node may.
-func (u unanswered) pending(i int) bool { return u == nil || u[i].Load() != 0 }
+// settle waits, at most for d, until no request of the token to node i is
+// on its way, and reports whether one may still land there (it failed, or
+// is still on its way). A nil unanswered knows nothing: one may.
+func (u *unanswered) settle(i int, d time.Duration) (mayLand bool) {
+	if u == nil {
+		return true
+	}
+	u.mu.Lock()
+	if u.pending[i] > 0 {
+		if u.idle[i] == nil {
+			u.idle[i] = make(chan struct{})
+		}
+		idle := u.idle[i]
+		u.mu.Unlock()
+		t := time.NewTimer(d)
+		select {
+		case <-idle:
+		case <-t.C:
+		}
+		t.Stop()
+		u.mu.Lock()
+	}
+	defer u.mu.Unlock()
+	return u.failed[i] || u.pending[i] > 0
+}
