@@ -144,6 +144,8 @@ type AcquireArgs struct {
 	// Waiter marks a key held by another token, so that its release is
 	// announced: set by clients that wait for release notifications.
 	Waiter bool
+
+	script *acquireScriptArgs // see Prepared; nil: built per call
 }
 
 // AcquireReply is what a node answers to Acquire.
@@ -206,6 +208,8 @@ type ReleaseArgs struct {
 	Token     string
 	Tombstone time.Duration // how long late requests of the token are refused; <= 0: none
 	Channel   string        // where to announce the release; empty: nowhere
+
+	script *releaseScriptArgs // see Prepared; nil: built per call
 }
 
 // Holding describes a key on one node.

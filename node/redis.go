@@ -46,17 +46,18 @@ func (n *Redis) Name() string { return n.name }
 // Client returns the wrapped go-redis client.
 func (n *Redis) Client() redis.Scripter { return n.client }
 
-var maxSkewMicros = strconv.FormatInt(MaxSeedSkew.Microseconds(), 10)
+var maxSkewMicros any = strconv.FormatInt(MaxSeedSkew.Microseconds(), 10) // boxed once
 
 // Acquire implements Node.
 func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error) {
 	if err := a.Validate(); err != nil {
 		return AcquireReply{}, err
 	}
-	keys := []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name)}
-	vals, err := acquireScript.Run(ctx, n.client, keys, a.Token, millis(a.TTL),
-		strconv.FormatUint(a.Seed, 10), millis(RetentionOrDefault(a.Retention)), maxSkewMicros,
-		micros(a.At), a.Owner, waiterArg(a.Waiter)).Slice()
+	s := a.script
+	if s == nil || s.keys[0] != a.Name || s.argv[0] != any(a.Token) { // not prepared, or changed since
+		s = a.scriptArgs()
+	}
+	vals, err := acquireScript.Run(ctx, n.client, s.keys, s.argv...).Slice()
 	if err != nil {
 		return AcquireReply{}, err
 	}
@@ -73,6 +74,29 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 		third, _ = vals[2].(string)
 	}
 	return AcquireReplyOf(ok == 1, v, third), nil
+}
+
+// acquireScriptArgs are the KEYS and ARGV of the acquire script.
+type acquireScriptArgs struct {
+	keys []string
+	argv []any
+}
+
+func (a AcquireArgs) scriptArgs() *acquireScriptArgs {
+	return &acquireScriptArgs{
+		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name)},
+		argv: []any{a.Token, millis(a.TTL), strconv.FormatUint(a.Seed, 10), millis(RetentionOrDefault(a.Retention)),
+			maxSkewMicros, micros(a.At), a.Owner, waiterArg(a.Waiter)},
+	}
+}
+
+// Prepared returns a with the Redis node's script arguments built, so
+// that a client sending the same acquisition to several nodes builds them
+// once rather than once per node (fewer allocations per attempt). Call it
+// after setting every field: the other fields are not checked again.
+func (a AcquireArgs) Prepared() AcquireArgs {
+	a.script = a.scriptArgs()
+	return a
 }
 
 // waiterArg is AcquireArgs.Waiter as the acquire script takes it.
@@ -207,12 +231,36 @@ func (n *Redis) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
 	if err := a.Validate(); err != nil {
 		return false, err
 	}
-	var tomb int64
+	s := a.script
+	if s == nil || s.keys[0] != a.Name || s.argv[0] != any(a.Token) || a.Tombstone > 0 { // see Prepared
+		s = a.scriptArgs()
+	}
+	v, err := releaseScript.Run(ctx, n.client, s.keys, s.argv...).Int64()
+	return err == nil && v == 1, err
+}
+
+// releaseScriptArgs are the KEYS and ARGV of the release script.
+type releaseScriptArgs = acquireScriptArgs
+
+func (a ReleaseArgs) scriptArgs() *releaseScriptArgs {
+	var tomb any = "0"
 	if a.Tombstone > 0 {
 		tomb = millis(a.Tombstone)
 	}
-	v, err := releaseScript.Run(ctx, n.client, []string{a.Name, TombstoneKey(a.Name, a.Token), TrailKey(a.Name)}, a.Token, tomb, a.Channel).Int64()
-	return err == nil && v == 1, err
+	return &releaseScriptArgs{
+		keys: []string{a.Name, TombstoneKey(a.Name, a.Token), TrailKey(a.Name)},
+		argv: []any{a.Token, tomb, a.Channel},
+	}
+}
+
+// Prepared returns a with the Redis node's script arguments built, as
+// AcquireArgs.Prepared does, for a release without tombstone (a release
+// with one builds its own).
+func (a ReleaseArgs) Prepared() ReleaseArgs {
+	b := a
+	b.Tombstone = 0
+	a.script = b.scriptArgs()
+	return a
 }
 
 // ForceRelease implements Node.
