@@ -87,7 +87,9 @@ func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
 // attempt was undone in between, has no trail to report; and a Release or
 // an undo that missed some nodes (they failed, and the keys expired there)
 // leaves trails that a later acquisition on those nodes reports as a
-// takeover.
+// takeover; so does a node on which the previous holder's key outlived our
+// acquisition (it expired there a moment later than on our majority, and
+// the node answered "held"), whose trail our Release does not delete.
 func (l *Lock) TookOver() (Info, bool) {
 	if l.previous.Token == "" {
 		return Info{}, false
