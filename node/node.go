@@ -145,7 +145,7 @@ type AcquireArgs struct {
 	// announced: set by clients that wait for release notifications.
 	Waiter bool
 
-	script *acquireScriptArgs // see Prepared; nil: built per call
+	script *preparedArgs // see Prepared; nil: built per call
 }
 
 // AcquireReply is what a node answers to Acquire.
@@ -209,7 +209,7 @@ type ReleaseArgs struct {
 	Tombstone time.Duration // how long late requests of the token are refused; <= 0: none
 	Channel   string        // where to announce the release; empty: nowhere
 
-	script *releaseScriptArgs // see Prepared; nil: built per call
+	script *preparedArgs // see Prepared; nil: built per call
 }
 
 // Holding describes a key on one node.

@@ -53,8 +53,8 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	if err := a.Validate(); err != nil {
 		return AcquireReply{}, err
 	}
-	s := a.script
-	if s == nil || s.keys[0] != a.Name || s.argv[0] != any(a.Token) { // not prepared, or changed since
+	s := a.script.get(a.scriptArgs)
+	if s.keys[0] != a.Name || s.argv[0] != any(a.Token) { // changed since Prepared
 		s = a.scriptArgs()
 	}
 	vals, err := acquireScript.Run(ctx, n.client, s.keys, s.argv...).Slice()
@@ -76,14 +76,32 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	return AcquireReplyOf(ok == 1, v, third), nil
 }
 
-// acquireScriptArgs are the KEYS and ARGV of the acquire script.
-type acquireScriptArgs struct {
+// scriptArgs are the KEYS and ARGV of one script call.
+type scriptArgs struct {
 	keys []string
 	argv []any
 }
 
-func (a AcquireArgs) scriptArgs() *acquireScriptArgs {
-	return &acquireScriptArgs{
+// preparedArgs holds the script arguments of one call sent to several
+// nodes: built by the first Redis node that needs them (none for other
+// nodes), then shared.
+type preparedArgs struct {
+	once sync.Once
+	args *scriptArgs
+}
+
+// get returns the prepared arguments, building them with build the first
+// time; without preparation, it builds them for this call.
+func (p *preparedArgs) get(build func() *scriptArgs) *scriptArgs {
+	if p == nil {
+		return build()
+	}
+	p.once.Do(func() { p.args = build() })
+	return p.args
+}
+
+func (a AcquireArgs) scriptArgs() *scriptArgs {
+	return &scriptArgs{
 		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name)},
 		argv: []any{a.Token, millis(a.TTL), strconv.FormatUint(a.Seed, 10), millis(RetentionOrDefault(a.Retention)),
 			maxSkewMicros, micros(a.At), a.Owner, waiterArg(a.Waiter)},
@@ -95,7 +113,7 @@ func (a AcquireArgs) scriptArgs() *acquireScriptArgs {
 // once rather than once per node (fewer allocations per attempt). Call it
 // after setting every field: the other fields are not checked again.
 func (a AcquireArgs) Prepared() AcquireArgs {
-	a.script = a.scriptArgs()
+	a.script = &preparedArgs{}
 	return a
 }
 
@@ -231,23 +249,22 @@ func (n *Redis) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
 	if err := a.Validate(); err != nil {
 		return false, err
 	}
-	s := a.script
-	if s == nil || s.keys[0] != a.Name || s.argv[0] != any(a.Token) || a.Tombstone > 0 { // see Prepared
+	var s *scriptArgs
+	if a.Tombstone > 0 { // not prepared (see Prepared)
 		s = a.scriptArgs()
+	} else if s = a.script.get(a.scriptArgs); s.keys[0] != a.Name || s.argv[0] != any(a.Token) {
+		s = a.scriptArgs() // changed since Prepared
 	}
 	v, err := releaseScript.Run(ctx, n.client, s.keys, s.argv...).Int64()
 	return err == nil && v == 1, err
 }
 
-// releaseScriptArgs are the KEYS and ARGV of the release script.
-type releaseScriptArgs = acquireScriptArgs
-
-func (a ReleaseArgs) scriptArgs() *releaseScriptArgs {
+func (a ReleaseArgs) scriptArgs() *scriptArgs {
 	var tomb any = "0"
 	if a.Tombstone > 0 {
 		tomb = millis(a.Tombstone)
 	}
-	return &releaseScriptArgs{
+	return &scriptArgs{
 		keys: []string{a.Name, TombstoneKey(a.Name, a.Token), TrailKey(a.Name)},
 		argv: []any{a.Token, tomb, a.Channel},
 	}
@@ -257,9 +274,7 @@ func (a ReleaseArgs) scriptArgs() *releaseScriptArgs {
 // AcquireArgs.Prepared does, for a release without tombstone (a release
 // with one builds its own).
 func (a ReleaseArgs) Prepared() ReleaseArgs {
-	b := a
-	b.Tombstone = 0
-	a.script = b.scriptArgs()
+	a.script = &preparedArgs{}
 	return a
 }
 

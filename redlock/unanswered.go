@@ -16,14 +16,19 @@ import (
 // and the tombstone, a write and a key per release, is not needed
 // (TestReleaseTombstonesOnlyUnansweredNodes, TestCommandsPerCycle).
 type unanswered struct {
-	mu      sync.Mutex
-	pending []int32         // per node: requests without a reply yet
-	failed  []bool          // per node: a request failed
-	idle    []chan struct{} // per node: closed when pending drops to zero; made by a waiter
+	mu    sync.Mutex
+	nodes []requests
+}
+
+// requests are the token's requests to one node.
+type requests struct {
+	pending int32         // without a reply yet
+	failed  bool          // one failed
+	idle    chan struct{} // closed when pending drops to zero; made by a waiter
 }
 
 func newUnanswered(nodes int) *unanswered {
-	return &unanswered{pending: make([]int32, nodes), failed: make([]bool, nodes), idle: make([]chan struct{}, nodes)}
+	return &unanswered{nodes: make([]requests, nodes)}
 }
 
 // send counts a request to each node, before the round starts: the
@@ -31,8 +36,8 @@ func newUnanswered(nodes int) *unanswered {
 // run.
 func (u *unanswered) send() {
 	u.mu.Lock()
-	for i := range u.pending {
-		u.pending[i]++
+	for i := range u.nodes {
+		u.nodes[i].pending++
 	}
 	u.mu.Unlock()
 }
@@ -41,13 +46,14 @@ func (u *unanswered) send() {
 func (u *unanswered) answered(i int, err error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.pending[i]--
+	r := &u.nodes[i]
+	r.pending--
 	if err != nil {
-		u.failed[i] = true
+		r.failed = true
 	}
-	if u.pending[i] == 0 && u.idle[i] != nil {
-		close(u.idle[i])
-		u.idle[i] = nil
+	if r.pending == 0 && r.idle != nil {
+		close(r.idle)
+		r.idle = nil
 	}
 }
 
@@ -59,11 +65,12 @@ func (u *unanswered) settle(i int, d time.Duration) (mayLand bool) {
 		return true
 	}
 	u.mu.Lock()
-	if u.pending[i] > 0 {
-		if u.idle[i] == nil {
-			u.idle[i] = make(chan struct{})
+	r := &u.nodes[i]
+	if r.pending > 0 {
+		if r.idle == nil {
+			r.idle = make(chan struct{})
 		}
-		idle := u.idle[i]
+		idle := r.idle
 		u.mu.Unlock()
 		t := time.NewTimer(d)
 		select {
@@ -74,5 +81,5 @@ func (u *unanswered) settle(i int, d time.Duration) (mayLand bool) {
 		u.mu.Lock()
 	}
 	defer u.mu.Unlock()
-	return u.failed[i] || u.pending[i] > 0
+	return r.failed || r.pending > 0
 }
