@@ -88,6 +88,65 @@ type scriptArgs struct {
 type preparedArgs struct {
 	once sync.Once
 	args *scriptArgs
+
+	strsOnce sync.Once
+	strs     *scriptStrings
+}
+
+// scriptStrings are the KEYS and ARGV of one script call as strings, for
+// nodes over clients that take them so (rueidisnode).
+type scriptStrings struct {
+	keys, argv []string
+}
+
+// strings returns the prepared arguments as strings, built like get's.
+func (p *preparedArgs) strings(build func() *scriptStrings) *scriptStrings {
+	if p == nil {
+		return build()
+	}
+	p.strsOnce.Do(func() { p.strs = build() })
+	return p.strs
+}
+
+func (a AcquireArgs) scriptStrings() *scriptStrings {
+	return &scriptStrings{
+		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name)},
+		argv: []string{a.Token, strconv.FormatInt(millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
+			strconv.FormatInt(millis(RetentionOrDefault(a.Retention)), 10), maxSkewMicros.(string), micros(a.At), a.Owner, waiterArg(a.Waiter)},
+	}
+}
+
+// ScriptArgs returns the KEYS and ARGV of the acquire script (see
+// LuaScripts), shared by every node of a round when a was Prepared: the
+// caller must not change them. For nodes over other Redis clients.
+func (a AcquireArgs) ScriptArgs() (keys, argv []string) {
+	s := a.script.strings(a.scriptStrings)
+	if s.keys[0] != a.Name || s.argv[0] != a.Token { // changed since Prepared
+		s = a.scriptStrings()
+	}
+	return s.keys, s.argv
+}
+
+func (a ReleaseArgs) scriptStrings() *scriptStrings {
+	tomb := "0"
+	if a.Tombstone > 0 {
+		tomb = strconv.FormatInt(millis(a.Tombstone), 10)
+	}
+	return &scriptStrings{keys: []string{a.Name, TombstoneKey(a.Name, a.Token), TrailKey(a.Name)}, argv: []string{a.Token, tomb, a.Channel}}
+}
+
+// ScriptArgs returns the KEYS and ARGV of the release script, as
+// AcquireArgs.ScriptArgs does.
+func (a ReleaseArgs) ScriptArgs() (keys, argv []string) {
+	if a.Tombstone > 0 { // not prepared (see Prepared)
+		s := a.scriptStrings()
+		return s.keys, s.argv
+	}
+	s := a.script.strings(a.scriptStrings)
+	if s.keys[0] != a.Name || s.argv[0] != a.Token {
+		s = a.scriptStrings()
+	}
+	return s.keys, s.argv
 }
 
 // get returns the prepared arguments, building them with build the first
@@ -108,10 +167,11 @@ func (a AcquireArgs) scriptArgs() *scriptArgs {
 	}
 }
 
-// Prepared returns a with the Redis node's script arguments built, so
-// that a client sending the same acquisition to several nodes builds them
-// once rather than once per node (fewer allocations per attempt). Call it
-// after setting every field: the other fields are not checked again.
+// Prepared returns a ready to share the script arguments (see
+// ScriptArgs) among the nodes it is sent to: a client sending the same
+// acquisition to several nodes builds them once rather than once per node
+// (fewer allocations per attempt). Call it after setting every field:
+// only Name and Token are checked again.
 func (a AcquireArgs) Prepared() AcquireArgs {
 	a.script = &preparedArgs{}
 	return a
