@@ -197,7 +197,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
 		Owner: c.cfg.owner, At: at, Waiter: waiter}.Prepared()
-	sent.send()
+	sent.send(false)
 	r := startRoundAt(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
 		v, err := c.nodes[i].Acquire(ctx, args)
 		sent.answered(i, err)
@@ -379,8 +379,8 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 // token for ttl on those where sent says a request of the token may still
 // land (all of them when sent is nil), announcing the release where the
 // key was deleted and a waiter asked for it. A node's delete first waits
-// (up to a quarter of the node timeout) for the token's requests to that
-// node still on their way: they are usually answered by then, and the
+// (up to a quarter of the node timeout; not after an extension) for the
+// token's requests to that node still on their way: they are usually answered by then, and the
 // round decides on the other nodes meanwhile.
 func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent *unanswered) *round[bool] {
 	args := node.ReleaseArgs{Name: name, Token: token}

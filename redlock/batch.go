@@ -40,7 +40,7 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 		label = items[0].l.key
 	}
 	for _, it := range items { // an extension can set a missing key
-		it.l.sent.send()
+		it.l.sent.send(true)
 	}
 	r := startRoundAt(c, ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
 		res, err := c.nodes[i].Extend(ctx, ops)

@@ -221,8 +221,8 @@ func (l *Lock) lost(ctx context.Context, reason string, err error) error {
 // Every node that processes the release afterwards refuses the lock's
 // requests still in flight (an acquire or extend that a slow node has not
 // run yet): its request to each node first waits a little (a quarter of
-// the node timeout at most) for the lock's requests to that node still on
-// their way, and where one failed or did not come back, the release leaves
+// the node timeout at most; not once the lock was extended) for the lock's
+// requests to that node still on their way, and where one failed or did not come back, the release leaves
 // a tombstone of the token for a TTL
 // (TestReleaseTombstonesOnlyUnansweredNodes). Release
 // returns once a majority deleted the key and the others had a short while

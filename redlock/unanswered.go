@@ -16,8 +16,9 @@ import (
 // and the tombstone, a write and a key per release, is not needed
 // (TestReleaseTombstonesOnlyUnansweredNodes, TestCommandsPerCycle).
 type unanswered struct {
-	mu    sync.Mutex
-	nodes []requests
+	mu       sync.Mutex
+	nodes    []requests
+	extended bool // an extension was sent: a release does not wait (see settle)
 }
 
 // requests are the token's requests to one node.
@@ -34,8 +35,9 @@ func newUnanswered(nodes int) *unanswered {
 // send counts a request to each node, before the round starts: the
 // request is on its way from then on, even while its goroutine waits to
 // run.
-func (u *unanswered) send() {
+func (u *unanswered) send(extension bool) {
 	u.mu.Lock()
+	u.extended = u.extended || extension
 	for i := range u.nodes {
 		u.nodes[i].pending++
 	}
@@ -59,14 +61,17 @@ func (u *unanswered) answered(i int, err error) {
 
 // settle waits, at most for d, until no request of the token to node i is
 // on its way, and reports whether one may still land there (it failed, or
-// is still on its way). A nil unanswered knows nothing: one may.
+// is still on its way). A nil unanswered knows nothing: one may. It does
+// not wait once an extension was sent: a kept lock has extension rounds in
+// flight most of the time, and its release must not queue behind them
+// (TestNoExtensionAfterRelease).
 func (u *unanswered) settle(i int, d time.Duration) (mayLand bool) {
 	if u == nil {
 		return true
 	}
 	u.mu.Lock()
 	r := &u.nodes[i]
-	if r.pending > 0 {
+	if r.pending > 0 && !u.extended {
 		if r.idle == nil {
 			r.idle = make(chan struct{})
 		}
