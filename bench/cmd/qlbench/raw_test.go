@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -205,6 +206,34 @@ func TestRawFloorOnRedis(t *testing.T) {
 			if err := a.release(ctx, l); err != nil {
 				t.Fatal(err)
 			}
+		}
+	})
+
+	t.Run("concurrent cycles from many goroutines", func(t *testing.T) {
+		const g, cycles = 8, 50
+		errs := make(chan error, g)
+		for gi := range g {
+			go func() {
+				for i := range cycles {
+					l, err := a.acquire(ctx, fmt.Sprintf("par:%d:%d", gi, i))
+					if err == nil {
+						err = a.release(ctx, l)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range g {
+			if err := <-errs; err != nil {
+				t.Error(err)
+			}
+		}
+		if sets := len(a.free); sets > g+1 {
+			t.Errorf("%d idle connection sets after %d goroutines, want at most %d", sets, g, g+1)
 		}
 	})
 
