@@ -46,8 +46,8 @@ lint:
 fmt:
 	gofmt -w .
 
-## bench: quorumlock vs redsync vs the go-redis floor on redis-server nodes it starts itself;
-## short profile (< 5 min); FULL=1 for the long one. Results in bench/results/.
+## bench: quorumlock vs redsync, the go-redis floor and the raw floor on redis-server nodes it starts itself;
+## short profile (about 6 min on 2 busy cores); FULL=1 for the long one. Results in bench/results/.
 bench:
 	cd bench && $(GO) run ./cmd/qlbench $(if $(FULL),-full) -out results $(BENCHFLAGS)
 
