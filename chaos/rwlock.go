@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -109,7 +110,10 @@ func runRWLock(ctx context.Context, p Profile, e *Env, broken bool) (*Measured, 
 	)
 	d := p.PerScenario
 	if broken {
-		d /= 2 // the broken client is caught within seconds
+		// Caught by events, not by time: the run ends at the first overlap
+		// the checker finds, with ten times the profile's time as a hang
+		// guard (a loaded machine runs few critical sections).
+		d *= 10
 	}
 	run, stop := context.WithTimeout(ctx, d)
 	defer stop()
@@ -178,6 +182,15 @@ func runRWLock(ctx context.Context, p Profile, e *Env, broken bool) (*Measured, 
 	if !broken {
 		injErr = rwFaults(run, e)
 	}
+	for broken && run.Err() == nil {
+		sleepCtx(run, 200*time.Millisecond)
+		mu.Lock()
+		snap := slices.Clone(css)
+		mu.Unlock()
+		if _, _, o := rwChecked(snap); len(o) > 0 {
+			stop()
+		}
+	}
 	<-run.Done()
 	wg.Wait()
 	if injErr != nil {
@@ -185,13 +198,7 @@ func runRWLock(ctx context.Context, p Profile, e *Env, broken bool) (*Measured, 
 	}
 
 	f := &Findings{AcquireErrors: errs, Linearizable: "-", CriticalSections: len(css), Acquisitions: len(css), LossSignals: lossSig}
-	sort.Slice(css, func(a, b int) bool { return css[a].AcqEnd < css[b].AcqEnd })
-	var all []CS
-	for k := range css {
-		css[k].ID = k
-		all = append(all, css[k].CS)
-	}
-	f.Overlaps = rwOverlaps(css, all)
+	css, _, f.Overlaps = rwChecked(css)
 	f.FenceInversions = rwFenceInversions(css)
 	nr, nw := 0, 0
 	for _, c := range css {
@@ -226,6 +233,18 @@ func runRWLock(ctx context.Context, p Profile, e *Env, broken bool) (*Measured, 
 	m.Summary = fmt.Sprintf("%d reader and %d writer critical sections (%.1f/s), %d faults; a reader took at most %d turns while one writer waited; %d lost locks signalled",
 		nr, nw, float64(nr+nw)/dur, len(m.Windows), maxTurns, lossSig)
 	return m, nil
+}
+
+// rwChecked numbers the critical sections in the order they were acquired
+// and finds their overlaps.
+func rwChecked(css []rwCS) ([]rwCS, []CS, []Overlap) {
+	sort.Slice(css, func(a, b int) bool { return css[a].AcqEnd < css[b].AcqEnd })
+	var all []CS
+	for k := range css {
+		css[k].ID = k
+		all = append(all, css[k].CS)
+	}
+	return css, all, rwOverlaps(css, all)
 }
 
 // rwOverlaps: a reader and a writer, or two writers, whose believed-valid
