@@ -13,7 +13,7 @@ import (
 )
 
 // libOrder fixes series order (and colours) in charts and tables.
-var libOrder = []string{libQL, libQLRueidis, libRS, libRSFast, libFloor, libRawRedis}
+var libOrder = []string{libQL, libQLNoNotify, libQLRueidis, libQLRueidisNoNotify, libRS, libRSFast, libFloor, libRawRedis}
 
 func libRank(l string) int {
 	if i := slices.Index(libOrder, l); i >= 0 {
@@ -26,6 +26,7 @@ func libRank(l string) int {
 var scenarioTitle = map[string]string{
 	"floor": "Floor", "uncontended": "Uncontended", "parallel": "Parallel",
 	"contended": "Contended", "degraded": "Degraded", "silent": "Silent", "held": "Held",
+	"split": "Split", "scale": "Scale",
 }
 
 // panel builds one chart panel of unit for a scenario: cases in the order
@@ -91,6 +92,7 @@ func (e *env) chart(s string) error {
 			panel(rp, sc, "acq/s", "Contended: acquisitions/s (one key)", "acq/s", 1, false),
 			panel(rp, sc, "wait-p99-ns", "Contended: wait p99 (log)", "ms", 1e6, true),
 			panel(rp, sc, "handoff-p99-ns", "Contended: handoff p99 (log)", "ms", 1e6, true),
+			panel(rp, sc, "handoff-p50-rtt", "Contended: handoff p50 in round trips of one node", "PING p50s", 1, false),
 			panel(rp, sc, "free-frac", "Contended: share of waiting time the lock sat free", "fraction", 1, false),
 		}
 	case "degraded":
@@ -103,6 +105,10 @@ func (e *env) chart(s string) error {
 			panel(rp, sc, "p50-ns", "Silent node: contended single attempt p50 (log)", "ms", 1e6, true),
 			panel(rp, sc, "p99-ns", "Silent node: contended single attempt p99 (log)", "ms", 1e6, true),
 		}
+	case "split":
+		ps = splitPanels(rp, sc)
+	case "scale":
+		ps = scalePanels(rp, sc)
 	case "held":
 		ps = []harness.Panel{
 			panel(rp, sc, "cpu-cores", "Held locks: client CPU", "cores", 1, false),
@@ -125,9 +131,11 @@ var summaryUnits = map[string][]string{
 	"Floor":       {"ops/s", "p50-ns", "p99-ns"},
 	"Uncontended": {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "B/op", "client-cpu-us/op", "server-cpu-us/op", "errors"},
 	"Parallel":    {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "errors"},
-	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-p99-ns", "free-frac", "fair-min", "fair-max", "failed"},
+	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-p50-rtt", "rtt-p50-ns", "handoff-p99-ns", "free-frac", "fair-min", "fair-max", "failed"},
 	"Degraded":    {"p50-ns", "p99-ns", "max-ns", "errors"},
 	"Silent":      {"p50-ns", "p99-ns", "max-ns", "acquired"},
+	"Split":       {"p50-ns", "p99-ns", "max-ns", "rounds", "nobody-frac", "acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "failed"},
+	"Scale":       {"keys-before", "keys-after-release", "keys-after-expiry", "expiry-s", "release-errors", "heap-B/lock", "extended", "lost", "acquire-errors", "acquire-s"},
 	"Held":        {"cpu-cores", "cmds/s/node", "rounds/s/node", "server-cmds/s/node", "rounds/node/tick", "lost"},
 }
 

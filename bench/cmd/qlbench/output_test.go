@@ -70,3 +70,23 @@ func TestFreeWhileWaiting(t *testing.T) {
 		t.Errorf("freeWhileWaiting = %v of %v, want 14/26 of 26ms", frac, waited)
 	}
 }
+
+func TestHandoffs(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	h := newHandoffs()
+	h.acquired(at(0)) // the first acquisition follows no release
+	h.releasing()
+	h.released(at(10))
+	h.acquired(at(13)) // 3 ms after the release returned
+	h.acquired(at(14)) // no release in between: not a handoff
+	h.releasing()
+	h.acquired(at(20)) // won while the release was in flight
+	h.released(at(21))
+	h.releasing()
+	h.released(at(30)) // nobody acquires again: no sample
+	s := h.lat.Summary()
+	if s.N != 2 || s.Max != 3*time.Millisecond || s.Min != 0 || h.early != 1 {
+		t.Errorf("handoffs: %d samples min %v max %v early %d, want 2 samples 0..3ms, 1 early", s.N, s.Min, s.Max, h.early)
+	}
+}

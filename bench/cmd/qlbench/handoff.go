@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/quorumlock/quorumlock/bench/internal/harness"
+)
+
+// handoffs measures the handoff of a contended lock: from the moment the
+// holder's Release returns to the moment the next holder's Acquire returns.
+// A waiter can win before the release has returned (it is woken by the
+// release reaching a node, not by the releaser's reply): such a handoff
+// counts as 0 and is counted in early. Not safe for concurrent use: the
+// caller serializes it.
+type handoffs struct {
+	lat     *harness.Latencies
+	early   int
+	pending bool      // a release started and its handoff is not recorded yet
+	relDone time.Time // when that release returned; zero while in flight
+	won     bool      // someone acquired while that release was in flight
+}
+
+func newHandoffs() *handoffs { return &handoffs{lat: harness.NewLatencies(1 << 14)} }
+
+// releasing: the holder calls Release.
+func (h *handoffs) releasing() { h.pending, h.relDone, h.won = true, time.Time{}, false }
+
+// released: the holder's Release returned at t.
+func (h *handoffs) released(t time.Time) {
+	if !h.pending {
+		return
+	}
+	if h.won {
+		h.lat.Add(0)
+		h.early++
+		h.pending = false
+		return
+	}
+	h.relDone = t
+}
+
+// acquired: an Acquire returned with the lock at t.
+func (h *handoffs) acquired(t time.Time) {
+	if !h.pending {
+		return
+	}
+	if h.relDone.IsZero() {
+		h.won = true
+		return
+	}
+	h.lat.Add(max(t.Sub(h.relDone), 0))
+	h.pending = false
+}
+
+// pingP50 is the median of n back-to-back PINGs of one node over a fresh
+// go-redis client (after one to dial): the round trip of one node that
+// handoffs are expressed in.
+func pingP50(ctx context.Context, addr string, n int) time.Duration {
+	c := newClient(addr, nil)
+	defer func() { _ = c.Close() }()
+	lat := harness.NewLatencies(n)
+	_ = c.Ping(ctx).Err()
+	for range n {
+		t0 := time.Now()
+		if c.Ping(ctx).Err() == nil {
+			lat.Add(time.Since(t0))
+		}
+	}
+	return lat.Summary().P50
+}
