@@ -254,6 +254,9 @@ func scenarioContended(e *env) error {
 			for rep := range e.prof.reps {
 				rtt := pingP50(e.ctx, addrs[0], 200)
 				for _, c := range rotate(cs, rep) {
+					if g != 32 && (c.lib == libQLNoNotify || c.lib == libQLRueidisNoNotify) {
+						continue // the target is at 32 goroutines
+					}
 					key := fmt.Sprintf("c:%s:%d:%d", retryCfg, g, rep)
 					st := contendedBatch(e.ctx, c, key, g, e.prof.contended)
 					rate := float64(st.acquired) / e.prof.contended.Seconds()

@@ -44,11 +44,11 @@ var (
 	shortProfile = profile{name: "short", reps: 3,
 		floor: 300 * time.Millisecond, uncontended: 500 * time.Millisecond, parallel: time.Second,
 		contended: 2 * time.Second, degraded: 1500 * time.Millisecond, silent: time.Second, held: 15 * time.Second,
-		heldCounts: []int{1000, 10000}, split: 1500 * time.Millisecond}
+		heldCounts: []int{1000, 10000}, split: time.Second}
 	fullProfile = profile{name: "full", reps: 7,
 		floor: time.Second, uncontended: 2 * time.Second, parallel: 3 * time.Second,
 		contended: 6 * time.Second, degraded: 4 * time.Second, silent: 3 * time.Second, held: 30 * time.Second,
-		heldCounts: []int{1000, 10000}, split: 4 * time.Second}
+		heldCounts: []int{1000, 10000}, split: 3 * time.Second}
 )
 
 // Scenario names, in run order.

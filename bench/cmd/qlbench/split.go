@@ -1,10 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -114,8 +118,7 @@ func splitRounds(ctx context.Context, s *splitter, keyPrefix string, dur time.Du
 				won++
 				continue
 			}
-			msg := x.err.Error()
-			st.errSample[msg[:min(len(msg), 80)]]++
+			st.errSample[errLine(x.err, 80)]++
 		}
 		st.rounds++
 		if won == 0 {
@@ -177,7 +180,7 @@ func scenarioSplit(e *env) error {
 }
 
 // splitMinRounds is the least number of rounds of a batch.
-const splitMinRounds = 20
+const splitMinRounds = 10
 
 func splitTryCase(e *env, s *splitter, rep int, fault string) error {
 	cas := "try/faults=" + fault
@@ -198,9 +201,7 @@ func splitTryCase(e *env, s *splitter, rep int, fault string) error {
 	progress("split %s %-10s rep %d/%d: %4d rounds of %d attempts, nobody acquired in %d (%.1f%%); attempt p50 %-9s p99 %-9s max %s",
 		cas, s.lib, rep+1, e.prof.reps, st.rounds, len(s.tries), st.nobody, 100*frac,
 		st.attempts.P50.Round(time.Microsecond), st.attempts.P99.Round(time.Microsecond), st.attempts.Max.Round(time.Microsecond))
-	for msg, n := range st.errSample {
-		progress("    lost %d× %s", n, msg)
-	}
+	printTop(st.errSample, "lost: ")
 	return nil
 }
 
@@ -262,4 +263,23 @@ func dropEmpty(p harness.Panel) harness.Panel {
 		}
 	}
 	return q
+}
+
+// errLine is err on one line, cut to n bytes: a key for counting errors.
+func errLine(err error, n int) string {
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
+	return msg[:min(len(msg), n)]
+}
+
+// printTop prints the three most frequent messages of a count.
+func printTop(counts map[string]int, prefix string) {
+	msgs := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(msgs, func(a, b string) int { return cmp.Or(counts[b]-counts[a], strings.Compare(a, b)) })
+	for i, msg := range msgs {
+		if i == 3 {
+			progress("    %s%d other message(s)", prefix, len(msgs)-3)
+			break
+		}
+		progress("    %s%d× %s", prefix, counts[msg], msg)
+	}
 }
