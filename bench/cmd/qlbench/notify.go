@@ -10,6 +10,9 @@ const (
 	libQLRueidisNoNotify = "quorumlock-rueidis-nonotify"
 )
 
+// noNotify names the notifications-off twin of each quorumlock library.
+var noNotify = map[string]string{libQL: libQLNoNotify, libQLRueidis: libQLRueidisNoNotify}
+
 // noNotifyContenders builds the notifications-off twins of the quorumlock
 // contenders that were asked for (-libs quorumlock selects both variants).
 func (e *env) noNotifyContenders(addrs []string) ([]*contender, error) {

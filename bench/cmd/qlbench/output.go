@@ -277,10 +277,13 @@ func ratios(rp *harness.Report) []harness.Ratio {
 		add(pre+"parallel 16 goroutines p99 vs redsync", p, pc, ql, pc, libRS, "p99-ns", "", 0, false, "lower is better")
 		for _, cas := range []string{"goroutines=32/retry=default", "goroutines=8/retry=default", "goroutines=32/retry=1ms", "goroutines=8/retry=1ms"} {
 			target := cas == "goroutines=32/retry=default"
-			add(pre+"contended "+cas+" wait p99 vs redsync", c, cas, ql, cas, libRS, "wait-p99-ns", "<=", 0.05, target, "lower is better")
-			add(pre+"contended "+cas+" acq/s vs redsync", c, cas, ql, cas, libRS, "acq/s", ">=", 2, target, "")
+			add(pre+"contended "+cas+" wait p99 vs redsync", c, cas, ql, cas, libRS, "wait-p99-ns", "<=", 0.2, target, "lower is better")
+			add(pre+"contended "+cas+" acq/s vs redsync", c, cas, ql, cas, libRS, "acq/s", ">=", 1, target, "")
 			if target {
 				abs(pre+"contended "+cas+" "+ql+" failed acquisitions (worst rep)", c, cas, ql, "failed", "==", 0, "")
+				add(pre+"contended "+cas+" acq/s notifications on vs off", c, cas, ql, cas, noNotify[ql], "acq/s", ">=", 0.9, true, "")
+				abs(pre+"contended "+cas+" handoff p50 in round trips of one node (worst rep)", c, cas, ql, "handoff-p50-rtt", "<=", 3, "")
+				abs(pre+"contended "+cas+" notifications off: handoff p50 in round trips of one node (worst rep)", c, cas, noNotify[ql], "handoff-p50-rtt", "", 0, "")
 			}
 			add(pre+"contended "+cas+" handoff p99 vs redsync", c, cas, ql, cas, libRS, "handoff-p99-ns", "", 0, false, "lower is better")
 			if strings.HasSuffix(cas, "retry=default") {
@@ -311,6 +314,8 @@ func ratios(rp *harness.Report) []harness.Ratio {
 			abs("contended "+cas+" "+lib+" share of waiting time the lock sat free (worst rep)", c, cas, lib, "free-frac", "", 0, "")
 		}
 	}
+	splitRatios(add, abs)
+	scaleRatios(abs)
 	const h = "Held"
 	for _, r := range rp.Results {
 		if r.Scenario != h || !strings.HasPrefix(r.Lib, libQL) {

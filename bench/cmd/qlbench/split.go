@@ -283,3 +283,29 @@ func printTop(counts map[string]int, prefix string) {
 		progress("    %s%d× %s", prefix, counts[msg], msg)
 	}
 }
+
+// The ratio builders of output.go's ratios: add divides two medians, abs
+// takes one value (its worst repetition).
+type (
+	addRatio func(name, sc, numCase, numLib, denCase, denLib, unit, op string, target float64, hasTarget bool, comment string)
+	absRatio func(name, sc, cas, lib, unit, op string, target float64, comment string)
+)
+
+// splitRatios: the issue asks these measured and charted beside the healthy
+// case, with no target.
+func splitRatios(add addRatio, abs absRatio) {
+	const sc = "Split"
+	const tryOK, trySilent = "try/faults=none", "try/faults=silent"
+	acqOK := fmt.Sprintf("acquire/goroutines=%d/faults=none", splitGoroutines)
+	acqSilent := fmt.Sprintf("acquire/goroutines=%d/faults=silent", splitGoroutines)
+	for _, lib := range []string{libQL, libRS} {
+		add("split: "+lib+" single attempt p99 with a silent node vs healthy", sc, trySilent, lib, tryOK, lib, "p99-ns", "", 0, false, "lower is better")
+		for _, cas := range []string{tryOK, trySilent} {
+			abs("split: "+lib+" "+cas+" share of rounds nobody acquired (worst rep)", sc, cas, lib, "nobody-frac", "", 0, "")
+		}
+		add("split: "+lib+" 32 goroutines wait p99 with a silent node vs healthy", sc, acqSilent, lib, acqOK, lib, "wait-p99-ns", "", 0, false, "lower is better")
+		abs("split: "+lib+" 32 goroutines with a silent node: failed acquisitions (worst rep)", sc, acqSilent, lib, "failed", "", 0, "")
+	}
+	add("split: single attempt p99 with a silent node vs redsync", sc, trySilent, libQL, trySilent, libRS, "p99-ns", "", 0, false, "lower is better")
+	add("split: 32 goroutines wait p99 with a silent node vs redsync", sc, acqSilent, libQL, acqSilent, libRS, "wait-p99-ns", "", 0, false, "lower is better")
+}
