@@ -240,8 +240,9 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 
 // scenarioContended: 8 and 32 goroutines on one key over 4 Clients, 5
 // nodes, blocking acquire with each library's default retries and with a
-// 1 ms retry delay. Each repetition first measures one node's PING p50, the
-// round trip that handoffs are expressed in.
+// 1 ms retry delay. Handoffs are expressed in round trips of one node: the
+// p50 of PINGs of node 0 during the batch (and, for reference, idle before
+// the repetition).
 func scenarioContended(e *env) error {
 	addrs := e.addrs[:5]
 	for _, retryCfg := range []string{"default", "1ms"} {
@@ -252,13 +253,15 @@ func scenarioContended(e *env) error {
 		for _, g := range []int{8, 32} {
 			cas := fmt.Sprintf("goroutines=%d/retry=%s", g, retryCfg)
 			for rep := range e.prof.reps {
-				rtt := pingP50(e.ctx, addrs[0], 200)
+				idle := pingP50(e.ctx, addrs[0], 200)
 				for _, c := range rotate(cs, rep) {
 					if g != 32 && (c.lib == libQLNoNotify || c.lib == libQLRueidisNoNotify) {
 						continue // the target is at 32 goroutines
 					}
 					key := fmt.Sprintf("c:%s:%d:%d", retryCfg, g, rep)
+					stopPing := startPinger(e.ctx, addrs[0])
 					st := contendedBatch(e.ctx, c, key, g, e.prof.contended)
+					rtt := stopPing()
 					rate := float64(st.acquired) / e.prof.contended.Seconds()
 					m := []harness.Metric{
 						{Unit: "ns/op", Value: float64(e.prof.contended.Nanoseconds()) / float64(max(st.acquired, 1))},
@@ -269,6 +272,8 @@ func scenarioContended(e *env) error {
 						{Unit: "handoff-p50-ns", Value: ns(st.handoff.P50)},
 						{Unit: "handoff-p99-ns", Value: ns(st.handoff.P99)},
 						{Unit: "rtt-p50-ns", Value: ns(rtt)},
+						{Unit: "rtt-idle-p50-ns", Value: ns(idle)},
+						{Unit: "handoff-p50-rtt-idle", Value: ns(st.handoff.P50) / ns(max(idle, 1))},
 						{Unit: "handoff-p50-rtt", Value: ns(st.handoff.P50) / ns(max(rtt, 1))},
 						{Unit: "handoff-early", Value: float64(st.handoffEarly)},
 						{Unit: "fair-min", Value: float64(st.fairMin)},

@@ -54,8 +54,8 @@ func (h *handoffs) acquired(t time.Time) {
 }
 
 // pingP50 is the median of n back-to-back PINGs of one node over a fresh
-// go-redis client (after one to dial): the round trip of one node that
-// handoffs are expressed in.
+// go-redis client (after one to dial): its round trip with no other load
+// from this process.
 func pingP50(ctx context.Context, addr string, n int) time.Duration {
 	c := newClient(addr, nil)
 	defer func() { _ = c.Close() }()
@@ -68,4 +68,39 @@ func pingP50(ctx context.Context, addr string, n int) time.Duration {
 		}
 	}
 	return lat.Summary().P50
+}
+
+// startPinger PINGs one node every 2 ms over a fresh go-redis client until
+// stop is called, which returns the p50: the round trip of one node under
+// the load of the batch that runs meanwhile (the handoff's unit).
+func startPinger(ctx context.Context, addr string) (stop func() time.Duration) {
+	c := newClient(addr, nil)
+	_ = c.Ping(ctx).Err()
+	lat := harness.NewLatencies(1 << 12)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			t0 := time.Now()
+			if c.Ping(ctx).Err() == nil {
+				lat.Add(time.Since(t0))
+			}
+		}
+	}()
+	return func() time.Duration {
+		close(done)
+		<-finished
+		_ = c.Close()
+		return lat.Summary().P50
+	}
 }
