@@ -58,6 +58,6 @@ func newTestReport() *harness.Report {
 	rp := &harness.Report{}
 	rp.Add("Split", "try/faults=none", libQL, harness.Rep{N: 1, Metrics: []harness.Metric{{Unit: "nobody-frac", Value: 0}}})
 	rp.Add("Split", "try/faults=none", libRS, harness.Rep{N: 1, Metrics: []harness.Metric{{Unit: "nobody-frac", Value: 0.1}}})
-	rp.Add("Split", "acquire/goroutines=32/faults=none", libQL, harness.Rep{N: 1, Metrics: []harness.Metric{{Unit: "acq/s", Value: 100}}})
+	rp.Add("Split", "acquire/faults=none", libQL, harness.Rep{N: 1, Metrics: []harness.Metric{{Unit: "acq/s", Value: 100}}})
 	return rp
 }
