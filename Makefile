@@ -47,7 +47,7 @@ fmt:
 	gofmt -w .
 
 ## bench: quorumlock vs redsync vs the go-redis floor on redis-server nodes it starts itself;
-## short profile (< 5 min); FULL=1 for the long one. Results in bench/results/.
+## short profile (about 8 min on 2 busy cores); FULL=1 for the long one. Results in bench/results/.
 bench:
 	cd bench && $(GO) run ./cmd/qlbench $(if $(FULL),-full) -out results $(BENCHFLAGS)
 

@@ -108,7 +108,8 @@ type contendedStats struct {
 	failed           int
 	elapsed          time.Duration
 	wait, handoff    harness.Summary
-	handoffEarly     int // handoffs counted as 0: won before the release returned
+	handoffFromStart harness.Summary // from the holder calling Release
+	handoffEarly     int             // handoffs counted as 0: won before the release returned
 	perGoroutine     []int
 	fairMin, fairMax int
 	errSample        map[string]int // failure messages (first 80 bytes) and their counts
@@ -206,7 +207,7 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 				}
 				time.Sleep(holdFor)
 				hmu.Lock()
-				handoff.releasing()
+				handoff.releasing(time.Now())
 				hmu.Unlock()
 				rctx, rcancel := context.WithTimeout(context.WithoutCancel(hard), 2*time.Second)
 				_ = l.release(rctx, h)
@@ -230,7 +231,7 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 	}
 	st.freeFrac, _ = freeWhileWaiting(evs)
 	st.wait = all.Summary()
-	st.handoff, st.handoffEarly = handoff.lat.Summary(), handoff.early
+	st.handoff, st.handoffFromStart, st.handoffEarly = handoff.lat.Summary(), handoff.fromStart.Summary(), handoff.early
 	st.fairMin, st.fairMax = counts[0], counts[0]
 	for _, n := range counts {
 		st.fairMin, st.fairMax = min(st.fairMin, n), max(st.fairMax, n)
@@ -276,6 +277,7 @@ func scenarioContended(e *env) error {
 						{Unit: "handoff-p50-rtt-idle", Value: ns(st.handoff.P50) / ns(max(idle, 1))},
 						{Unit: "handoff-p50-rtt", Value: ns(st.handoff.P50) / ns(max(rtt, 1))},
 						{Unit: "handoff-early", Value: float64(st.handoffEarly)},
+						{Unit: "handoff-start-p50-ns", Value: ns(st.handoffFromStart.P50)},
 						{Unit: "fair-min", Value: float64(st.fairMin)},
 						{Unit: "fair-max", Value: float64(st.fairMax)},
 						{Unit: "failed", Value: float64(st.failed)},

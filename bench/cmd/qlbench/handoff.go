@@ -11,20 +11,26 @@ import (
 // holder's Release returns to the moment the next holder's Acquire returns.
 // A waiter can win before the release has returned (it is woken by the
 // release reaching a node, not by the releaser's reply): such a handoff
-// counts as 0 and is counted in early. Not safe for concurrent use: the
-// caller serializes it.
+// counts as 0 and is counted in early. fromStart is the same handoff
+// measured from the moment the holder called Release. Not safe for
+// concurrent use: the caller serializes it.
 type handoffs struct {
-	lat     *harness.Latencies
-	early   int
-	pending bool      // a release started and its handoff is not recorded yet
-	relDone time.Time // when that release returned; zero while in flight
-	won     bool      // someone acquired while that release was in flight
+	lat, fromStart *harness.Latencies
+	early          int
+	pending        bool      // a release started and its handoff is not recorded yet
+	relStart       time.Time // when that release was called
+	relDone        time.Time // when it returned; zero while in flight
+	won            bool      // someone acquired while it was in flight
 }
 
-func newHandoffs() *handoffs { return &handoffs{lat: harness.NewLatencies(1 << 14)} }
+func newHandoffs() *handoffs {
+	return &handoffs{lat: harness.NewLatencies(1 << 14), fromStart: harness.NewLatencies(1 << 14)}
+}
 
-// releasing: the holder calls Release.
-func (h *handoffs) releasing() { h.pending, h.relDone, h.won = true, time.Time{}, false }
+// releasing: the holder calls Release at t.
+func (h *handoffs) releasing(t time.Time) {
+	h.pending, h.relStart, h.relDone, h.won = true, t, time.Time{}, false
+}
 
 // released: the holder's Release returned at t.
 func (h *handoffs) released(t time.Time) {
@@ -42,9 +48,10 @@ func (h *handoffs) released(t time.Time) {
 
 // acquired: an Acquire returned with the lock at t.
 func (h *handoffs) acquired(t time.Time) {
-	if !h.pending {
+	if !h.pending || h.won {
 		return
 	}
+	h.fromStart.Add(t.Sub(h.relStart))
 	if h.relDone.IsZero() {
 		h.won = true
 		return

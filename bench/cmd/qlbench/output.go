@@ -131,7 +131,7 @@ var summaryUnits = map[string][]string{
 	"Floor":       {"ops/s", "p50-ns", "p99-ns"},
 	"Uncontended": {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "B/op", "client-cpu-us/op", "server-cpu-us/op", "errors"},
 	"Parallel":    {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "errors"},
-	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-p50-rtt", "handoff-p50-rtt-idle", "rtt-p50-ns", "rtt-idle-p50-ns", "handoff-p99-ns", "free-frac", "fair-min", "fair-max", "failed"},
+	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-early", "handoff-start-p50-ns", "handoff-p50-rtt", "handoff-p50-rtt-idle", "rtt-p50-ns", "rtt-idle-p50-ns", "handoff-p99-ns", "free-frac", "fair-min", "fair-max", "failed"},
 	"Degraded":    {"p50-ns", "p99-ns", "max-ns", "errors"},
 	"Silent":      {"p50-ns", "p99-ns", "max-ns", "acquired"},
 	"Split":       {"p50-ns", "p99-ns", "max-ns", "rounds", "nobody-frac", "acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "failed"},
