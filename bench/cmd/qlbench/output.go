@@ -13,7 +13,7 @@ import (
 )
 
 // libOrder fixes series order (and colours) in charts and tables.
-var libOrder = []string{libQL, libQLNoNotify, libQLRueidis, libQLRueidisNoNotify, libRS, libRSFast, libFloor, libRawRedis}
+var libOrder = []string{libQL, libQLRueidis, libRS, libRSFast, libFloor, libRawRedis, libQLNoNotify, libQLRueidisNoNotify}
 
 func libRank(l string) int {
 	if i := slices.Index(libOrder, l); i >= 0 {
@@ -92,7 +92,7 @@ func (e *env) chart(s string) error {
 			panel(rp, sc, "acq/s", "Contended: acquisitions/s (one key)", "acq/s", 1, false),
 			panel(rp, sc, "wait-p99-ns", "Contended: wait p99 (log)", "ms", 1e6, true),
 			panel(rp, sc, "handoff-p99-ns", "Contended: handoff p99 (log)", "ms", 1e6, true),
-			panel(rp, sc, "handoff-p50-rtt", "Contended: handoff p50 in round trips of one node (PING p50 during the batch)", "round trips", 1, false),
+			panel(rp, sc, "handoff-p50-rtt", "Contended: handoff p50 / node PING p50", "round trips", 1, false),
 			panel(rp, sc, "free-frac", "Contended: share of waiting time the lock sat free", "fraction", 1, false),
 		}
 	case "degraded":
