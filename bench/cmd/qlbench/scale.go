@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -184,7 +185,7 @@ func cycleKeys(ctx context.Context, c *redlock.Client, cs []*redis.Client, n int
 		if err := l.Release(ctx); err != nil {
 			failed.Add(1)
 			mu.Lock()
-			k.errSample[errLine(err, 160)]++
+			k.errSample[strings.ReplaceAll(errLine(err, 160), keys[i], "KEY")]++
 			mu.Unlock()
 		}
 		return nil
