@@ -46,7 +46,7 @@ lint:
 fmt:
 	gofmt -w .
 
-## bench: quorumlock vs redsync vs the go-redis floor on redis-server nodes it starts itself;
+## bench: quorumlock vs redsync, the go-redis floor and the raw floor on redis-server nodes it starts itself;
 ## short profile (about 8 min on 2 busy cores); FULL=1 for the long one. Results in bench/results/.
 bench:
 	cd bench && $(GO) run ./cmd/qlbench $(if $(FULL),-full) -out results $(BENCHFLAGS)

@@ -52,7 +52,8 @@
 //
 // # Observe's bound
 //
-// Observe looks at once when a release is announced, then quickly a few
+// Observe looks at once when a release is announced (a Resign while a
+// candidate waits), then quickly a few
 // times until it sees the next leader, and otherwise every poll interval
 // (WithPollInterval, default 1s). A change is reported at most a poll
 // interval plus one Leader round after it happened (TestObserveDelayBound,

@@ -12,7 +12,7 @@ import (
 
 // ErrInvalidArgument is returned (wrapped) by every Node for arguments it
 // cannot carry out: an empty name or token, a token with a space (the
-// separator of a lock key's value), a TTL under a millisecond (Redis counts
+// separator of a lock key's value) or starting with "!" (a waiter's mark), a TTL under a millisecond (Redis counts
 // in milliseconds), a negative retention, a fence above MaxInt64, an owner
 // CheckOwner refuses, a negative scan count.
 var ErrInvalidArgument = errors.New("node: invalid argument")
@@ -30,6 +30,9 @@ func checkNameToken(name, token string) error {
 	}
 	if strings.Contains(token, " ") {
 		return invalid("token for %q has a space", name)
+	}
+	if strings.HasPrefix(token, waitedMark) {
+		return invalid("token for %q starts with %q", name, waitedMark)
 	}
 	return nil
 }

@@ -42,6 +42,7 @@ type memLock struct {
 	owner   string
 	at      time.Time
 	expires time.Time
+	waited  bool // a waiter asked for its release to be announced
 }
 
 // memTrail is the last acquisition of a lock not released (see TrailKey).
@@ -223,6 +224,10 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	retention := RetentionOrDefault(a.Retention)
 	e, held := m.lock(a.Name, now)
 	if held && e.token != a.Token {
+		if a.Waiter {
+			e.waited = true
+			m.locks[a.Name] = e
+		}
 		return AcquireReply{HolderTTL: e.expires.Sub(now), Holder: ReleaseID(e.token)}, nil
 	}
 	c, ok := m.counter(a.Name, now)
@@ -343,7 +348,7 @@ func (m *Memory) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
 	}
 	m.mu.Unlock()
 	// Announced outside m.mu: a subscriber may call the node.
-	if released && a.Channel != "" {
+	if released && e.waited && a.Channel != "" {
 		m.broker.publish(a.Channel, a.Name, ReleaseID(a.Token))
 	}
 	return released, nil

@@ -16,7 +16,9 @@
 // A lock key's value is the token, the acquisition time and the owner,
 // separated by spaces ("token at owner"; a bare token from clients before
 // owners is read as a token without owner); tokens therefore have no
-// spaces. Every script compares the token part only.
+// spaces. A value that starts with "!" was marked by a waiter (its release
+// is announced), so tokens do not start with "!". Every script compares the
+// token part only.
 //
 // Read-write locks (package rwlock) are an optional part of the contract,
 // ReadWriter, which Redis, Memory and rueidis's node implement.
@@ -54,7 +56,9 @@ type Node interface {
 	// server's clock (in microseconds) by at most MaxSeedSkew, from the
 	// server's clock otherwise: never below the clock. The counter's expiry is reset to Retention on every
 	// acquisition. Acquiring again with the token that holds the key
-	// refreshes its TTL and reports the counter unchanged.
+	// refreshes its TTL and reports the counter unchanged. With a.Waiter,
+	// a key held by another token is marked so that its release is
+	// announced (see Release).
 	Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error)
 
 	// Extend resets the TTL of each lock that holds its token. A missing key
@@ -67,11 +71,13 @@ type Node interface {
 	Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, error)
 
 	// Release deletes the lock key if it holds the token, and in every case
-	// leaves a tombstone of the token for a.Tombstone, so that a request of
+	// leaves a tombstone of the token for a.Tombstone (when positive), so that a request of
 	// the token that reaches the server later (an acquire or extend still
-	// in flight) cannot create the key again. When the key was deleted and
+	// in flight) cannot create the key again. When the key was deleted, a
+	// waiter marked it (an Acquire with Waiter that found it held) and
 	// a.Channel is not empty, it announces ReleaseID(token) and the name on
-	// that channel (best effort). It reports whether the key was deleted;
+	// that channel (best effort): a release nobody waits for publishes
+	// nothing. It reports whether the key was deleted;
 	// when it was, the trail is deleted too (a key that expires, or is
 	// force-released, leaves its trail for the next acquisition).
 	Release(ctx context.Context, a ReleaseArgs) (released bool, err error)
@@ -138,6 +144,11 @@ type AcquireArgs struct {
 	Retention time.Duration // counter expiry, reset on each acquisition; 0: DefaultRetention
 	Owner     string        // who acquires (see CheckOwner); may be empty
 	At        time.Time     // the client's clock at the attempt; zero: unknown
+	// Waiter marks a key held by another token, so that its release is
+	// announced: set by clients that wait for release notifications.
+	Waiter bool
+
+	script *preparedArgs // see Prepared; nil: built per call
 }
 
 // AcquireReply is what a node answers to Acquire.
@@ -200,6 +211,8 @@ type ReleaseArgs struct {
 	Token     string
 	Tombstone time.Duration // how long late requests of the token are refused; <= 0: none
 	Channel   string        // where to announce the release; empty: nowhere
+
+	script *preparedArgs // see Prepared; nil: built per call
 }
 
 // Holding describes a key on one node.
@@ -277,9 +290,13 @@ func micros(t time.Time) string {
 	return strconv.FormatInt(t.UnixMicro(), 10)
 }
 
+// waitedMark starts the value of a lock key that a waiter marked.
+const waitedMark = "!"
+
 // ParseLockValue reads a lock key's value into h (token, acquisition time,
 // owner). A bare token has no time or owner.
 func ParseLockValue(v string) (h Holding) {
+	v = strings.TrimPrefix(v, waitedMark)
 	h.Token, v, _ = strings.Cut(v, " ")
 	at, owner, _ := strings.Cut(v, " ")
 	if us, err := strconv.ParseInt(at, 10, 64); err == nil && us > 0 {

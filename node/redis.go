@@ -46,17 +46,18 @@ func (n *Redis) Name() string { return n.name }
 // Client returns the wrapped go-redis client.
 func (n *Redis) Client() redis.Scripter { return n.client }
 
-var maxSkewMicros = strconv.FormatInt(MaxSeedSkew.Microseconds(), 10)
+var maxSkewMicros any = strconv.FormatInt(MaxSeedSkew.Microseconds(), 10) // boxed once
 
 // Acquire implements Node.
 func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error) {
 	if err := a.Validate(); err != nil {
 		return AcquireReply{}, err
 	}
-	keys := []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name)}
-	vals, err := acquireScript.Run(ctx, n.client, keys, a.Token, millis(a.TTL),
-		strconv.FormatUint(a.Seed, 10), millis(RetentionOrDefault(a.Retention)), maxSkewMicros,
-		micros(a.At), a.Owner).Slice()
+	s := a.script.get(a.scriptArgs)
+	if s.keys[0] != a.Name || s.argv[0] != any(a.Token) { // changed since Prepared
+		s = a.scriptArgs()
+	}
+	vals, err := acquireScript.Run(ctx, n.client, s.keys, s.argv...).Slice()
 	if err != nil {
 		return AcquireReply{}, err
 	}
@@ -74,6 +75,119 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	}
 	return AcquireReplyOf(ok == 1, v, third), nil
 }
+
+// scriptArgs are the KEYS and ARGV of one script call.
+type scriptArgs struct {
+	keys []string
+	argv []any
+}
+
+// preparedArgs holds the script arguments of one call sent to several
+// nodes: built by the first Redis node that needs them (none for other
+// nodes), then shared.
+type preparedArgs struct {
+	once sync.Once
+	args *scriptArgs
+
+	strsOnce sync.Once
+	strs     *scriptStrings
+}
+
+// scriptStrings are the KEYS and ARGV of one script call as strings, for
+// nodes over clients that take them so (rueidisnode).
+type scriptStrings struct {
+	keys, argv []string
+}
+
+// strings returns the prepared arguments as strings, built like get's.
+func (p *preparedArgs) strings(build func() *scriptStrings) *scriptStrings {
+	if p == nil {
+		return build()
+	}
+	p.strsOnce.Do(func() { p.strs = build() })
+	return p.strs
+}
+
+func (a AcquireArgs) scriptStrings() *scriptStrings {
+	return &scriptStrings{
+		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name)},
+		argv: []string{a.Token, strconv.FormatInt(millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
+			strconv.FormatInt(millis(RetentionOrDefault(a.Retention)), 10), maxSkewMicros.(string), micros(a.At), a.Owner, waiterArg(a.Waiter)},
+	}
+}
+
+// ScriptArgs returns the KEYS and ARGV of the acquire script (see
+// LuaScripts), shared by every node of a round when a was Prepared: the
+// caller must not change them. For nodes over other Redis clients.
+func (a AcquireArgs) ScriptArgs() (keys, argv []string) {
+	s := a.script.strings(a.scriptStrings)
+	if s.keys[0] != a.Name || s.argv[0] != a.Token { // changed since Prepared
+		s = a.scriptStrings()
+	}
+	return s.keys, s.argv
+}
+
+func (a ReleaseArgs) scriptStrings() *scriptStrings {
+	tomb := "0"
+	if a.Tombstone > 0 {
+		tomb = strconv.FormatInt(millis(a.Tombstone), 10)
+	}
+	return &scriptStrings{keys: []string{a.Name, TombstoneKey(a.Name, a.Token), TrailKey(a.Name)}, argv: []string{a.Token, tomb, a.Channel}}
+}
+
+// ScriptArgs returns the KEYS and ARGV of the release script, as
+// AcquireArgs.ScriptArgs does.
+func (a ReleaseArgs) ScriptArgs() (keys, argv []string) {
+	if a.Tombstone > 0 { // not prepared (see Prepared)
+		s := a.scriptStrings()
+		return s.keys, s.argv
+	}
+	s := a.script.strings(a.scriptStrings)
+	if s.keys[0] != a.Name || s.argv[0] != a.Token {
+		s = a.scriptStrings()
+	}
+	return s.keys, s.argv
+}
+
+// get returns the prepared arguments, building them with build the first
+// time; without preparation, it builds them for this call.
+func (p *preparedArgs) get(build func() *scriptArgs) *scriptArgs {
+	if p == nil {
+		return build()
+	}
+	p.once.Do(func() { p.args = build() })
+	return p.args
+}
+
+func (a AcquireArgs) scriptArgs() *scriptArgs {
+	return &scriptArgs{
+		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name)},
+		argv: []any{a.Token, millis(a.TTL), strconv.FormatUint(a.Seed, 10), millis(RetentionOrDefault(a.Retention)),
+			maxSkewMicros, micros(a.At), a.Owner, waiterArg(a.Waiter)},
+	}
+}
+
+// Prepared returns a ready to share the script arguments (see
+// ScriptArgs) among the nodes it is sent to: a client sending the same
+// acquisition to several nodes builds them once rather than once per node
+// (fewer allocations per attempt). Call it after setting every field:
+// only Name and Token are checked again.
+func (a AcquireArgs) Prepared() AcquireArgs {
+	a.script = &preparedArgs{}
+	return a
+}
+
+// waiterArg is AcquireArgs.Waiter as the acquire script takes it.
+func waiterArg(w bool) string {
+	if w {
+		return "1"
+	}
+	return "0"
+}
+
+// WaiterArg is AcquireArgs.Waiter as the acquire script takes it, for
+// nodes over other clients.
+func WaiterArg(w bool) string { return waiterArg(w) }
 
 // AcquireReplyOf reads the reply {acquired, value[, third]} of the acquire
 // script: value is the counter when acquired, the holder's PTTL otherwise
@@ -195,12 +309,33 @@ func (n *Redis) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
 	if err := a.Validate(); err != nil {
 		return false, err
 	}
-	var tomb int64
+	var s *scriptArgs
+	if a.Tombstone > 0 { // not prepared (see Prepared)
+		s = a.scriptArgs()
+	} else if s = a.script.get(a.scriptArgs); s.keys[0] != a.Name || s.argv[0] != any(a.Token) {
+		s = a.scriptArgs() // changed since Prepared
+	}
+	v, err := releaseScript.Run(ctx, n.client, s.keys, s.argv...).Int64()
+	return err == nil && v == 1, err
+}
+
+func (a ReleaseArgs) scriptArgs() *scriptArgs {
+	var tomb any = "0"
 	if a.Tombstone > 0 {
 		tomb = millis(a.Tombstone)
 	}
-	v, err := releaseScript.Run(ctx, n.client, []string{a.Name, TombstoneKey(a.Name, a.Token), TrailKey(a.Name)}, a.Token, tomb, a.Channel).Int64()
-	return err == nil && v == 1, err
+	return &scriptArgs{
+		keys: []string{a.Name, TombstoneKey(a.Name, a.Token), TrailKey(a.Name)},
+		argv: []any{a.Token, tomb, a.Channel},
+	}
+}
+
+// Prepared returns a with the Redis node's script arguments built, as
+// AcquireArgs.Prepared does, for a release without tombstone (a release
+// with one builds its own).
+func (a ReleaseArgs) Prepared() ReleaseArgs {
+	a.script = &preparedArgs{}
+	return a
 }
 
 // ForceRelease implements Node.

@@ -17,7 +17,7 @@ func RWAcquireCall(mode Mode, a AcquireArgs) (keys, args []string, err error) {
 		return nil, nil, err
 	}
 	return rwKeys(a.Name, a.Token), []string{mode.arg(), a.Token, ms(a.TTL), strconv.FormatUint(a.Seed, 10),
-		ms(RetentionOrDefault(a.Retention)), maxSkewMicros, micros(a.At), a.Owner}, nil
+		ms(RetentionOrDefault(a.Retention)), maxSkewMicros.(string), micros(a.At), a.Owner}, nil
 }
 
 // RWExtendCall is the KEYS and ARGV of the read-write extend script for

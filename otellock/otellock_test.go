@@ -192,7 +192,9 @@ func TestSpansOfDoAndTry(t *testing.T) {
 func TestLossIsAWorkSpanEvent(t *testing.T) {
 	w := newWorld(t)
 	cl, c := realClient(t, 3, redlock.WithObserver(w.obs), redlock.WithKeepAlive(extend.WithRetryInterval(20*time.Millisecond)))
-	err := w.obs.Do(t.Context(), c, "job:2", time.Second, func(ctx context.Context) error {
+	// A TTL of seconds leaves the watchdog time for extension rounds that
+	// fail (the killed nodes refuse connections) before the validity ends.
+	err := w.obs.Do(t.Context(), c, "job:2", 4*time.Second, func(ctx context.Context) error {
 		for _, n := range cl.Nodes()[:2] {
 			if err := n.Kill(); err != nil {
 				t.Fatal(err)
@@ -211,15 +213,19 @@ func TestLossIsAWorkSpanEvent(t *testing.T) {
 	var names []string
 	for _, e := range work[0].Events() {
 		names = append(names, e.Name)
-		if e.Name == "quorumlock.lost" && !slices.Contains(e.Attributes, attribute.String("quorumlock.reason", "extension_failed")) {
-			t.Errorf("lost event attributes %v, want reason extension_failed", e.Attributes)
+		// extension_failed, or unconfirmed when the last round was still
+		// out as the validity ended (a loaded machine).
+		if e.Name == "quorumlock.lost" && !slices.Contains(e.Attributes, attribute.String("quorumlock.reason", "extension_failed")) &&
+			!slices.Contains(e.Attributes, attribute.String("quorumlock.reason", "unconfirmed")) {
+			t.Errorf("lost event attributes %v, want reason extension_failed or unconfirmed", e.Attributes)
 		}
 	}
 	if !slices.Contains(names, "quorumlock.extension_failed") || !slices.Contains(names, "quorumlock.lost") {
 		t.Errorf("work span events %v, want quorumlock.extension_failed and quorumlock.lost", names)
 	}
-	if got := sum(w.metrics(t)["quorumlock_losses_total"], attribute.String("reason", "extension_failed")); got != 1 {
-		t.Errorf("losses{extension_failed} %v, want 1", got)
+	m := w.metrics(t)["quorumlock_losses_total"]
+	if got := sum(m, attribute.String("reason", "extension_failed")) + sum(m, attribute.String("reason", "unconfirmed")); got != 1 {
+		t.Errorf("losses{extension_failed or unconfirmed} %v, want 1", got)
 	}
 }
 

@@ -72,6 +72,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 	var (
 		retryAt time.Time    // when the current retry delay of the policy runs out
 		token   string       // kept across rounds while we win a split
+		sent    *unanswered  // the token's requests per node
 		splits  int          // split rounds in a row
 		prev    node.Holding // the holder before us, seen by the rounds of token
 		behind  int          // attempts in a row lost to the holder whose release woke us
@@ -79,11 +80,11 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 	)
 	for attempts := 1; ; attempts++ {
 		if token == "" {
-			token, prev = newToken(), node.Holding{}
+			token, sent, prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
 		}
 		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.mark(w, token)
-		o := c.attempt(ctx, key, name, token, ttl)
+		o := c.attempt(ctx, key, name, token, sent, ttl, w != nil || c.notify.watched(name))
 		if o.prev.Token != "" && o.prev.Fence >= prev.Fence {
 			prev = o.prev
 		}
@@ -217,17 +218,22 @@ type outcome struct {
 
 // attempt is one round of the Redlock algorithm: ask every node at once,
 // decide as soon as a majority said yes or can no longer say yes, make the
-// fence safe, and undo (in the background) what a failed attempt set.
-func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.Duration) outcome {
+// fence safe, and undo (in the background) what a failed attempt set. A
+// waiter (a caller that waits for release notifications) marks the keys of
+// the holder, so that their release is announced.
+func (c *Client) attempt(ctx context.Context, key, name, token string, sent *unanswered, ttl time.Duration, waiter bool) outcome {
 	timeout := c.cfg.timeoutFor(ttl)
 	n, q := len(c.nodes), c.quorum
 	start := time.Now()                                 // monotonic: validity is measured from before the first request
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.ownerOf(ctx), At: at}
-	r := startRound(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.AcquireReply, error) {
-		return nd.Acquire(ctx, args)
+		Owner: c.ownerOf(ctx), At: at, Waiter: waiter}.Prepared()
+	sent.send(false)
+	r := startRoundAt(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
+		v, err := c.nodes[i].Acquire(ctx, args)
+		sent.answered(i, err)
+		return v, err
 	})
 	defer r.close()
 
@@ -284,7 +290,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, ttl time.
 		fence, err := c.settleFence(ctx, key, name, token, timeout, yes)
 		if err == nil {
 			if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
-				l := newLock(c, key, name, token, fence, ttl, start)
+				l := newLock(c, key, name, token, sent, fence, ttl, start)
 				l.owner, l.acquiredAt = args.Owner, at
 				return outcome{lock: l, prev: prev}
 			}
@@ -405,7 +411,7 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 		return
 	}
 	c.background(func() {
-		r := c.deleteRound(context.Background(), key, name, token, ttl, nodes)
+		r := c.deleteRound(context.Background(), key, name, token, ttl, nodes, nil)
 		defer r.close()
 		for _, ok := r.next(); ok; _, ok = r.next() {
 		}
@@ -413,13 +419,24 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 }
 
 // deleteRound deletes our token's key on nodes and leaves a tombstone of the
-// token for ttl, announcing the release where the key was deleted.
-func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int) *round[bool] {
-	args := node.ReleaseArgs{Name: name, Token: token, Tombstone: ttl}
+// token for ttl on those where sent says a request of the token may still
+// land (all of them when sent is nil), announcing the release where the
+// key was deleted and a waiter asked for it. A node's delete first waits
+// (up to a quarter of the node timeout; not after an extension) for the
+// token's requests to that node still on their way: they are usually answered by then, and the
+// round decides on the other nodes meanwhile.
+func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent *unanswered) *round[bool] {
+	args := node.ReleaseArgs{Name: name, Token: token}
 	if !c.cfg.noNotify {
 		args.Channel = c.releaseChannel
 	}
-	return startRound(c, ctx, "release", key, nodes, c.cfg.timeoutFor(ttl), func(ctx context.Context, nd node.Node) (bool, error) {
-		return nd.Release(ctx, args)
+	args = args.Prepared()
+	timeout := c.cfg.timeoutFor(ttl)
+	return startRoundAt(c, ctx, "release", key, nodes, timeout, func(ctx context.Context, i int) (bool, error) {
+		a := args
+		if sent.settle(i, timeout/4) {
+			a.Tombstone = ttl
+		}
+		return c.nodes[i].Release(ctx, a)
 	})
 }

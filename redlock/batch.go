@@ -39,8 +39,14 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 	if len(items) == 1 {
 		label = items[0].l.key
 	}
-	r := startRound(c, ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, nd node.Node) ([]node.ExtendResult, error) {
-		res, err := nd.Extend(ctx, ops)
+	for _, it := range items { // an extension can set a missing key
+		it.l.sent.send(true)
+	}
+	r := startRoundAt(c, ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
+		res, err := c.nodes[i].Extend(ctx, ops)
+		for _, it := range items {
+			it.l.sent.answered(i, err)
+		}
 		if err == nil && len(res) != len(ops) {
 			err = fmt.Errorf("extend: %d results for %d locks", len(res), len(ops))
 		}

@@ -35,14 +35,20 @@
 // # Late requests
 //
 // A request can reach a node after the call that sent it has returned (a
-// slow link, a busy or paused server). Release and the undo of a failed
-// attempt leave a tombstone of the token on every node they reach, for the
-// lock's TTL, and the nodes refuse an acquire or extension of a tombstoned
-// token: once a node has processed the release, no request of that lock
-// can create its key there again (TestV2LateAcquireAfterReleaseCreatesNoKey,
-// TestV2LateExtendAfterReleaseCreatesNoKey). A request that a server holds
-// back for longer than the TTL is not covered; the key it creates expires
-// with its TTL.
+// slow link, a busy or paused server). The undo of a failed attempt leaves
+// a tombstone of the token on every node it reaches, for the lock's TTL,
+// and Release does so on every node where a request of the lock (an
+// acquire or extension) has not come back with a reply, or failed; the
+// nodes refuse an acquire or extension of a tombstoned token: once a node
+// has processed the release, no request of that lock can create its key
+// there again (TestV2LateAcquireAfterReleaseCreatesNoKey,
+// TestV2LateExtendAfterReleaseCreatesNoKey). A node that answered every
+// request of the lock has run them all, so its release needs no tombstone
+// (TestReleaseTombstonesOnlyUnansweredNodes): the uncontended cycle writes
+// none. A request that a server holds back for longer than the TTL is not
+// covered; the key it creates expires with its TTL. (A go-redis client
+// that resends a request on its own, after a write error, and then gets a
+// reply to the resend, counts as answered.)
 //
 // # Fences
 //

@@ -21,3 +21,6 @@ func (l *Lock) Token() string { return l.token }
 // WithWallClock sets the clock whose microseconds the client offers as the
 // seed of new fence counters, to test clients with skewed clocks.
 func WithWallClock(now func() time.Time) Option { return func(c *config) { c.wallClock = now } }
+
+// Identified reports whether every node has said who it is.
+func (c *Client) Identified() bool { return c.ident.all.Load() }

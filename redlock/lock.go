@@ -26,6 +26,7 @@ type Lock struct {
 	owner      string       // WithOwner of the client
 	acquiredAt time.Time    // the client's clock at the attempt, to the µs
 	previous   node.Holding // set before the lock is handed out; see TookOver
+	sent       *unanswered  // the token's requests per node; see Release
 
 	op sync.Mutex // serializes Extend and Release
 
@@ -37,9 +38,9 @@ type Lock struct {
 	life lifecycle // Done, Err, Context, KeepAlive; see loss.go
 }
 
-func newLock(c *Client, key, name, token string, fence uint64, ttl time.Duration, start time.Time) *Lock {
+func newLock(c *Client, key, name, token string, sent *unanswered, fence uint64, ttl time.Duration, start time.Time) *Lock {
 	l := &Lock{
-		client: c, key: key, name: name, token: token, fence: fence,
+		client: c, key: key, name: name, token: token, sent: sent, fence: fence,
 		ttl: ttl, validUntil: start.Add(ttl - c.cfg.drift(ttl)),
 	}
 	l.startLife()
@@ -219,7 +220,11 @@ func (l *Lock) lost(ctx context.Context, reason string, err error) error {
 //
 // Every node that processes the release afterwards refuses the lock's
 // requests still in flight (an acquire or extend that a slow node has not
-// run yet): the release leaves a tombstone of the token for a TTL. Release
+// run yet): its request to each node first waits a little (a quarter of
+// the node timeout at most; not once the lock was extended) for the lock's
+// requests to that node still on their way, and where one failed or did not come back, the release leaves
+// a tombstone of the token for a TTL
+// (TestReleaseTombstonesOnlyUnansweredNodes). Release
 // returns once a majority deleted the key and the others had a short while
 // to answer (as long again as the majority took, at least 1 ms), so a dead
 // node does not hold it up for a whole node timeout; a slow node may hold
@@ -240,7 +245,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	}
 	start := time.Now()
 	q, n := c.quorum, len(c.nodes)
-	r := c.deleteRound(ctx, l.key, l.name, l.token, ttl, nil)
+	r := c.deleteRound(ctx, l.key, l.name, l.token, ttl, nil, l.sent)
 	defer r.close()
 	yes, no := 0, 0
 	var failures []error

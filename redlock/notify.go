@@ -6,6 +6,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
@@ -45,6 +46,19 @@ type notifyHub struct {
 	ups      uint64                            // transitions from no subscription up to one up
 	ready    chan struct{}                     // closed when a subscription of this generation is up (or none can be)
 	watchers map[string]map[chan struct{}]bool // Released's channels by full name
+	watching atomic.Int64                      // len(watchers): read without mu on every attempt
+}
+
+// watched reports whether a Released watcher of this client listens for
+// name's release: its attempts then mark the key like a waiter's, so that
+// the release is announced.
+func (h *notifyHub) watched(name string) bool {
+	if h.watching.Load() == 0 {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.watchers[name]) > 0
 }
 
 type nodeSub struct {

@@ -9,8 +9,12 @@ import (
 // release of key (Release, the undo of a failed attempt, ForceRelease), until
 // ctx ends. Announcements that arrive while a value is pending are merged
 // into it, and one is also sent when the subscriptions come back after a
-// break (a release may have gone unheard meanwhile). It is a hint, for
-// watchers such as election.Observe: a lock that expires is not announced,
+// break (a release may have gone unheard meanwhile). Nodes announce only the
+// release of a key that a waiter marked: an attempt that found it held,
+// made by an Acquire that waits or by a client with a Released watcher on
+// the key (TestReleasedHearsOnlyMarkedReleases); a release nobody asked for
+// publishes nothing. It is a hint, for watchers such as election.Observe
+// (whose campaigners mark the key): a lock that expires is not announced,
 // and with notifications off (WithReleaseNotifications(false)), on nodes
 // that cannot subscribe, or after Close, the channel never receives; so
 // pair it with polling. It waits up to a second for the first subscription
@@ -29,6 +33,7 @@ func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, err
 		}
 		if h.watchers[name] == nil {
 			h.watchers[name] = map[chan struct{}]bool{}
+			h.watching.Add(1)
 		}
 		h.watchers[name][ch] = true
 	})
@@ -42,6 +47,7 @@ func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, err
 		delete(h.watchers[name], ch)
 		if len(h.watchers[name]) == 0 {
 			delete(h.watchers, name)
+			h.watching.Add(-1)
 		}
 		h.leave()
 	}()

@@ -276,6 +276,15 @@ func TestTakeoverAfterClosedClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = crashed.Close() // no release
+	// The old key must expire on every node before the rescuer takes over:
+	// a node where it outlived the takeover keeps worker-1's trail, and the
+	// acquisition after the release below would report it again (TookOver's
+	// documented limit).
+	for _, rc := range cl.Clients() {
+		for rc.Exists(ctx, crashed.KeyName(key)).Val() == 1 && ctx.Err() == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	rescuer := newClient(t, nodesOf(cl), redlock.WithOwner("worker-2"), patient)
 	l, err := rescuer.Acquire(ctx, key, 30*time.Second)
 	if err != nil {
@@ -285,6 +294,13 @@ func TestTakeoverAfterClosedClient(t *testing.T) {
 	if !ok || prev.Owner != "worker-1" || !tookOverFence(prev.Fence, old.Fence(), l.Fence()) || prev.Holder != node.ReleaseID(old.Token()) ||
 		!prev.AcquiredAt.Equal(old.AcquiredAt()) || prev.Key != key {
 		t.Fatalf("TookOver = %+v, %v; want worker-1's lock, fence %d", prev, ok, old.Fence())
+	}
+	// Acquire returns at a majority: let the last node's acquisition land
+	// (replacing worker-1's trail there) before the release.
+	for _, rc := range cl.Clients() {
+		for rc.Exists(ctx, crashed.KeyName(key)).Val() == 0 && ctx.Err() == nil {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
@@ -412,10 +428,14 @@ func TestForceReleaseRaisesLaggingCounters(t *testing.T) {
 	c := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(2*time.Second))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
-	old, err := c.TryAcquire(ctx, key, time.Minute)
+	holder := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(2*time.Second))
+	old, err := holder.TryAcquire(ctx, key, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// TryAcquire returns at a majority; Close waits for the last node's
+	// acquisition, which must not land after the counters are set back.
+	_ = holder.Close()
 	for _, rc := range cl.Clients()[1:] {
 		if err := rc.Set(ctx, node.CounterKey(c.KeyName(key)), old.Fence()-100, 0).Err(); err != nil {
 			t.Fatal(err)

@@ -52,6 +52,11 @@ const stallGrace = 50 * time.Millisecond
 // startRound asks the nodes (indexes into c.nodes; nil: all of them) with
 // call, each with timeout, under parent.
 func startRound[T any](c *Client, parent context.Context, op, key string, nodes []int, timeout time.Duration, call func(ctx context.Context, n node.Node) (T, error)) *round[T] {
+	return startRoundAt(c, parent, op, key, nodes, timeout, func(ctx context.Context, i int) (T, error) { return call(ctx, c.nodes[i]) })
+}
+
+// startRoundAt is startRound for calls that need the node's index.
+func startRoundAt[T any](c *Client, parent context.Context, op, key string, nodes []int, timeout time.Duration, call func(ctx context.Context, i int) (T, error)) *round[T] {
 	if nodes == nil {
 		nodes = c.all
 	}
@@ -71,7 +76,7 @@ func startRound[T any](c *Client, parent context.Context, op, key string, nodes 
 		go func() {
 			defer c.bg.Done()
 			began := time.Now()
-			v, err := call(ctx, c.nodes[i])
+			v, err := call(ctx, i)
 			took := time.Since(began)
 			c.noteAnswer(parent, op, i, err, timeout)
 			r.answers <- answer[T]{node: i, val: v, err: err}

@@ -3,6 +3,7 @@ package redlock_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +52,18 @@ func TestReleasedAnnouncesRelease(t *testing.T) {
 	key := uniqueKey(t)
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
+	// The first watcher starts the subscriptions, and hears their coming up
+	// (a release may have gone unheard before): a second watcher, joining
+	// once they are up, hears announcements only.
+	first, err := watcher.Released(wctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first:
+	case <-ctx.Done():
+		t.Fatal("the subscriptions never came up")
+	}
 	ch, err := watcher.Released(wctx, key)
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +78,10 @@ func TestReleasedAnnouncesRelease(t *testing.T) {
 	l, err := holder.TryAcquire(ctx, key, 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The watcher's attempt marks the held key, so that its release is announced.
+	if _, err := watcher.TryAcquire(ctx, key, 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("watcher's attempt on a held key: %v, want ErrNotAcquired", err)
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
@@ -98,5 +115,57 @@ func TestReleasedAnnouncesRelease(t *testing.T) {
 	}
 	if _, err := watcher.Released(ctx, ""); !errors.Is(err, redlock.ErrInvalidArgument) {
 		t.Fatalf("Released with an empty key: %v, want ErrInvalidArgument", err)
+	}
+}
+
+// A held key is marked for announcement by the attempt of a client that
+// waits for it (here: watches it with Released), and only then: the
+// attempt of a client that neither waits nor watches leaves it unmarked,
+// so that its release publishes nothing.
+func TestReleasedHearsOnlyMarkedReleases(t *testing.T) {
+	cl, watcher := start(t, 3)
+	holder := newClient(t, nodesOf(cl))
+	bystander := newClient(t, nodesOf(cl))
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	marked := func() int {
+		n := 0
+		for _, rc := range cl.Clients() {
+			v, err := rc.Get(ctx, "lock:{"+key+"}").Result()
+			if err != nil {
+				t.Fatalf("GET the lock key: %v", err)
+			}
+			if strings.HasPrefix(v, "!") {
+				n++
+			}
+		}
+		return n
+	}
+	l, err := holder.TryAcquire(ctx, key, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(ctx)
+	if _, err := bystander.TryAcquire(ctx, key, 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("bystander's attempt: %v, want ErrNotAcquired", err)
+	}
+	_ = bystander.Close() // its requests have all landed
+	if n := marked(); n != 0 {
+		t.Fatalf("%d nodes marked after an attempt of a client that neither waits nor watches, want 0", n)
+	}
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if _, err := watcher.Released(wctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := watcher.TryAcquire(ctx, key, 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("watcher's attempt: %v, want ErrNotAcquired", err)
+	}
+	// The attempt decided on a majority; the last node's reply may follow.
+	for n := marked(); n != 3; n = marked() {
+		if ctx.Err() != nil {
+			t.Fatalf("%d of 3 nodes marked after the watcher's attempt, want 3", n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -238,8 +238,11 @@ func TestV2ReleaseDuringAttemptIsNotMissed(t *testing.T) {
 			}
 		})))
 
-	// Warm the waiter's subscriptions with a wait on another key.
-	other, err := holder.Acquire(ctx, uniqueKey(t), time.Minute)
+	// Warm the waiter's subscriptions with a wait on another key. The holder
+	// only tries (it never subscribes), so that a subscriber on every node
+	// is the waiter: a release is announced only by the nodes where the
+	// waiter's attempt marked the key, and it must hear each of them.
+	other, err := holder.TryAcquire(ctx, uniqueKey(t), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,8 +255,16 @@ func TestV2ReleaseDuringAttemptIsNotMissed(t *testing.T) {
 		warm <- err
 	}()
 	await(t, "the warming waiter's first lost attempt", time.Minute, func() bool { return contended.Load() > 0 })
+	await(t, "the waiter's subscription on every node", time.Minute, func() bool {
+		for _, rc := range cl.Clients() {
+			if n := rc.PubSubNumSub(ctx, holder.ReleaseChannel()).Val()[holder.ReleaseChannel()]; n < 1 {
+				return false
+			}
+		}
+		return true
+	})
 
-	l, err := holder.Acquire(ctx, key, time.Minute)
+	l, err := holder.TryAcquire(ctx, key, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

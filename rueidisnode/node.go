@@ -17,14 +17,13 @@ import (
 // The scripts of node.Redis, verbatim: a lock taken through one kind of
 // node can be extended, released and inspected through the other.
 var (
-	src         = node.Scripts()
-	acquireLua  = rueidis.NewLuaScript(src.Acquire)
-	releaseLua  = rueidis.NewLuaScript(src.Release)
-	raiseLua    = rueidis.NewLuaScript(src.RaiseFence)
-	inspectLua  = rueidis.NewLuaScript(src.Inspect)
-	forceLua    = rueidis.NewLuaScript(src.ForceRelease)
-	extendSHA   = sha1Hex(src.Extend) // Extend builds its EVALSHA itself
-	maxSkewUsec = strconv.FormatInt(node.MaxSeedSkew.Microseconds(), 10)
+	src        = node.Scripts()
+	acquireLua = rueidis.NewLuaScript(src.Acquire)
+	releaseLua = rueidis.NewLuaScript(src.Release)
+	raiseLua   = rueidis.NewLuaScript(src.RaiseFence)
+	inspectLua = rueidis.NewLuaScript(src.Inspect)
+	forceLua   = rueidis.NewLuaScript(src.ForceRelease)
+	extendSHA  = sha1Hex(src.Extend) // Extend builds its EVALSHA itself
 )
 
 func sha1Hex(s string) string {
@@ -101,9 +100,7 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if err := a.Validate(); err != nil {
 		return node.AcquireReply{}, err
 	}
-	keys := []string{a.Name, node.CounterKey(a.Name), node.TombstoneKey(a.Name, a.Token), node.TrailKey(a.Name)}
-	args := []string{a.Token, ms(a.TTL), u64(a.Seed), ms(node.RetentionOrDefault(a.Retention)), maxSkewUsec,
-		node.Micros(a.At), a.Owner}
+	keys, args := a.ScriptArgs() // built once per round for all nodes
 	vals, err := acquireLua.Exec(ctx, n.client, keys, args).ToArray()
 	if err != nil {
 		return node.AcquireReply{}, err
@@ -188,12 +185,8 @@ func (n *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 	if err := a.Validate(); err != nil {
 		return false, err
 	}
-	tomb := "0"
-	if a.Tombstone > 0 {
-		tomb = ms(a.Tombstone)
-	}
-	keys := []string{a.Name, node.TombstoneKey(a.Name, a.Token), node.TrailKey(a.Name)}
-	v, err := releaseLua.Exec(ctx, n.client, keys, []string{a.Token, tomb, a.Channel}).AsInt64()
+	keys, args := a.ScriptArgs()
+	v, err := releaseLua.Exec(ctx, n.client, keys, args).AsInt64()
 	return err == nil && v == 1, err
 }
 

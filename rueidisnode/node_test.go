@@ -158,6 +158,10 @@ func TestSubscriptionBreaksAndRecovers(t *testing.T) {
 		if _, err := n.Acquire(ctx, node.AcquireArgs{Name: name, Token: "tok", TTL: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
+		// A waiter's mark makes the release announced.
+		if r, err := n.Acquire(ctx, node.AcquireArgs{Name: name, Token: "waiter", TTL: time.Minute, Waiter: true}); err != nil || r.Acquired {
+			t.Fatalf("waiter's acquire = %+v, %v", r, err)
+		}
 		if ok, err := n.Release(ctx, node.ReleaseArgs{Name: name, Token: "tok", Channel: channel}); err != nil || !ok {
 			t.Fatalf("release = %v, %v", ok, err)
 		}

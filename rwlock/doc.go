@@ -58,10 +58,11 @@
 // every earlier reader's. A reader's Fence is the counter as its majority
 // saw it: at least the fence of every writer that held the lock before the
 // reader, and below the fence of every writer after it
-// (TestNoReaderMeetsWriter checks both). It equals the last writer's fence
-// unless a writer's failed attempt counted on some nodes in between
-// (TestFences), so use it to order a reader among the writers, not to
-// name the last writer.
+// (TestNoReaderMeetsWriter and TestFences check both). It is often the
+// last writer's fence, and larger when a writer's failed attempt counted on
+// some nodes in between or a node that answered the writer late counted
+// higher, so use it to order a reader among the writers, not to name the
+// last writer.
 //
 // # Limits
 //

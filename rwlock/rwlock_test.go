@@ -64,24 +64,26 @@ func mustLock(t *testing.T) func(*redlock.Lock, error) *redlock.Lock {
 	}
 }
 
-// Writers' fences grow; a reader carries the last writer's fence; the next
-// writer's is above it. Real nodes.
+// Writers' fences grow; a reader's fence is at least the last writer's
+// (more when a node that answered the writer late counted higher: the
+// documented limit); the next writer's is above every reader's. Real nodes.
 func TestFences(t *testing.T) {
 	_, c := start(t, 3)
 	ctx, key := ctxFor(t), uniqueKey(t)
-	var last uint64
+	var last uint64 // the last writer's fence, then the largest reader's
 	for range 3 {
 		w := mustLock(t)(c.Lock(ctx, key, ttl))
 		if w.Fence() <= last {
-			t.Fatalf("writer fence %d, want above %d", w.Fence(), last)
+			t.Fatalf("writer fence %d, want above %d (the readers' and writers' before it)", w.Fence(), last)
 		}
 		last = w.Fence()
 		_ = w.Release(ctx)
 		r1 := mustLock(t)(c.RLock(ctx, key, ttl))
 		r2 := mustLock(t)(c.RLock(ctx, key, ttl))
-		if r1.Fence() != last || r2.Fence() != last {
-			t.Fatalf("reader fences %d and %d, want the last writer's %d", r1.Fence(), r2.Fence(), last)
+		if r1.Fence() < last || r2.Fence() < last {
+			t.Fatalf("reader fences %d and %d, want at least the last writer's %d", r1.Fence(), r2.Fence(), last)
 		}
+		last = max(r1.Fence(), r2.Fence())
 		_, _ = r1.Release(ctx), r2.Release(ctx)
 	}
 }

@@ -59,6 +59,7 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"SeedFarOffIgnored", seedFarOffIgnored},
 		{"SeedBehindClockIgnored", seedBehindClockIgnored},
 		{"ExistingCounterIgnoresSeed", existingCounterIgnoresSeed},
+		{"LargeCounterCountsExactly", largeCounterCountsExactly},
 		{"IdentifyStable", identifyStable},
 		{"Notifications", notifications},
 		{"CancelledContext", cancelledContext},
@@ -575,10 +576,11 @@ func (r *recorder) snapshot() (bool, []string) {
 	return r.up, append([]string(nil), r.releases...)
 }
 
-// Each release is announced once; a resent release, another token's
-// release and a release without channel announce nothing. Since one
-// subscription delivers in order, a marker released after them shows that
-// nothing else came.
+// Each release that a waiter asked for (an Acquire with Waiter that found
+// the key held) is announced once; a release nobody waited for, a resent
+// release, another token's release and a release without channel announce
+// nothing. Since one subscription delivers in order, a marker released
+// after them shows that nothing else came.
 func notifications(f *fixture) {
 	channel := fmt.Sprintf("nodetest:{releases}.%d.%d", time.Now().UnixNano(), seq.Add(1))
 	rec := &recorder{}
@@ -595,10 +597,26 @@ func notifications(f *fixture) {
 		f.must("release", err)
 		return ok
 	}
-	name, quiet, marker := f.name(), f.name(), f.name()
+	wait := func(name string) {
+		if r := f.acquireArgs(node.AcquireArgs{Name: name, Token: "waiter", TTL: long, Waiter: true}); r.Acquired {
+			f.t.Fatalf("waiter acquired held %s", name)
+		}
+	}
+	name, quiet, unwaited, marker := f.name(), f.name(), f.name(), f.name()
 	f.acquire(name, "a", long)
 	f.acquire(quiet, "q", long)
+	f.acquire(unwaited, "u", long)
 	f.acquire(marker, "m", long)
+	wait(name)
+	wait(name) // marking twice changes nothing
+	wait(quiet)
+	wait(marker)
+	if r := f.acquireArgs(node.AcquireArgs{Name: unwaited, Token: "trier", TTL: long}); r.Acquired {
+		f.t.Fatal("acquired a held key")
+	}
+	if h := f.inspect(name); h.Token != "a" {
+		f.t.Fatalf("inspect of a waited-for key = %+v, want token a", h)
+	}
 	if rel(name, "intruder", channel) {
 		f.t.Fatal("release with another token reported success")
 	}
@@ -611,6 +629,9 @@ func notifications(f *fixture) {
 	if !rel(quiet, "q", "") {
 		f.t.Fatal("release without channel failed")
 	}
+	if !rel(unwaited, "u", channel) {
+		f.t.Fatal("release of a key nobody waited for failed")
+	}
 	rel(marker, "m", channel)
 	want := []string{node.ReleaseID("a") + " " + name, node.ReleaseID("m") + " " + marker}
 	f.eventually("the marker's announcement", func() bool { _, got := rec.snapshot(); return len(got) >= 2 })
@@ -620,9 +641,25 @@ func notifications(f *fixture) {
 	stop()
 	stop() // may be called more than once
 	f.acquire(marker, "m2", long)
+	wait(marker)
 	rel(marker, "m2", channel)
 	if _, got := rec.snapshot(); len(got) != 2 {
 		f.t.Fatalf("announcement after stop: %q", got)
+	}
+}
+
+// A counter raised above 2^53 (where a double no longer counts by one)
+// still grows by exactly one per acquisition.
+func largeCounterCountsExactly(f *fixture) {
+	name := f.name()
+	const big = 1<<60 + 5
+	f.raise(name, "nobody", big)
+	for i := range uint64(2) {
+		r := f.acquire(name, fmt.Sprintf("t%d", i), long)
+		if want := big + 1 + i; !r.Acquired || r.Fence != want {
+			f.t.Fatalf("acquire %d after raising the counter to %d = %+v, want fence %d", i, uint64(big), r, want)
+		}
+		f.release(name, fmt.Sprintf("t%d", i), long)
 	}
 }
 

@@ -161,7 +161,7 @@ func newRS(name string, addrs []string, ttl time.Duration, hooks []*harness.Coun
 }
 
 // delScript is the compare-and-delete every Redlock client runs on release.
-var delScript = redis.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`)
+var delScript = redis.NewScript(compareAndDeleteLua)
 
 // newFloor is what an ideal go-redis Redlock client costs: a fresh random
 // token, SET NX PX on every node in parallel, then compare-and-delete on

@@ -88,7 +88,7 @@ func main() {
 	full := flag.Bool("full", false, "run the long profile")
 	out := flag.String("out", "results", "directory for bench.txt, results.json and the charts")
 	only := flag.String("only", "", "comma-separated scenarios to run (default all: "+strings.Join(allScenarios, ",")+")")
-	libs := flag.String("libs", "", "comma-separated libraries to run (quorumlock, quorumlock-nonotify, quorumlock-rueidis, quorumlock-rueidis-nonotify, redsync, floor); default all")
+	libs := flag.String("libs", "", "comma-separated libraries to run (quorumlock, quorumlock-nonotify, quorumlock-rueidis, quorumlock-rueidis-nonotify, redsync, floor, raw); default all")
 	reps := flag.Int("reps", 0, "repetitions per case (default per profile)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile at the end to this file")
@@ -126,7 +126,7 @@ func run(prof profile, scenarios []string, libs, outDir, cpuprofile, memprofile 
 	redistest.DiscardRedisLogs()
 	maxNodes := 5
 	if slices.Contains(scenarios, "uncontended") {
-		maxNodes = 7
+		maxNodes = slices.Max(uncontendedNodes)
 	}
 	progress("starting %d redis-server nodes (profile %s, %d reps, GOMAXPROCS %d)", maxNodes, prof.name, prof.reps, runtime.GOMAXPROCS(0))
 	cl, err := redistest.Start(ctx, maxNodes, redistest.Options{})
@@ -209,7 +209,7 @@ func run(prof profile, scenarios []string, libs, outDir, cpuprofile, memprofile 
 		_ = f.Close()
 	}
 
-	e.report.Ratios = ratios(e.report)
+	e.report.Ratios = append(ratios(e.report), floorRatios(e.report)...)
 	bf, err := os.Create(filepath.Join(outDir, "bench.txt"))
 	if err != nil {
 		return err
@@ -225,6 +225,7 @@ func run(prof profile, scenarios []string, libs, outDir, cpuprofile, memprofile 
 	}
 	printSummary(os.Stdout, e.report)
 	printRatios(os.Stdout, e.report.Ratios)
+	printFloorTable(os.Stdout, e.report)
 	progress("wrote %s, %s and %d chart(s) in %s", "bench.txt", "results.json", len(e.report.Charts), outDir)
 	return errors.Join(append(e.errs, ctx.Err())...)
 }

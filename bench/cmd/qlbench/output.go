@@ -13,7 +13,7 @@ import (
 )
 
 // libOrder fixes series order (and colours) in charts and tables.
-var libOrder = []string{libQL, libQLRueidis, libRS, libRSFast, libFloor, libRawRedis, libQLNoNotify, libQLRueidisNoNotify}
+var libOrder = []string{libQL, libQLRueidis, libRS, libRSFast, libFloor, libRaw, libRawRedis, libQLNoNotify, libQLRueidisNoNotify}
 
 func libRank(l string) int {
 	if i := slices.Index(libOrder, l); i >= 0 {
@@ -129,7 +129,7 @@ func (e *env) chart(s string) error {
 // summaryUnits are the units shown in the summary table, per scenario.
 var summaryUnits = map[string][]string{
 	"Floor":       {"ops/s", "p50-ns", "p99-ns"},
-	"Uncontended": {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "B/op", "client-cpu-us/op", "server-cpu-us/op", "errors"},
+	"Uncontended": {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "B/op", "client-cpu-us/op", "server-cpu-us/op", "server-cmds/op", "errors"},
 	"Parallel":    {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "errors"},
 	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-early", "handoff-start-p50-ns", "handoff-p50-rtt", "handoff-p50-rtt-idle", "rtt-p50-ns", "rtt-idle-p50-ns", "handoff-p99-ns", "free-frac", "fair-min", "fair-max", "failed"},
 	"Degraded":    {"p50-ns", "p99-ns", "max-ns", "errors"},
@@ -267,7 +267,7 @@ func ratios(rp *harness.Report) []harness.Ratio {
 		add(pre+"uncontended 5 nodes cycles/s vs redsync", u, "nodes=5", ql, "nodes=5", libRS, "cycles/s", ">=", 1.3, true, "")
 		add(pre+"uncontended 5 nodes allocs/cycle vs redsync", u, "nodes=5", ql, "nodes=5", libRS, "allocs/op", "<=", 0.5, true, "")
 		add(pre+"uncontended 5 nodes allocs/cycle vs redsync (core v2: at most redsync's)", u, "nodes=5", ql, "nodes=5", libRS, "allocs/op", "<=", 1, true, "")
-		for _, n := range []string{"nodes=1", "nodes=3", "nodes=5", "nodes=7"} {
+		for _, n := range []string{"nodes=1", "nodes=3", "nodes=5", "nodes=7", "nodes=9"} {
 			add(pre+"uncontended "+n+" cycles/s vs redsync", u, n, ql, n, libRS, "cycles/s", "", 0, false, "")
 			add(pre+"uncontended "+n+" cycles/s vs floor", u, n, ql, n, libFloor, "cycles/s", "", 0, false, "")
 		}

@@ -1,0 +1,179 @@
+package redlock_test
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// commandCalls reads INFO commandstats of every node: calls per command
+// (commands run inside scripts included), summed over the nodes, without
+// the commands of the harness and of connection setup.
+func commandCalls(t *testing.T, cl *redistest.Cluster) map[string]int {
+	t.Helper()
+	calls := map[string]int{}
+	for _, n := range cl.Nodes() {
+		info, err := n.Client().Info(context.Background(), "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(info) {
+			name, stats, ok := strings.Cut(strings.TrimSpace(line), ":")
+			name, isCmd := strings.CutPrefix(name, "cmdstat_")
+			if !ok || !isCmd {
+				continue
+			}
+			switch name {
+			case "info", "config|resetstat", "hello", "client|setinfo", "ping":
+				continue
+			}
+			for kv := range strings.SplitSeq(stats, ",") {
+				if v, ok := strings.CutPrefix(kv, "calls="); ok {
+					k, err := strconv.Atoi(v)
+					if err != nil {
+						t.Fatal(err)
+					}
+					calls[name] += k
+				}
+			}
+		}
+	}
+	return calls
+}
+
+func resetStats(t *testing.T, cl *redistest.Cluster) {
+	t.Helper()
+	for _, n := range cl.Nodes() {
+		if err := n.Client().ConfigResetStat(context.Background()).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// releasedNode reports each Release it returned from.
+type releasedNode struct {
+	node.Node
+	released chan<- struct{}
+}
+
+func (r releasedNode) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
+	ok, err := r.Node.Release(ctx, a)
+	r.released <- struct{}{}
+	return ok, err
+}
+
+// The server commands of one uncontended TryAcquire + Release, counted as
+// INFO commandstats counts them (each EVALSHA and each command its script
+// runs): at most 8 per node when the key was used before (40 on 5 nodes),
+// 9 for a new key (its counter starts from the server's TIME). A plain
+// Redlock (SET NX PX, then a compare-and-delete script: GET, DEL) runs 4
+// per node. The breakdown is logged (go test -v).
+func TestCommandsPerCycle(t *testing.T) {
+	const cycles = 20
+	for _, tc := range []struct {
+		name  string
+		nodes int
+		key   func(i int) string
+		max   int // per cycle
+	}{
+		{"same key", 5, func(int) string { return "cmds" }, 40},
+		// On one node: on several, the new counters may start apart (see
+		// "Fences": a seed that arrives late starts from the node's
+		// clock), and the fence settle's round then adds its commands.
+		{"new keys", 1, func(i int) string { return fmt.Sprintf("cmds-%d", i) }, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cl := redistest.StartT(t, tc.nodes)
+			ctx := ctxFor(t)
+			released := make(chan struct{}, tc.nodes)
+			nodes := nodesOf(cl)
+			for i := range nodes {
+				nodes[i] = releasedNode{Node: nodes[i], released: released}
+			}
+			counted, err := redlock.New(nodes) // identifies the nodes with INFO, which is not counted
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = counted.Close() })
+			run := func(keys ...string) {
+				for _, key := range keys {
+					l, err := counted.TryAcquire(ctx, key, 10*time.Second)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := l.Release(ctx); err != nil {
+						t.Fatal(err)
+					}
+					for range nodes { // the cycle's last request landed
+						<-released
+					}
+				}
+			}
+			// The warm-up loads the scripts and uses "cmds" before; its
+			// client closes to wait for its requests, even a background
+			// undo's (a yes counts only from a node identified).
+			c, err := redlock.New(nodesOf(cl))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for !c.Identified() {
+				warm, err := c.TryAcquire(ctx, "cmds", 10*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = warm.Release(ctx)
+			}
+			_ = c.Close()
+			// The counters of "cmds" may have started apart (see above):
+			// make them agree, as a fence settle would, so that no
+			// settle round runs in the count.
+			counter := node.CounterKey(c.KeyName("cmds"))
+			var top uint64
+			for _, n := range cl.Nodes() {
+				v, err := n.Client().Get(ctx, counter).Uint64()
+				if err != nil {
+					t.Fatal(err)
+				}
+				top = max(top, v)
+			}
+			for _, n := range cl.Nodes() {
+				if err := n.Client().Set(ctx, counter, top, time.Hour).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for !counted.Identified() { // before its first attempt, so that every yes counts
+				if _, err := counted.Inspect(ctx, "cmds"); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(time.Millisecond)
+			}
+			resetStats(t, cl)
+			keys := make([]string, cycles)
+			for i := range keys {
+				keys[i] = tc.key(i)
+			}
+			run(keys...)
+			calls := commandCalls(t, cl)
+			total := 0
+			var parts []string
+			for _, name := range slices.Sorted(maps.Keys(calls)) {
+				total += calls[name]
+				parts = append(parts, fmt.Sprintf("%s %.1f", name, float64(calls[name])/cycles))
+			}
+			perCycle := float64(total) / cycles
+			t.Logf("%s: %.1f commands per cycle on %d nodes: %s", tc.name, perCycle, tc.nodes, strings.Join(parts, ", "))
+			if perCycle > float64(tc.max) {
+				t.Fatalf("%s: %.1f commands per cycle, want at most %d (%s)", tc.name, perCycle, tc.max, strings.Join(parts, ", "))
+			}
+		})
+	}
+}

@@ -1,0 +1,90 @@
+package redlock
+
+import (
+	"sync"
+	"time"
+)
+
+// unanswered follows, per node, the requests of one token that could set
+// its key there (acquires and extensions) until their replies come back.
+// A request that failed (a timeout, a broken connection) may still land
+// later, so the node stays marked for good. Release uses it: its request
+// to a node first waits (a bounded while) for the token's requests to that
+// node still on their way, and leaves a tombstone only if one of them
+// failed or did not come back in time. On the other nodes every request of
+// the token has already run, so none can set the key after the release,
+// and the tombstone, a write and a key per release, is not needed
+// (TestReleaseTombstonesOnlyUnansweredNodes, TestCommandsPerCycle).
+type unanswered struct {
+	mu       sync.Mutex
+	nodes    []requests
+	extended bool // an extension was sent: a release does not wait (see settle)
+}
+
+// requests are the token's requests to one node.
+type requests struct {
+	pending int32         // without a reply yet
+	failed  bool          // one failed
+	idle    chan struct{} // closed when pending drops to zero; made by a waiter
+}
+
+func newUnanswered(nodes int) *unanswered {
+	return &unanswered{nodes: make([]requests, nodes)}
+}
+
+// send counts a request to each node, before the round starts: the
+// request is on its way from then on, even while its goroutine waits to
+// run.
+func (u *unanswered) send(extension bool) {
+	u.mu.Lock()
+	u.extended = u.extended || extension
+	for i := range u.nodes {
+		u.nodes[i].pending++
+	}
+	u.mu.Unlock()
+}
+
+// answered ends a request to node i; err marks the node for good.
+func (u *unanswered) answered(i int, err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	r := &u.nodes[i]
+	r.pending--
+	if err != nil {
+		r.failed = true
+	}
+	if r.pending == 0 && r.idle != nil {
+		close(r.idle)
+		r.idle = nil
+	}
+}
+
+// settle waits, at most for d, until no request of the token to node i is
+// on its way, and reports whether one may still land there (it failed, or
+// is still on its way). A nil unanswered knows nothing: one may. It does
+// not wait once an extension was sent: a kept lock has extension rounds in
+// flight most of the time, and its release must not queue behind them
+// (TestNoExtensionAfterRelease).
+func (u *unanswered) settle(i int, d time.Duration) (mayLand bool) {
+	if u == nil {
+		return true
+	}
+	u.mu.Lock()
+	r := &u.nodes[i]
+	if r.pending > 0 && !u.extended {
+		if r.idle == nil {
+			r.idle = make(chan struct{})
+		}
+		idle := r.idle
+		u.mu.Unlock()
+		t := time.NewTimer(d)
+		select {
+		case <-idle:
+		case <-t.C:
+		}
+		t.Stop()
+		u.mu.Lock()
+	}
+	defer u.mu.Unlock()
+	return r.failed || r.pending > 0
+}
