@@ -278,6 +278,7 @@ func scenarioContended(e *env) error {
 						{Unit: "handoff-p50-rtt", Value: ns(st.handoff.P50) / ns(max(rtt, 1))},
 						{Unit: "handoff-early", Value: float64(st.handoffEarly)},
 						{Unit: "handoff-start-p50-ns", Value: ns(st.handoffFromStart.P50)},
+						{Unit: "handoff-start-p50-rtt", Value: ns(st.handoffFromStart.P50) / ns(max(rtt, 1))},
 						{Unit: "fair-min", Value: float64(st.fairMin)},
 						{Unit: "fair-max", Value: float64(st.fairMax)},
 						{Unit: "failed", Value: float64(st.failed)},

@@ -131,7 +131,7 @@ var summaryUnits = map[string][]string{
 	"Floor":       {"ops/s", "p50-ns", "p99-ns"},
 	"Uncontended": {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "B/op", "client-cpu-us/op", "server-cpu-us/op", "server-cmds/op", "errors"},
 	"Parallel":    {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "errors"},
-	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-early", "handoff-start-p50-ns", "handoff-p50-rtt", "handoff-p50-rtt-idle", "rtt-p50-ns", "rtt-idle-p50-ns", "handoff-p99-ns", "free-frac", "fair-min", "fair-max", "failed"},
+	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-early", "handoff-start-p50-ns", "handoff-start-p50-rtt", "handoff-p50-rtt", "handoff-p50-rtt-idle", "rtt-p50-ns", "rtt-idle-p50-ns", "handoff-p99-ns", "free-frac", "fair-min", "fair-max", "failed"},
 	"Degraded":    {"p50-ns", "p99-ns", "max-ns", "errors"},
 	"Silent":      {"p50-ns", "p99-ns", "max-ns", "acquired"},
 	"Split":       {"p50-ns", "p99-ns", "max-ns", "rounds", "nobody-frac", "acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "failed"},
@@ -284,6 +284,7 @@ func ratios(rp *harness.Report) []harness.Ratio {
 				add(pre+"contended "+cas+" acq/s notifications on vs off", c, cas, ql, cas, noNotify[ql], "acq/s", ">=", 0.9, true, "")
 				abs(pre+"contended "+cas+" handoff p50 in round trips of one node under the batch's load (worst rep)", c, cas, ql, "handoff-p50-rtt", "<=", 3, "")
 				abs(pre+"contended "+cas+" handoff p50 in round trips of one idle node (worst rep)", c, cas, ql, "handoff-p50-rtt-idle", "", 0, "")
+				abs(pre+"contended "+cas+" handoff from the Release call, p50 in round trips of one node under load (worst rep)", c, cas, ql, "handoff-start-p50-rtt", "", 0, "")
 				abs(pre+"contended "+cas+" notifications off: handoff p50 in round trips of one node (worst rep)", c, cas, noNotify[ql], "handoff-p50-rtt", "", 0, "")
 			}
 			add(pre+"contended "+cas+" handoff p99 vs redsync", c, cas, ql, cas, libRS, "handoff-p99-ns", "", 0, false, "lower is better")
