@@ -47,7 +47,7 @@ fmt:
 	gofmt -w .
 
 ## bench: quorumlock vs redsync, the go-redis floor and the raw floor on redis-server nodes it starts itself;
-## short profile (about 6 min on 2 busy cores); FULL=1 for the long one. Results in bench/results/.
+## short profile (about 8 min on 2 busy cores); FULL=1 for the long one. Results in bench/results/.
 bench:
 	cd bench && $(GO) run ./cmd/qlbench $(if $(FULL),-full) -out results $(BENCHFLAGS)
 

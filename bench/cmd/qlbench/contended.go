@@ -15,8 +15,8 @@ import (
 )
 
 // contendedClients is how many Clients (processes, in real life) share the
-// contended key; goroutine i uses client i%3.
-const contendedClients = 3
+// contended key; goroutine i uses client i%4.
+const contendedClients = 4
 
 // holdFor is the critical section of the contended scenario.
 const holdFor = time.Millisecond
@@ -51,6 +51,14 @@ func (e *env) contenders(addrs []string, retryCfg string) ([]*contender, error) 
 			c.clients = append(c.clients, l)
 		}
 		out = append(out, c)
+	}
+	if retryCfg == "default" {
+		// Release notifications off, beside on (notify.go).
+		cs, err := e.noNotifyContenders(addrs)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
 	}
 	if e.want(libQLRueidis) {
 		c := &contender{lib: libQLRueidis}
@@ -100,6 +108,8 @@ type contendedStats struct {
 	failed           int
 	elapsed          time.Duration
 	wait, handoff    harness.Summary
+	handoffFromStart harness.Summary // from the holder calling Release
+	handoffEarly     int             // handoffs counted as 0: won before the release returned
 	perGoroutine     []int
 	fairMin, fairMax int
 	errSample        map[string]int // failure messages (first 80 bytes) and their counts
@@ -148,8 +158,7 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 	errSample := map[string]int{}
 	var (
 		hmu     sync.Mutex
-		relAt   time.Time
-		handoff = harness.NewLatencies(1 << 14)
+		handoff = newHandoffs()
 		evs     = make([]lockEvent, 0, 1<<16)
 	)
 	event := func(at time.Time, dWait, dHeld int) {
@@ -189,10 +198,7 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 				}
 				hmu.Lock()
 				evs = append(evs, lockEvent{t1, -1, 1})
-				if !relAt.IsZero() {
-					handoff.Add(t1.Sub(relAt))
-					relAt = time.Time{}
-				}
+				handoff.acquired(t1)
 				hmu.Unlock()
 				waits[gi].Add(t1.Sub(t0))
 				counts[gi]++
@@ -201,12 +207,16 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 				}
 				time.Sleep(holdFor)
 				hmu.Lock()
-				relAt = time.Now()
+				handoff.releasing(time.Now())
 				hmu.Unlock()
 				rctx, rcancel := context.WithTimeout(context.WithoutCancel(hard), 2*time.Second)
 				_ = l.release(rctx, h)
 				rcancel()
-				event(time.Now(), 0, -1)
+				t2 := time.Now()
+				hmu.Lock()
+				evs = append(evs, lockEvent{t2, 0, -1})
+				handoff.released(t2)
+				hmu.Unlock()
 			}
 		})
 	}
@@ -221,7 +231,7 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 	}
 	st.freeFrac, _ = freeWhileWaiting(evs)
 	st.wait = all.Summary()
-	st.handoff = handoff.Summary()
+	st.handoff, st.handoffFromStart, st.handoffEarly = handoff.lat.Summary(), handoff.fromStart.Summary(), handoff.early
 	st.fairMin, st.fairMax = counts[0], counts[0]
 	for _, n := range counts {
 		st.fairMin, st.fairMax = min(st.fairMin, n), max(st.fairMax, n)
@@ -229,9 +239,11 @@ func contendedBatch(ctx context.Context, c *contender, key string, g int, dur ti
 	return st
 }
 
-// scenarioContended: 8 and 32 goroutines on one key over 3 Clients, 5
+// scenarioContended: 8 and 32 goroutines on one key over 4 Clients, 5
 // nodes, blocking acquire with each library's default retries and with a
-// 1 ms retry delay.
+// 1 ms retry delay. Handoffs are expressed in round trips of one node: the
+// p50 of PINGs of node 0 during the batch (and, for reference, idle before
+// the repetition).
 func scenarioContended(e *env) error {
 	addrs := e.addrs[:5]
 	for _, retryCfg := range []string{"default", "1ms"} {
@@ -242,9 +254,15 @@ func scenarioContended(e *env) error {
 		for _, g := range []int{8, 32} {
 			cas := fmt.Sprintf("goroutines=%d/retry=%s", g, retryCfg)
 			for rep := range e.prof.reps {
+				idle := pingP50(e.ctx, addrs[0], 200)
 				for _, c := range rotate(cs, rep) {
+					if g != 32 && (c.lib == libQLNoNotify || c.lib == libQLRueidisNoNotify) {
+						continue // the target is at 32 goroutines
+					}
 					key := fmt.Sprintf("c:%s:%d:%d", retryCfg, g, rep)
+					stopPing := startPinger(e.ctx, addrs[0])
 					st := contendedBatch(e.ctx, c, key, g, e.prof.contended)
+					rtt := stopPing()
 					rate := float64(st.acquired) / e.prof.contended.Seconds()
 					m := []harness.Metric{
 						{Unit: "ns/op", Value: float64(e.prof.contended.Nanoseconds()) / float64(max(st.acquired, 1))},
@@ -254,15 +272,22 @@ func scenarioContended(e *env) error {
 						{Unit: "wait-max-ns", Value: ns(st.wait.Max)},
 						{Unit: "handoff-p50-ns", Value: ns(st.handoff.P50)},
 						{Unit: "handoff-p99-ns", Value: ns(st.handoff.P99)},
+						{Unit: "rtt-p50-ns", Value: ns(rtt)},
+						{Unit: "rtt-idle-p50-ns", Value: ns(idle)},
+						{Unit: "handoff-p50-rtt-idle", Value: ns(st.handoff.P50) / ns(max(idle, 1))},
+						{Unit: "handoff-p50-rtt", Value: ns(st.handoff.P50) / ns(max(rtt, 1))},
+						{Unit: "handoff-early", Value: float64(st.handoffEarly)},
+						{Unit: "handoff-start-p50-ns", Value: ns(st.handoffFromStart.P50)},
+						{Unit: "handoff-start-p50-rtt", Value: ns(st.handoffFromStart.P50) / ns(max(rtt, 1))},
 						{Unit: "fair-min", Value: float64(st.fairMin)},
 						{Unit: "fair-max", Value: float64(st.fairMax)},
 						{Unit: "failed", Value: float64(st.failed)},
 						{Unit: "free-frac", Value: st.freeFrac},
 					}
 					e.add("Contended", cas, c.lib, harness.Rep{N: max(st.acquired, 1), Metrics: m})
-					progress("contended %s %-10s rep %d/%d: %5.0f acq/s wait p50 %-9s p99 %-9s max %-9s handoff p50 %-9s p99 %-9s free %4.1f%% fair %d..%d failed %d",
+					progress("contended %s %-10s rep %d/%d: %5.0f acq/s wait p50 %-9s p99 %-9s max %-9s handoff p50 %-9s (%.1f RTT) p99 %-9s free %4.1f%% fair %d..%d failed %d",
 						cas, c.lib, rep+1, e.prof.reps, rate, st.wait.P50.Round(time.Microsecond), st.wait.P99.Round(time.Microsecond),
-						st.wait.Max.Round(time.Microsecond), st.handoff.P50.Round(time.Microsecond), st.handoff.P99.Round(time.Microsecond),
+						st.wait.Max.Round(time.Microsecond), st.handoff.P50.Round(time.Microsecond), ns(st.handoff.P50)/ns(max(rtt, 1)), st.handoff.P99.Round(time.Microsecond),
 						100*st.freeFrac, st.fairMin, st.fairMax, st.failed)
 					for msg, n := range st.errSample {
 						progress("    %d× %s", n, msg)

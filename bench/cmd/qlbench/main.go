@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -36,21 +37,22 @@ type profile struct {
 	silent      time.Duration
 	held        time.Duration
 	heldCounts  []int
+	split       time.Duration // per batch of the split scenario
 }
 
 var (
 	shortProfile = profile{name: "short", reps: 3,
 		floor: 300 * time.Millisecond, uncontended: 500 * time.Millisecond, parallel: time.Second,
 		contended: 2 * time.Second, degraded: 1500 * time.Millisecond, silent: time.Second, held: 15 * time.Second,
-		heldCounts: []int{1000, 10000}}
+		heldCounts: []int{1000, 10000}, split: time.Second}
 	fullProfile = profile{name: "full", reps: 7,
 		floor: time.Second, uncontended: 2 * time.Second, parallel: 3 * time.Second,
 		contended: 6 * time.Second, degraded: 4 * time.Second, silent: 3 * time.Second, held: 30 * time.Second,
-		heldCounts: []int{1000, 10000}}
+		heldCounts: []int{1000, 10000}, split: 3 * time.Second}
 )
 
 // Scenario names, in run order.
-var allScenarios = []string{"floor", "uncontended", "parallel", "contended", "degraded", "silent", "held"}
+var allScenarios = []string{"floor", "uncontended", "parallel", "contended", "degraded", "silent", "held", "split", "scale"}
 
 // TTL of the locks: redsync's default expiry, for both libraries.
 const lockTTL = 8 * time.Second
@@ -63,6 +65,7 @@ type env struct {
 	report  *harness.Report
 	libs    map[string]bool // libraries to run; all when empty
 	outDir  string
+	errs    []error // failed checks: reported after the outputs are written
 }
 
 func (e *env) want(lib string) bool {
@@ -85,7 +88,7 @@ func main() {
 	full := flag.Bool("full", false, "run the long profile")
 	out := flag.String("out", "results", "directory for bench.txt, results.json and the charts")
 	only := flag.String("only", "", "comma-separated scenarios to run (default all: "+strings.Join(allScenarios, ",")+")")
-	libs := flag.String("libs", "", "comma-separated libraries to run (quorumlock, quorumlock-rueidis, redsync, floor, raw); default all")
+	libs := flag.String("libs", "", "comma-separated libraries to run (quorumlock, quorumlock-nonotify, quorumlock-rueidis, quorumlock-rueidis-nonotify, redsync, floor, raw); default all")
 	reps := flag.Int("reps", 0, "repetitions per case (default per profile)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile at the end to this file")
@@ -182,6 +185,10 @@ func run(prof profile, scenarios []string, libs, outDir, cpuprofile, memprofile 
 			err = scenarioSilent(e)
 		case "held":
 			err = scenarioHeld(e)
+		case "split":
+			err = scenarioSplit(e)
+		case "scale":
+			err = scenarioScale(e)
 		}
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", s, err)
@@ -220,7 +227,7 @@ func run(prof profile, scenarios []string, libs, outDir, cpuprofile, memprofile 
 	printRatios(os.Stdout, e.report.Ratios)
 	printFloorTable(os.Stdout, e.report)
 	progress("wrote %s, %s and %d chart(s) in %s", "bench.txt", "results.json", len(e.report.Charts), outDir)
-	return ctx.Err()
+	return errors.Join(append(e.errs, ctx.Err())...)
 }
 
 func redisVersion(ctx context.Context, cl *redistest.Cluster) string {

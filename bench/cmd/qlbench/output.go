@@ -13,7 +13,7 @@ import (
 )
 
 // libOrder fixes series order (and colours) in charts and tables.
-var libOrder = []string{libQL, libQLRueidis, libRS, libRSFast, libFloor, libRaw, libRawRedis}
+var libOrder = []string{libQL, libQLRueidis, libRS, libRSFast, libFloor, libRaw, libRawRedis, libQLNoNotify, libQLRueidisNoNotify}
 
 func libRank(l string) int {
 	if i := slices.Index(libOrder, l); i >= 0 {
@@ -26,6 +26,7 @@ func libRank(l string) int {
 var scenarioTitle = map[string]string{
 	"floor": "Floor", "uncontended": "Uncontended", "parallel": "Parallel",
 	"contended": "Contended", "degraded": "Degraded", "silent": "Silent", "held": "Held",
+	"split": "Split", "scale": "Scale",
 }
 
 // panel builds one chart panel of unit for a scenario: cases in the order
@@ -91,6 +92,7 @@ func (e *env) chart(s string) error {
 			panel(rp, sc, "acq/s", "Contended: acquisitions/s (one key)", "acq/s", 1, false),
 			panel(rp, sc, "wait-p99-ns", "Contended: wait p99 (log)", "ms", 1e6, true),
 			panel(rp, sc, "handoff-p99-ns", "Contended: handoff p99 (log)", "ms", 1e6, true),
+			panel(rp, sc, "handoff-p50-rtt", "Contended: handoff p50 / node PING p50", "round trips", 1, false),
 			panel(rp, sc, "free-frac", "Contended: share of waiting time the lock sat free", "fraction", 1, false),
 		}
 	case "degraded":
@@ -103,6 +105,10 @@ func (e *env) chart(s string) error {
 			panel(rp, sc, "p50-ns", "Silent node: contended single attempt p50 (log)", "ms", 1e6, true),
 			panel(rp, sc, "p99-ns", "Silent node: contended single attempt p99 (log)", "ms", 1e6, true),
 		}
+	case "split":
+		ps = splitPanels(rp, sc)
+	case "scale":
+		ps = scalePanels(rp, sc)
 	case "held":
 		ps = []harness.Panel{
 			panel(rp, sc, "cpu-cores", "Held locks: client CPU", "cores", 1, false),
@@ -125,9 +131,11 @@ var summaryUnits = map[string][]string{
 	"Floor":       {"ops/s", "p50-ns", "p99-ns"},
 	"Uncontended": {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "B/op", "client-cpu-us/op", "server-cpu-us/op", "server-cmds/op", "errors"},
 	"Parallel":    {"cycles/s", "p50-ns", "p99-ns", "allocs/op", "errors"},
-	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-p99-ns", "free-frac", "fair-min", "fair-max", "failed"},
+	"Contended":   {"acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "handoff-p50-ns", "handoff-early", "handoff-start-p50-ns", "handoff-start-p50-rtt", "handoff-p50-rtt", "handoff-p50-rtt-idle", "rtt-p50-ns", "rtt-idle-p50-ns", "handoff-p99-ns", "free-frac", "fair-min", "fair-max", "failed"},
 	"Degraded":    {"p50-ns", "p99-ns", "max-ns", "errors"},
 	"Silent":      {"p50-ns", "p99-ns", "max-ns", "acquired"},
+	"Split":       {"p50-ns", "p99-ns", "max-ns", "rounds", "nobody-frac", "acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "failed"},
+	"Scale":       {"keys-before", "keys-after-release", "keys-after-expiry", "expiry-s", "release-errors", "heap-B/lock", "extended", "lost", "acquire-errors", "acquire-s", "keepalive-s"},
 	"Held":        {"cpu-cores", "cmds/s/node", "rounds/s/node", "server-cmds/s/node", "rounds/node/tick", "lost"},
 }
 
@@ -269,10 +277,15 @@ func ratios(rp *harness.Report) []harness.Ratio {
 		add(pre+"parallel 16 goroutines p99 vs redsync", p, pc, ql, pc, libRS, "p99-ns", "", 0, false, "lower is better")
 		for _, cas := range []string{"goroutines=32/retry=default", "goroutines=8/retry=default", "goroutines=32/retry=1ms", "goroutines=8/retry=1ms"} {
 			target := cas == "goroutines=32/retry=default"
-			add(pre+"contended "+cas+" wait p99 vs redsync", c, cas, ql, cas, libRS, "wait-p99-ns", "<=", 0.05, target, "lower is better")
-			add(pre+"contended "+cas+" acq/s vs redsync", c, cas, ql, cas, libRS, "acq/s", ">=", 2, target, "")
+			add(pre+"contended "+cas+" wait p99 vs redsync", c, cas, ql, cas, libRS, "wait-p99-ns", "<=", 0.2, target, "lower is better")
+			add(pre+"contended "+cas+" acq/s vs redsync", c, cas, ql, cas, libRS, "acq/s", ">=", 1, target, "")
 			if target {
 				abs(pre+"contended "+cas+" "+ql+" failed acquisitions (worst rep)", c, cas, ql, "failed", "==", 0, "")
+				add(pre+"contended "+cas+" acq/s notifications on vs off", c, cas, ql, cas, noNotify[ql], "acq/s", ">=", 0.9, true, "")
+				abs(pre+"contended "+cas+" handoff p50 in round trips of one node under the batch's load (worst rep)", c, cas, ql, "handoff-p50-rtt", "<=", 3, "")
+				abs(pre+"contended "+cas+" handoff p50 in round trips of one idle node (worst rep)", c, cas, ql, "handoff-p50-rtt-idle", "", 0, "")
+				abs(pre+"contended "+cas+" handoff from the Release call, p50 in round trips of one node under load (worst rep)", c, cas, ql, "handoff-start-p50-rtt", "", 0, "")
+				abs(pre+"contended "+cas+" notifications off: handoff p50 in round trips of one node (worst rep)", c, cas, noNotify[ql], "handoff-p50-rtt", "", 0, "")
 			}
 			add(pre+"contended "+cas+" handoff p99 vs redsync", c, cas, ql, cas, libRS, "handoff-p99-ns", "", 0, false, "lower is better")
 			if strings.HasSuffix(cas, "retry=default") {
@@ -303,6 +316,8 @@ func ratios(rp *harness.Report) []harness.Ratio {
 			abs("contended "+cas+" "+lib+" share of waiting time the lock sat free (worst rep)", c, cas, lib, "free-frac", "", 0, "")
 		}
 	}
+	splitRatios(add, abs)
+	scaleRatios(abs)
 	const h = "Held"
 	for _, r := range rp.Results {
 		if r.Scenario != h || !strings.HasPrefix(r.Lib, libQL) {

@@ -70,3 +70,27 @@ func TestFreeWhileWaiting(t *testing.T) {
 		t.Errorf("freeWhileWaiting = %v of %v, want 14/26 of 26ms", frac, waited)
 	}
 }
+
+func TestHandoffs(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	h := newHandoffs()
+	h.acquired(at(0)) // the first acquisition follows no release
+	h.releasing(at(8))
+	h.released(at(10))
+	h.acquired(at(13)) // 3 ms after the release returned (5 after it was called)
+	h.acquired(at(14)) // no release in between: not a handoff
+	h.releasing(at(19))
+	h.acquired(at(20)) // won while the release was in flight (1 ms after it was called)
+	h.acquired(at(20)) // not a handoff either
+	h.released(at(21))
+	h.releasing(at(29))
+	h.released(at(30)) // nobody acquires again: no sample
+	s, fs := h.lat.Summary(), h.fromStart.Summary()
+	if s.N != 2 || s.Max != 3*time.Millisecond || s.Min != 0 || h.early != 1 {
+		t.Errorf("handoffs: %d samples min %v max %v early %d, want 2 samples 0..3ms, 1 early", s.N, s.Min, s.Max, h.early)
+	}
+	if fs.N != 2 || fs.Min != time.Millisecond || fs.Max != 5*time.Millisecond {
+		t.Errorf("handoffs from the release call: %d samples %v..%v, want 2 samples 1..5ms", fs.N, fs.Min, fs.Max)
+	}
+}
