@@ -24,3 +24,15 @@ func WithWallClock(now func() time.Time) Option { return func(c *config) { c.wal
 
 // Identified reports whether every node has said who it is.
 func (c *Client) Identified() bool { return c.ident.all.Load() }
+
+// Unanswered reports, per node, whether a request of the lock is still on
+// its way there or failed, as Release sees it.
+func (l *Lock) Unanswered() []bool {
+	l.sent.mu.Lock()
+	defer l.sent.mu.Unlock()
+	out := make([]bool, len(l.sent.nodes))
+	for i, r := range l.sent.nodes {
+		out[i] = r.failed || r.pending > 0
+	}
+	return out
+}

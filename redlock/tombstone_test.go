@@ -105,6 +105,12 @@ func TestReleaseTombstonesOnlyUnansweredNodes(t *testing.T) {
 				}
 				awaitReturns("extend", 4) // node 4's is held back
 			}
+			// A node's reply reaches the client just after the node returned
+			// to it: wait until the client saw the four replies.
+			deadline := time.Now().Add(time.Minute) // a hang guard
+			for !equalBools(l.Unanswered()[:4], make([]bool, 4)) && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
 			if err := l.Release(ctx); err != nil {
 				t.Fatal(err)
 			}
