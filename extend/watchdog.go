@@ -1,6 +1,7 @@
 package extend
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -50,9 +51,9 @@ type Watchdog[L Lease] struct {
 	log   *slog.Logger
 
 	mu        sync.Mutex
-	leases    map[*entry[L]]struct{}
-	inflight  int  // rounds in flight
-	running   bool // the loop goroutine is alive
+	queue     queue[L] // every kept lease, by when to look at it again
+	inflight  int      // rounds in flight
+	running   bool     // the loop goroutine is alive
 	lastRound time.Time
 	wake      chan struct{}
 }
@@ -63,7 +64,9 @@ type entry[L Lease] struct {
 	since   time.Time
 	retryAt time.Time // after a failed renewal: not before
 	lastErr error
-	round   *round // the round in flight for this lease, if any (guarded by Watchdog.mu)
+	round   *round    // the round in flight for this lease, if any (guarded by Watchdog.mu)
+	at      time.Time // when the watchdog looks at it again (guarded by Watchdog.mu)
+	index   int       // in Watchdog.queue, -1 once out (guarded by Watchdog.mu)
 
 	cbMu    sync.Mutex // serializes onLost with stop
 	stopped bool       // stop was called or onLost was called
@@ -91,7 +94,7 @@ func New[L Lease](renew Renew[L], opts ...Option) (*Watchdog[L], error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Watchdog[L]{renew: renew, cfg: cfg, log: log, leases: map[*entry[L]]struct{}{}, wake: make(chan struct{}, 1)}, nil
+	return &Watchdog[L]{renew: renew, cfg: cfg, log: log, wake: make(chan struct{}, 1)}, nil
 }
 
 // Threshold, SafetyMargin and RetryInterval are the settings in effect for
@@ -108,7 +111,7 @@ func (w *Watchdog[L]) RetryInterval(ttl time.Duration) time.Duration { return w.
 func (w *Watchdog[L]) Len() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return len(w.leases)
+	return len(w.queue)
 }
 
 // Keep renews l until stop is called or the lease is lost. onLost (may be
@@ -121,9 +124,10 @@ func (w *Watchdog[L]) Len() int {
 // neither a renewal of l nor onLost starts. It may be called more than once
 // and after loss.
 func (w *Watchdog[L]) Keep(l L, onLost func(error)) (stop func()) {
-	e := &entry[L]{lease: l, onLost: onLost, since: time.Now()}
+	now := time.Now()
+	e := &entry[L]{lease: l, onLost: onLost, since: now, index: -1}
 	w.mu.Lock()
-	w.leases[e] = struct{}{}
+	w.queue.schedule(e, now)
 	if !w.running {
 		w.running = true
 		go w.loop()
@@ -136,9 +140,9 @@ func (w *Watchdog[L]) Keep(l L, onLost func(error)) (stop func()) {
 
 func (w *Watchdog[L]) stop(e *entry[L]) {
 	w.mu.Lock()
-	delete(w.leases, e)
+	w.queue.remove(e)
 	r := e.round
-	empty := len(w.leases) == 0
+	empty := len(w.queue) == 0
 	w.mu.Unlock()
 	e.cbMu.Lock()
 	e.stopped = true
@@ -181,62 +185,42 @@ type loss[L Lease] struct {
 
 // scan declares lost leases, starts a round for the leases due before the
 // next tick (at most one round per tick), and says how long to sleep. It
-// reports false when there is nothing left to watch (the loop then exits).
+// visits only the leases whose time to be looked at has come, or comes
+// within the tick when a round may start (see look). It reports false when
+// there is nothing left to watch (the loop then exits).
 func (w *Watchdog[L]) scan() (time.Duration, bool) {
 	now := time.Now()
 	w.mu.Lock()
-	if len(w.leases) == 0 && w.inflight == 0 {
+	if len(w.queue) == 0 && w.inflight == 0 {
 		w.running = false
 		w.mu.Unlock()
 		return 0, false
 	}
-	tick := w.cfg.tick
-	next := now.Add(time.Hour)
-	horizon := now.Add(tick)
-	nextRound := w.lastRound.Add(tick)
+	nextRound := w.lastRound.Add(w.cfg.tick)
 	roundOK := !now.Before(nextRound)
+	limit := now
+	if roundOK {
+		limit = now.Add(w.cfg.tick)
+	}
 	var (
-		due  []*entry[L]
-		lost []loss[L]
+		due, later []*entry[L]
+		lost       []loss[L]
 	)
-	for e := range w.leases {
-		ttl, vu := e.lease.TTL(), e.lease.ValidUntil()
-		if w.cfg.maxHold > 0 {
-			capAt := e.since.Add(w.cfg.maxHold)
-			if !now.Before(capAt) {
-				delete(w.leases, e)
-				lost = append(lost, loss[L]{e, fmt.Errorf("%w: held %s", ErrMaxHold, now.Sub(e.since))})
-				continue
-			}
-			next = earliest(next, capAt)
-		}
-		margin := w.cfg.marginFor(ttl)
-		lossAt := vu.Add(-margin)
-		if !now.Before(lossAt) {
-			delete(w.leases, e)
-			err := fmt.Errorf("%w: %s of validity left, under the safety margin %s", ErrLost, max(vu.Sub(now), 0), margin)
-			if e.lastErr != nil {
-				err = fmt.Errorf("%w; last renewal: %w", err, e.lastErr)
-			}
+	for len(w.queue) > 0 && !w.queue[0].at.After(limit) {
+		e := heap.Pop(&w.queue).(*entry[L])
+		at, isDue, err := w.look(e, now, roundOK, nextRound)
+		if err != nil {
 			lost = append(lost, loss[L]{e, err})
 			continue
 		}
-		next = earliest(next, lossAt)
-		if e.round != nil {
-			continue
-		}
-		dueAt := vu.Add(-w.cfg.thresholdFor(ttl))
-		if e.retryAt.After(dueAt) {
-			dueAt = e.retryAt
-		}
-		switch {
-		case dueAt.After(horizon):
-			next = earliest(next, dueAt)
-		case roundOK:
+		if isDue {
 			due = append(due, e)
-		default:
-			next = earliest(next, nextRound)
 		}
+		e.at = at
+		later = append(later, e) // after the loop: at may be before limit
+	}
+	for _, e := range later {
+		heap.Push(&w.queue, e)
 	}
 	var r *round
 	if len(due) > 0 {
@@ -247,6 +231,10 @@ func (w *Watchdog[L]) scan() (time.Duration, bool) {
 		w.inflight++
 		w.lastRound = now
 	}
+	wait := time.Hour
+	if at, ok := w.queue.next(); ok {
+		wait = at.Sub(now)
+	}
 	w.mu.Unlock()
 	if r != nil {
 		go w.run(r, due)
@@ -254,7 +242,49 @@ func (w *Watchdog[L]) scan() (time.Duration, bool) {
 	for _, l := range lost {
 		w.declare(l.e, l.err)
 	}
-	return max(next.Sub(now), 0), true
+	return max(wait, 0), true
+}
+
+// look decides, at now, what becomes of e: lost (err), due in the round
+// starting now (its renewal falls within the tick), or neither; and when to
+// look at it again (always after now): at its loss or max-hold instant and,
+// outside a round, at its renewal (or the next round, if one ran less than a
+// tick ago).
+func (w *Watchdog[L]) look(e *entry[L], now time.Time, roundOK bool, nextRound time.Time) (at time.Time, due bool, err error) {
+	ttl, vu := e.lease.TTL(), e.lease.ValidUntil()
+	at = now.Add(time.Hour)
+	if w.cfg.maxHold > 0 {
+		capAt := e.since.Add(w.cfg.maxHold)
+		if !now.Before(capAt) {
+			return at, false, fmt.Errorf("%w: held %s", ErrMaxHold, now.Sub(e.since))
+		}
+		at = earliest(at, capAt)
+	}
+	margin := w.cfg.marginFor(ttl)
+	lossAt := vu.Add(-margin)
+	if !now.Before(lossAt) {
+		err := fmt.Errorf("%w: %s of validity left, under the safety margin %s", ErrLost, max(vu.Sub(now), 0), margin)
+		if e.lastErr != nil {
+			err = fmt.Errorf("%w; last renewal: %w", err, e.lastErr)
+		}
+		return at, false, err
+	}
+	at = earliest(at, lossAt)
+	if e.round != nil {
+		return at, false, nil
+	}
+	dueAt := vu.Add(-w.cfg.thresholdFor(ttl))
+	if e.retryAt.After(dueAt) {
+		dueAt = e.retryAt
+	}
+	switch {
+	case dueAt.After(now.Add(w.cfg.tick)):
+		return earliest(at, dueAt), false, nil
+	case roundOK:
+		return at, true, nil
+	default:
+		return earliest(at, nextRound), false, nil
+	}
 }
 
 func earliest(a, b time.Time) time.Time {
@@ -281,6 +311,9 @@ func (w *Watchdog[L]) run(r *round, due []*entry[L]) {
 	w.mu.Lock()
 	for i, e := range due {
 		e.round = nil
+		if e.index >= 0 { // still kept: look at it again now
+			w.queue.schedule(e, now)
+		}
 		err := errMissing
 		if i < len(errs) {
 			err = errs[i]

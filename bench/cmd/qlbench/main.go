@@ -92,6 +92,7 @@ func main() {
 	reps := flag.Int("reps", 0, "repetitions per case (default per profile)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile at the end to this file")
+	flag.DurationVar(&scaleHeldTTL, "scale-ttl", scaleHeldTTL, "TTL of the scale scenario's kept locks")
 	flag.Parse()
 
 	prof := shortProfile

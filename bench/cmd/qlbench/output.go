@@ -135,7 +135,7 @@ var summaryUnits = map[string][]string{
 	"Degraded":    {"p50-ns", "p99-ns", "max-ns", "errors"},
 	"Silent":      {"p50-ns", "p99-ns", "max-ns", "acquired"},
 	"Split":       {"p50-ns", "p99-ns", "max-ns", "rounds", "nobody-frac", "acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "failed"},
-	"Scale":       {"keys-before", "keys-after-release", "keys-after-expiry", "expiry-s", "release-errors", "heap-B/lock", "extended", "lost", "acquire-errors", "acquire-s", "keepalive-s"},
+	"Scale":       {"keys-before", "keys-after-release", "keys-after-expiry", "expiry-s", "release-errors", "heap-B/lock", "extended", "lost", "acquire-errors", "acquire-s"},
 	"Held":        {"cpu-cores", "cmds/s/node", "rounds/s/node", "server-cmds/s/node", "rounds/node/tick", "lost"},
 }
 
