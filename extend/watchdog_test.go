@@ -408,3 +408,24 @@ func TestWatchdogKeepCostDoesNotGrowWithLeases(t *testing.T) {
 		}
 	})
 }
+
+// A renewal round that hangs does not delay the loss: the lease in it is
+// declared lost the safety margin before its validity ends, while the
+// round is still in flight.
+func TestWatchdogDeclaresLossDuringAHangingRound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := &renewer{delay: 10 * time.Second, fail: func(int) error { return errors.New("late") }}
+		w := newWatchdog(t, r.Renew)
+		l := newLease(3 * time.Second)
+		lost := make(chan time.Time, 1)
+		stop := w.Keep(l, func(error) { lost <- time.Now() })
+		defer stop()
+		at := <-lost
+		if want := l.ValidUntil().Add(-w.SafetyMargin(l.ttl)); !at.Equal(want) {
+			t.Fatalf("lost %s before the end of validity, want the safety margin %s", l.ValidUntil().Sub(at), w.SafetyMargin(l.ttl))
+		}
+		if c := r.snapshot(); len(c) != 1 || !at.Before(c[0].at.Add(r.delay)) {
+			t.Fatalf("rounds %v: want the loss declared while the first round was in flight", c)
+		}
+	})
+}
