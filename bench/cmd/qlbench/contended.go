@@ -152,6 +152,18 @@ func freeWhileWaiting(evs []lockEvent) (frac float64, waited time.Duration) {
 // library's retry policy) → hold → release on one key, for dur. After dur
 // no goroutine starts a new acquisition; acquisitions in flight finish (so
 // long waits are not cut off), bounded by a hard limit.
+// rateMetrics are the figures of every contended batch that ran for d:
+// time per acquisition, rate and wait percentiles.
+func (st contendedStats) rateMetrics(d time.Duration) []harness.Metric {
+	return []harness.Metric{
+		{Unit: "ns/op", Value: float64(d.Nanoseconds()) / float64(max(st.acquired, 1))},
+		{Unit: "acq/s", Value: float64(st.acquired) / d.Seconds()},
+		{Unit: "wait-p50-ns", Value: ns(st.wait.P50)},
+		{Unit: "wait-p99-ns", Value: ns(st.wait.P99)},
+		{Unit: "wait-max-ns", Value: ns(st.wait.Max)},
+	}
+}
+
 func contendedBatch(ctx context.Context, c *contender, key string, g int, dur time.Duration) contendedStats {
 	hard, cancel := context.WithTimeout(ctx, dur+30*time.Second)
 	defer cancel()
@@ -264,12 +276,7 @@ func scenarioContended(e *env) error {
 					st := contendedBatch(e.ctx, c, key, g, e.prof.contended)
 					rtt := stopPing()
 					rate := float64(st.acquired) / e.prof.contended.Seconds()
-					m := []harness.Metric{
-						{Unit: "ns/op", Value: float64(e.prof.contended.Nanoseconds()) / float64(max(st.acquired, 1))},
-						{Unit: "acq/s", Value: rate},
-						{Unit: "wait-p50-ns", Value: ns(st.wait.P50)},
-						{Unit: "wait-p99-ns", Value: ns(st.wait.P99)},
-						{Unit: "wait-max-ns", Value: ns(st.wait.Max)},
+					m := append(st.rateMetrics(e.prof.contended), []harness.Metric{
 						{Unit: "handoff-p50-ns", Value: ns(st.handoff.P50)},
 						{Unit: "handoff-p99-ns", Value: ns(st.handoff.P99)},
 						{Unit: "rtt-p50-ns", Value: ns(rtt)},
@@ -283,7 +290,7 @@ func scenarioContended(e *env) error {
 						{Unit: "fair-max", Value: float64(st.fairMax)},
 						{Unit: "failed", Value: float64(st.failed)},
 						{Unit: "free-frac", Value: st.freeFrac},
-					}
+					}...)
 					e.add("Contended", cas, c.lib, harness.Rep{N: max(st.acquired, 1), Metrics: m})
 					progress("contended %s %-10s rep %d/%d: %5.0f acq/s wait p50 %-9s p99 %-9s max %-9s handoff p50 %-9s (%.1f RTT) p99 %-9s free %4.1f%% fair %d..%d failed %d",
 						cas, c.lib, rep+1, e.prof.reps, rate, st.wait.P50.Round(time.Microsecond), st.wait.P99.Round(time.Microsecond),

@@ -82,16 +82,13 @@ func (rr *respReader) readDepth(depth int) (reply, error) {
 		rp.num, err = parseInt(body)
 		return rp, err
 	case '$':
-		n, err := parseInt(body)
-		if err != nil {
+		n, err := parseLen(body, maxBulkLen, "bulk")
+		switch {
+		case err != nil:
 			return reply{}, err
-		}
-		if n == -1 {
+		case n == -1:
 			rp.null = true
 			return rp, nil
-		}
-		if n < 0 || n > maxBulkLen {
-			return reply{}, fmt.Errorf("%w: bulk length %d", errProtocol, n)
 		}
 		rp.num = n
 		if cap(rr.scratch) < int(n)+2 {
@@ -107,16 +104,13 @@ func (rr *respReader) readDepth(depth int) (reply, error) {
 		rp.str = buf[:n]
 		return rp, nil
 	case '*':
-		n, err := parseInt(body)
-		if err != nil {
+		n, err := parseLen(body, maxArrayLen, "array")
+		switch {
+		case err != nil:
 			return reply{}, err
-		}
-		if n == -1 {
+		case n == -1:
 			rp.null = true
 			return rp, nil
-		}
-		if n < 0 || n > maxArrayLen {
-			return reply{}, fmt.Errorf("%w: array length %d", errProtocol, n)
 		}
 		if depth >= maxArrayDepth {
 			return reply{}, fmt.Errorf("%w: arrays nested deeper than %d", errProtocol, maxArrayDepth)
@@ -151,6 +145,19 @@ func (rr *respReader) line() ([]byte, error) {
 
 // parseInt parses a RESP integer (optional '-', then decimal digits)
 // without converting to a string.
+// parseLen parses the length of a bulk string or array: -1 (null) or 0 to
+// limit.
+func parseLen(b []byte, limit int64, what string) (int64, error) {
+	n, err := parseInt(b)
+	if err != nil {
+		return 0, err
+	}
+	if n < -1 || n > limit {
+		return 0, fmt.Errorf("%w: %s length %d", errProtocol, what, n)
+	}
+	return n, nil
+}
+
 func parseInt(b []byte) (int64, error) {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {

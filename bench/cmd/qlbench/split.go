@@ -216,14 +216,7 @@ func splitAcquireCase(e *env, s *splitter, rep int, fault string) {
 	cas := "acquire/faults=" + fault // splitGoroutines of them
 	st := contendedBatch(e.ctx, s.c, fmt.Sprintf("sa:%d:%s", rep, fault), splitGoroutines, e.prof.split)
 	rate := float64(st.acquired) / e.prof.split.Seconds()
-	m := []harness.Metric{
-		{Unit: "ns/op", Value: float64(e.prof.split.Nanoseconds()) / float64(max(st.acquired, 1))},
-		{Unit: "acq/s", Value: rate},
-		{Unit: "wait-p50-ns", Value: ns(st.wait.P50)},
-		{Unit: "wait-p99-ns", Value: ns(st.wait.P99)},
-		{Unit: "wait-max-ns", Value: ns(st.wait.Max)},
-		{Unit: "failed", Value: float64(st.failed)},
-	}
+	m := append(st.rateMetrics(e.prof.split), harness.Metric{Unit: "failed", Value: float64(st.failed)})
 	e.add("Split", cas, s.lib, harness.Rep{N: max(st.acquired, 1), Metrics: m})
 	progress("split %s %-10s rep %d/%d: %5.0f acq/s wait p50 %-9s p99 %-9s max %-9s failed %d",
 		cas, s.lib, rep+1, e.prof.reps, rate, st.wait.P50.Round(time.Microsecond), st.wait.P99.Round(time.Microsecond),
