@@ -108,9 +108,13 @@ func blockedWaiter(t *testing.T, c *redlock.Client, obs *eventCounter, key strin
 // gets the lock within the test's context (a minute) only if the release
 // woke it, however slow the machine (wokenDelay).
 //
-// With settle, the holder's key is first awaited on every node of it: a
-// waiter hears a release only from the nodes it is subscribed to, and only
-// where the key was (a node that missed the acquire announces nothing).
+// With settle, the holder's key is first awaited on every node of it, and
+// the waiter's mark on it before the release: a waiter hears a release only
+// from the nodes it is subscribed to, and only where the key was and its
+// attempt had marked it (a node that missed the acquire, or whose part of the
+// attempt landed after the release, announces nothing). The waiter parks once
+// a majority refused it, so under load its request to the one node that can
+// announce may still be on its way when the holder releases.
 func handoff(t *testing.T, holder, waiter *redlock.Client, obs *eventCounter, settle ...*redistest.Cluster) time.Duration {
 	t.Helper()
 	ctx := ctxFor(t)
@@ -131,6 +135,9 @@ func handoff(t *testing.T, holder, waiter *redlock.Client, obs *eventCounter, se
 		_ = held.Release(ctx) // a node missed the acquire (a loaded machine): again
 	}
 	done := blockedWaiter(t, waiter, obs, key, 10*time.Minute)
+	if len(settle) > 0 {
+		awaitMarkedEverywhere(t, settle[0], holder.KeyName(key))
+	}
 	time.Sleep(100 * time.Millisecond) // let the subscriptions settle; the waiter sleeps on
 	released := time.Now()
 	if err := held.Release(ctx); err != nil {
@@ -417,6 +424,23 @@ func TestNotifyFIFOAndPassOn(t *testing.T) {
 
 // holdsEverywhere reports whether every node of c holds token under name
 // within a few seconds.
+// awaitMarkedEverywhere waits (hang guard: 2 minutes) until a waiter's
+// attempt has marked the lock key name on every node of c.
+func awaitMarkedEverywhere(t *testing.T, c *redistest.Cluster, name string) {
+	t.Helper()
+	await(t, "the waiter's mark on every node", 2*time.Minute, func() bool {
+		for _, nd := range c.Nodes() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			v, _ := nd.Client().Get(ctx, name).Result()
+			cancel()
+			if !strings.HasPrefix(v, "!") {
+				return false
+			}
+		}
+		return true
+	})
+}
+
 func holdsEverywhere(c *redistest.Cluster, name, token string) bool {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
