@@ -131,7 +131,9 @@ func TestReleasedHearsOnlyMarkedReleases(t *testing.T) {
 	marked := func() int {
 		n := 0
 		for _, rc := range cl.Clients() {
-			v, err := rc.Get(ctx, "lock:{"+key+"}").Result()
+			gctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			v, err := rc.Get(gctx, holder.KeyName(key)).Result()
+			cancel()
 			if err != nil {
 				t.Fatalf("GET the lock key: %v", err)
 			}
@@ -141,11 +143,16 @@ func TestReleasedHearsOnlyMarkedReleases(t *testing.T) {
 		}
 		return n
 	}
-	l, err := holder.TryAcquire(ctx, key, 10*time.Second)
+	l, err := holder.TryAcquire(ctx, key, 5*time.Minute) // outlives the hang guard
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release(ctx)
+	// The acquire decided on a majority; an attempt that reached the third
+	// node first would take it there and mark nothing.
+	await(t, "the holder's key on every node", 2*time.Minute, func() bool {
+		return countEqual(holders(t, cl, holder.KeyName(key)), l.Token()) == 3
+	})
 	if _, err := bystander.TryAcquire(ctx, key, 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("bystander's attempt: %v, want ErrNotAcquired", err)
 	}
