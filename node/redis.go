@@ -185,10 +185,6 @@ func waiterArg(w bool) string {
 	return "0"
 }
 
-// WaiterArg is AcquireArgs.Waiter as the acquire script takes it, for
-// nodes over other clients.
-func WaiterArg(w bool) string { return waiterArg(w) }
-
 // AcquireReplyOf reads the reply {acquired, value[, third]} of the acquire
 // script: value is the counter when acquired, the holder's PTTL otherwise
 // (0 for a tombstone, -1 for a key without expiry); third is the previous
