@@ -36,8 +36,9 @@ STRESS_RUNS ?= 5
 test-stress: redis-server
 	@GO="$(GO)" STRESS_RUNS="$(STRESS_RUNS)" MAKE="$(MAKE)" scripts/test-stress.sh
 
-## lint: go vet, gofmt and staticcheck (pinned)
+## lint: go vet, gofmt and staticcheck (pinned), and no tracked file over 1 MiB
 lint:
+	@scripts/check-tracked-size.sh
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) $(PKGS)
