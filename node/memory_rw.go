@@ -66,6 +66,18 @@ func (r *memRW) reading(name, token string, now time.Time) bool {
 	return ok
 }
 
+// firstReader is the smallest release id among the readers of name: the
+// holder a refused writer is told of, comparable with its own id.
+func (r *memRW) firstReader(name string) string {
+	first := ""
+	for tok := range r.readers[name] {
+		if id := ReleaseID(tok); first == "" || id < first {
+			first = id
+		}
+	}
+	return first
+}
+
 func (r *memRW) addReader(name, token string, ttl time.Duration, now time.Time) {
 	if r.readers[name] == nil {
 		r.readers[name] = map[string]time.Time{}
@@ -90,25 +102,31 @@ func (m *Memory) AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (Acqui
 		return AcquireReply{}, nil
 	}
 	retention := RetentionOrDefault(a.Retention)
-	counter := func() uint64 { // the counter as it is, its expiry reset
+	counter := func() uint64 { // the counter as it is (started if missing), its expiry reset
 		c, ok := m.counter(a.Name, now)
-		if ok {
-			m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
+		if !ok {
+			c = seedOrClock(a.Seed, now)
 		}
+		m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
 		return c
 	}
 	w, writing := m.rw.writer(a.Name, now)
 	if mode == Shared {
-		if !m.rw.reading(a.Name, a.Token, now) {
-			if writing {
-				return AcquireReply{HolderTTL: w.expires.Sub(now), Holder: ReleaseID(w.token)}, nil
+		if writing {
+			return AcquireReply{HolderTTL: w.expires.Sub(now), Holder: ReleaseID(w.token)}, nil
+		}
+		if i, waits := m.rw.intent(a.Name, now); waits {
+			// A reader not yet in (also one asking again after a split)
+			// waits for the writer; its entry goes, as the attempt's
+			// cleanup skips a node that refused it.
+			if m.rw.reading(a.Name, a.Token, now) {
+				delete(m.rw.readers[a.Name], a.Token)
+				m.rw.lastReader(a.Name, now)
 			}
-			if i, waits := m.rw.intent(a.Name, now); waits {
-				return AcquireReply{HolderTTL: i.expires.Sub(now), Holder: ReleaseID(i.token)}, nil
-			}
-			m.wrote(now)
+			return AcquireReply{HolderTTL: i.expires.Sub(now), Holder: WaitingWriterHolder}, nil
 		}
 		m.rw.addReader(a.Name, a.Token, a.TTL, now)
+		m.wrote(now)
 		return AcquireReply{Acquired: true, Fence: counter()}, nil
 	}
 	if writing {
@@ -122,15 +140,11 @@ func (m *Memory) AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (Acqui
 	if last, ok := m.rw.lastReader(a.Name, now); ok {
 		m.rw.intents[a.Name] = memLock{token: a.Token, expires: now.Add(a.TTL)}
 		m.wrote(now)
-		return AcquireReply{HolderTTL: last.Sub(now), Holder: ReadersHolder}, nil
+		return AcquireReply{HolderTTL: last.Sub(now), Holder: m.rw.firstReader(a.Name)}, nil
 	}
 	m.rw.writers[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
 	delete(m.rw.intents, a.Name) // a writer got in: the intent is done
-	c, ok := m.counter(a.Name, now)
-	if !ok {
-		c = seedOrClock(a.Seed, now)
-	}
-	c++
+	c := counter() + 1
 	m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
 	m.wrote(now)
 	return AcquireReply{Acquired: true, Fence: c}, nil
@@ -174,6 +188,7 @@ func (m *Memory) ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]E
 			default:
 				res[i] = Reasserted
 				w = memLock{token: op.Token, owner: op.Owner, at: op.At}
+				delete(m.rw.intents, op.Name) // a writer got in: the intent is done
 				m.wrote(now)
 			}
 			w.expires = now.Add(op.TTL)
@@ -203,12 +218,11 @@ func (m *Memory) ReleaseRW(ctx context.Context, mode Mode, a ReleaseArgs) (bool,
 			m.rw.lastReader(a.Name, now)
 		}
 	} else {
+		// The intent stays: a failed attempt's cleanup can land after
+		// this node refused the attempt (see ReadWriter).
 		if w, ok := m.rw.writer(a.Name, now); ok && w.token == a.Token {
 			delete(m.rw.writers, a.Name)
 			released = true
-		}
-		if i, ok := m.rw.intent(a.Name, now); ok && i.token == a.Token {
-			delete(m.rw.intents, a.Name)
 		}
 	}
 	if a.Tombstone > 0 {

@@ -21,20 +21,30 @@ import (
 //   - AcquireRW(Shared) adds the token as a reader, with its own expiry,
 //     unless a writer holds the lock or a writer waits (its intent, see
 //     below); it does not count: its Fence is the counter as it is, the
-//     fence of the last writer (0 when there is no counter). Refused, it
-//     reports the writer's (or the waiting writer's) ReleaseID and TTL.
+//     fence of the last writer. A missing counter (a new name, or data
+//     lost) is first started as an exclusive acquisition starts it, from
+//     the seed or the clock, so that a reader's fence stays at least that
+//     of the writers before it. Refused by a writer, it reports the
+//     writer's ReleaseID and TTL; refused by an intent, WaitingWriterHolder
+//     and the intent's TTL, and the token's entry, if a split-vote round
+//     left it there, is dropped: a reader not yet in never passes a
+//     waiting writer.
 //   - AcquireRW(Exclusive) takes the lock when no writer and no live
 //     reader holds it, and counts as Node.Acquire does. Refused because
 //     readers hold it, it records the token as the waiting writer's
 //     intent for a.TTL (replacing another's), which refuses new readers
-//     until it expires, a writer acquires, or the token is released: a
-//     stream of readers cannot starve a writer. It then reports ReadersHolder and
-//     the time until the last reader's entry expires.
+//     until it expires or a writer acquires on the node: a stream of
+//     readers cannot starve a writer. It then reports the smallest
+//     ReleaseID among the readers and the time until the last reader's
+//     entry expires, so that a writer and a reader that split the nodes
+//     compare the same two ids and agree on one winner.
 //   - ExtendRW and ReleaseRW act on the token in the given mode only;
-//     an exclusive release also drops the token's intent. A shared
-//     re-assertion is refused while a writer holds the lock, an exclusive
-//     one while a writer or reader does. A release is announced on
-//     a.Channel with a.Name, as Node.Release does.
+//     a shared re-assertion is refused while a writer holds the lock, an
+//     exclusive one while a writer or reader does (it ends an intent, as
+//     an acquisition does). A release never drops an intent: the cleanup
+//     of a failed attempt can land after the node refused that attempt.
+//     A release is announced on a.Channel with a.Name, as Node.Release
+//     does.
 //   - RaiseFenceRW raises the counter as RaiseFence does and reports
 //     whether the token holds the lock in the given mode.
 //
@@ -87,9 +97,12 @@ func (m Mode) arg() string {
 	return "x"
 }
 
-// ReadersHolder is the Holder an exclusive AcquireRW reports when readers
-// hold the lock: clients count it as one holder.
-const ReadersHolder = "readers"
+// WaitingWriterHolder is the Holder a shared AcquireRW reports when a
+// waiting writer's intent refuses it. It stands for every writer attempt
+// (a reader refused by the intents of several attempts sees one holder),
+// and it sorts before every ReleaseID, so a reader that splits the nodes
+// with a waiting writer yields to it.
+const WaitingWriterHolder = "-waiting-writer"
 
 // ErrReadWriteUnsupported is returned (wrapped) for a node that does not
 // implement ReadWriter.

@@ -17,3 +17,13 @@ local function addReader(tok, ttl)
   redis.call('PEXPIRE', KEYS[2], lastReader())
 end
 local function rid(tok) return string.sub(redis.sha1hex(tok), 1, 16) end
+-- firstReader: the smallest release id among the readers, the holder a
+-- refused writer is told of, comparable with the writer's own id.
+local function firstReader()
+  local first
+  for _, tok in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+    local id = rid(tok)
+    if not first or id < first then first = id end
+  end
+  return first
+end

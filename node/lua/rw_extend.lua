@@ -20,6 +20,7 @@ elseif w or redis.call('EXISTS', KEYS[5]) == 1 or lastReader() then
   return 0
 else
   redis.call('SET', KEYS[1], tok .. ' ' .. ARGV[6] .. ' ' .. ARGV[7], 'PX', ttl)
+  redis.call('DEL', KEYS[3]) -- a writer got in: the intent is done
   res = 2
 end
 if tonumber(redis.call('GET', KEYS[4]) or '0') < tonumber(ARGV[4]) then

@@ -20,6 +20,9 @@ var rwCases = []struct {
 	{"RWWriterExcludesReaders", rwWriterExcludesReaders},
 	{"RWReadersExcludeWriter", rwReadersExcludeWriter},
 	{"RWWriterIntentBlocksNewReaders", rwWriterIntentBlocksNewReaders},
+	{"RWReaderAskingAgainYieldsToIntent", rwReaderAskingAgainYieldsToIntent},
+	{"RWSplitBetweenKindsComparable", rwSplitBetweenKindsComparable},
+	{"RWReaderStartsMissingCounter", rwReaderStartsMissingCounter},
 	{"RWIntentExpires", rwIntentExpires},
 	{"RWReaderExpires", rwReaderExpires},
 	{"RWFences", rwFences},
@@ -84,10 +87,14 @@ func (f *rwFixture) want(what string, got node.AcquireReply, acquired bool) {
 
 func rwReadersShare(f *rwFixture) {
 	name := f.name()
+	var fence uint64
 	for i := range 3 {
 		rep := f.acquire(r, name, fmt.Sprint("reader", i), long)
-		if !rep.Acquired || rep.Fence != 0 {
-			f.t.Fatalf("reader %d on a lock no writer ever held = %+v, want acquired with fence 0", i, rep)
+		if i == 0 {
+			fence = rep.Fence
+		}
+		if !rep.Acquired || rep.Fence == 0 || rep.Fence != fence {
+			f.t.Fatalf("reader %d on a lock no writer ever held = %+v, want acquired with the started counter %d", i, rep, fence)
 		}
 	}
 	if again := f.acquire(r, name, "reader0", long); !again.Acquired {
@@ -116,8 +123,8 @@ func rwReadersExcludeWriter(f *rwFixture) {
 	name := f.name()
 	f.acquire(r, name, "reader", long)
 	rep := f.acquire(w, name, "writer", time.Second)
-	if rep.Acquired || rep.Holder != node.ReadersHolder || rep.HolderTTL <= 0 || rep.HolderTTL > long {
-		f.t.Fatalf("writer under a reader = %+v, want refused by %q with the reader's ttl", rep, node.ReadersHolder)
+	if rep.Acquired || rep.Holder != node.ReleaseID("reader") || rep.HolderTTL <= 0 || rep.HolderTTL > long {
+		f.t.Fatalf("writer under a reader = %+v, want refused by the reader %s with its ttl", rep, node.ReleaseID("reader"))
 	}
 	if !f.release(r, name, "reader") {
 		f.t.Fatal("reader's release failed")
@@ -126,16 +133,15 @@ func rwReadersExcludeWriter(f *rwFixture) {
 }
 
 // A waiting writer's intent refuses new readers (not the readers already
-// in) until the writer acquires; its release lets readers in again.
+// in: their extensions) until the writer acquires.
 func rwWriterIntentBlocksNewReaders(f *rwFixture) {
 	name := f.name()
 	f.acquire(r, name, "old", long)
 	f.want("writer under a reader", f.acquire(w, name, "writer", long), false)
 	rep := f.acquire(r, name, "new", time.Second)
-	if rep.Acquired || rep.Holder != node.ReleaseID("writer") || rep.HolderTTL <= 0 {
-		f.t.Fatalf("new reader while a writer waits = %+v, want refused by the waiting writer %s", rep, node.ReleaseID("writer"))
+	if rep.Acquired || rep.Holder != node.WaitingWriterHolder || rep.HolderTTL <= 0 {
+		f.t.Fatalf("new reader while a writer waits = %+v, want refused by %q", rep, node.WaitingWriterHolder)
 	}
-	f.want("resent acquire of a reader already in", f.acquire(r, name, "old", long), true)
 	if res := f.extend(r, ext(name, "old", long, 0)); res[0] != node.Extended {
 		f.t.Fatalf("extend of a reader already in while a writer waits = %v, want extended", res)
 	}
@@ -146,9 +152,67 @@ func rwWriterIntentBlocksNewReaders(f *rwFixture) {
 	f.want("new reader after the writer's release", f.acquire(r, name, "new", long), true)
 }
 
+// A reader that asks again with the same token (a split-vote round it
+// thought it won) is not in: a writer's intent that arrived meanwhile
+// refuses it and drops its entry, so the writer's next attempt gets in.
+func rwReaderAskingAgainYieldsToIntent(f *rwFixture) {
+	name := f.name()
+	f.want("reader", f.acquire(r, name, "reader", long), true)
+	f.want("writer under the reader", f.acquire(w, name, "writer", long), false)
+	rep := f.acquire(r, name, "reader", long)
+	if rep.Acquired || rep.Holder != node.WaitingWriterHolder {
+		f.t.Fatalf("reader asking again while a writer waits = %+v, want refused by %q", rep, node.WaitingWriterHolder)
+	}
+	f.want("writer's next attempt", f.acquire(w, name, "writer-2", long), true)
+}
+
+// A writer refused by a reader and that reader refused by the writer (a
+// split of the nodes between them) are told of ids they can both compare:
+// the writer of the smallest reader's release id, the reader of the
+// writer's. Two names stand for two nodes.
+func rwSplitBetweenKindsComparable(f *rwFixture) {
+	one, two := f.name(), f.name()
+	readers := []string{"reader-a", "reader-b", "reader-c"}
+	first := ""
+	for _, tok := range readers {
+		f.acquire(r, one, tok, long)
+		if id := node.ReleaseID(tok); first == "" || id < first {
+			first = id
+		}
+	}
+	if rep := f.acquire(w, one, "writer", long); rep.Acquired || rep.Holder != first {
+		f.t.Fatalf("writer under readers %v = %+v, want refused by the smallest release id %s", readers, rep, first)
+	}
+	f.want("writer on the other name", f.acquire(w, two, "writer", long), true)
+	if rep := f.acquire(r, two, "reader-a", long); rep.Acquired || rep.Holder != node.ReleaseID("writer") {
+		f.t.Fatalf("reader under the writer = %+v, want refused by %s", rep, node.ReleaseID("writer"))
+	}
+	if node.WaitingWriterHolder >= first || node.WaitingWriterHolder >= node.ReleaseID("writer") {
+		f.t.Fatalf("WaitingWriterHolder %q does not sort before the release ids", node.WaitingWriterHolder)
+	}
+}
+
+// A reader of a name without a counter (new, or lost with the node's
+// data) starts it as a writer would, from the node's clock at least, so
+// that its fence is not below the writers' before the loss; the next
+// writer counts on from it.
+func rwReaderStartsMissingCounter(f *rwFixture) {
+	name := f.name()
+	before := nowMicros()
+	rep := f.acquire(r, name, "reader", long)
+	if !rep.Acquired || rep.Fence < before {
+		f.t.Fatalf("reader on a missing counter = %+v, want a fence of at least the clock %d", rep, before)
+	}
+	f.release(r, name, "reader")
+	if wr := f.acquire(w, name, "writer", long); wr.Fence != rep.Fence+1 {
+		f.t.Fatalf("writer after the reader: fence %d, want %d", wr.Fence, rep.Fence+1)
+	}
+}
+
 // The intent is bounded: a writer that stops trying blocks readers at most
-// for the TTL of its last attempt; its release (a failed attempt's undo)
-// ends it at once.
+// for the TTL of its last attempt. The cleanup of a failed attempt (a
+// release of its token) does not end it, as that cleanup can land after
+// the node refused the attempt; a writer that gets in does.
 func rwIntentExpires(f *rwFixture) {
 	name := f.name()
 	f.acquire(r, name, "old", long)
@@ -159,7 +223,13 @@ func rwIntentExpires(f *rwFixture) {
 	f.acquire(r, other, "old", long)
 	f.acquire(w, other, "undone", long)
 	f.release(w, other, "undone")
-	f.want("reader after the waiting writer's release", f.acquire(r, other, "new", long), true)
+	if rep := f.acquire(r, other, "new", long); rep.Acquired || rep.Holder != node.WaitingWriterHolder {
+		f.t.Fatalf("reader after the waiting writer's cleanup = %+v, want refused by the intent", rep)
+	}
+	f.release(r, other, "old")
+	f.want("writer once the readers left", f.acquire(w, other, "writer", long), true)
+	f.release(w, other, "writer")
+	f.want("reader after that writer's release", f.acquire(r, other, "new", long), true)
 }
 
 func rwReaderExpires(f *rwFixture) {
@@ -202,12 +272,12 @@ func rwFences(f *rwFixture) {
 
 func rwExtend(f *rwFixture) {
 	name := f.name()
-	f.acquire(r, name, "reader", long)
-	if res := f.extend(r, ext(name, "reader", long, 0), ext(name, "lost", long, 7)); res[0] != node.Extended || res[1] != node.Reasserted {
+	base := f.acquire(r, name, "reader", long).Fence
+	if res := f.extend(r, ext(name, "reader", long, 0), ext(name, "lost", long, base+7)); res[0] != node.Extended || res[1] != node.Reasserted {
 		f.t.Fatalf("reader extend = %v, want [extended reasserted]", res)
 	}
-	if h := f.inspect(name); h.Fence != 7 {
-		f.t.Fatalf("counter after a reader's extend with fence 7 = %d, want raised to 7", h.Fence)
+	if h := f.inspect(name); h.Fence != base+7 {
+		f.t.Fatalf("counter after a reader's extend with fence %d = %d, want raised to it", base+7, h.Fence)
 	}
 	if res := f.extend(w, ext(name, "writer", long, 0)); res[0] != node.NotHeld {
 		f.t.Fatalf("writer re-assert while readers hold = %v, want not held", res)
@@ -262,21 +332,22 @@ func rwTombstoneRefusesLateRequests(f *rwFixture) {
 
 func rwRaiseFence(f *rwFixture) {
 	name := f.name()
-	f.acquire(r, name, "reader", long)
+	base := f.acquire(r, name, "reader", long).Fence // the counter the reader started
 	for _, c := range []struct {
 		mode  node.Mode
 		token string
 		fence uint64
 		held  bool
 	}{{r, "reader", 5, true}, {w, "reader", 6, false}, {r, "other", 9, false}, {r, "reader", 3, true}} {
+		c.fence += base
 		held, err := f.rw.RaiseFenceRW(f.ctx(), c.mode, name, c.token, c.fence, long)
 		f.must("raise", err)
 		if held != c.held {
 			f.t.Fatalf("raise %s %s to %d: held %v, want %v", c.mode, c.token, c.fence, held, c.held)
 		}
 	}
-	if h := f.inspect(name); h.Fence != 9 {
-		f.t.Fatalf("counter = %d, want 9 (raised, never lowered)", h.Fence)
+	if h := f.inspect(name); h.Fence != base+9 {
+		f.t.Fatalf("counter = %d, want %d (raised, never lowered)", h.Fence, base+9)
 	}
 }
 
