@@ -2,7 +2,9 @@ package rwlock_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,3 +55,25 @@ func ctxFor(t *testing.T) context.Context {
 }
 
 func startCluster(t *testing.T, n int) *redistest.Cluster { return redistest.StartT(t, n) }
+
+// restartEmpty restarts every node of cl at once and checks that each came
+// back empty.
+func restartEmpty(t *testing.T, cl *redistest.Cluster) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make([]error, len(cl.Nodes()))
+	for i, n := range cl.Nodes() {
+		wg.Go(func() { errs[i] = n.Restart(ctx) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range cl.Nodes() {
+		if size, err := n.Client().DBSize(ctx).Result(); err != nil || size != 0 {
+			t.Fatalf("node %d after restart: %d keys, %v; want an empty server", i, size, err)
+		}
+	}
+}
