@@ -305,7 +305,7 @@ func Scenarios() []Scenario {
 		},
 		{
 			Name: "split-vote", Expect: ExpectTargets,
-			What: "3 replicas call TryAcquire on a fresh key at the same instant, round after round; exactly one must run each round",
+			What: "3 replicas call TryAcquire on a fresh key at the same instant, round after round; exactly one must run each round; then a writer and a reader of rwlock race in a 2-2 split (node 4 cut off): exactly one runs, the other is told it is held",
 			Measure: func(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 				return runSplitVote(ctx, p, e, false)
 			},

@@ -179,6 +179,12 @@ func runSplitVote(ctx context.Context, p Profile, e *Env, broken bool) (*Measure
 			}
 		}
 	}
+	var rw svRWCounts
+	if !broken {
+		if rw, err = runSVWriterReader(hard, e, max(8, min(rounds/8, 64)), f); err != nil {
+			return nil, err
+		}
+	}
 	total := done[0] + done[1]
 	if hard.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("split-vote: %d of %d rounds in the time allowed", total, rounds)
@@ -192,10 +198,15 @@ func runSplitVote(ctx context.Context, p Profile, e *Env, broken bool) (*Measure
 	m.Figures.atMost("rounds with two holders at once", float64(double[0]+double[1]), "", 0)
 	m.Figures.info("lost attempts in rounds without a runner said held", float64(lostNoRunner[kindHeld]), "")
 	m.Figures.info("lost attempts in rounds without a runner said split vote", float64(lostNoRunner[kindSplit]), "")
+	if !broken {
+		m.Figures.info("writer-reader rounds (rwlock, 2-2 split)", float64(rw.rounds), "")
+		m.Figures.atMost("writer-reader rounds without exactly one runner", float64(rw.none+rw.both), "", 0)
+		m.Figures.atMost("writer-reader rounds where a side gave up on split votes", float64(rw.gaveUp), "", 0)
+	}
 	m.Figures.info("attempt p50", ms(attemptLat.pct(50)), "ms")
 	m.Figures.info("attempt p99", ms(attemptLat.pct(99)), "ms")
 	m.Figures.info("attempt max", ms(attemptLat.pct(100)), "ms")
-	m.Summary = fmt.Sprintf("%d rounds of %d replicas; plain loopback: %d of %d ran once, %d without a runner, %d with two holders at once; spread latencies: %d of %d ran once, %d without a runner, %d with two holders at once; the losers of rounds without a runner said: %s; all attempts: %s; attempt p99 %s",
-		total, svReplicas, one[0], done[0], noRunner[0], double[0], one[1], done[1], noRunner[1], double[1], lostNoRunner, all, fmtFigure(ms(attemptLat.pct(99)), "ms"))
+	m.Summary = fmt.Sprintf("%d rounds of %d replicas; plain loopback: %d of %d ran once, %d without a runner, %d with two holders at once; spread latencies: %d of %d ran once, %d without a runner, %d with two holders at once; the losers of rounds without a runner said: %s; all attempts: %s; attempt p99 %s; writer-reader rounds: %d of %d ran once, %d gave up on split votes",
+		total, svReplicas, one[0], done[0], noRunner[0], double[0], one[1], done[1], noRunner[1], double[1], lostNoRunner, all, fmtFigure(ms(attemptLat.pct(99)), "ms"), rw.one, rw.rounds, rw.gaveUp)
 	return m, nil
 }
