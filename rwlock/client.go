@@ -64,10 +64,12 @@ func New(nodes []node.Node, opts ...redlock.Option) (*Client, error) {
 // RLock takes the lock named key as a reader (shared with other readers,
 // never with a writer) for ttl, retrying per the client's retry policy
 // while a writer holds the lock or waits for it. The *redlock.Lock it
-// returns is the reader's own: its Fence is the fence of the last writer
-// that held the lock before it (0 if none did), and its Extend, KeepAlive,
-// Release, Done and Err work as for a mutex (TookOver always reports
-// false). Errors are those of redlock.Client.Acquire.
+// returns is the reader's own: its Fence is at least that of every writer
+// that held the lock before it and below that of every writer after it
+// (see Fences in the package doc; also after every node lost its data),
+// and its Extend, KeepAlive, Release, Done and Err work as for a mutex
+// (TookOver always reports false). Errors are those of
+// redlock.Client.Acquire.
 func (c *Client) RLock(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error) {
 	return c.readers.Acquire(ctx, key, ttl)
 }
@@ -93,8 +95,8 @@ func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (*redl
 // TryLock is Lock with a single attempt: it returns an error wrapping
 // redlock.ErrNotAcquired when readers or another writer hold the lock.
 // Refused by readers, it still leaves its intent for ttl on the nodes
-// where readers refused it (a failed attempt's cleanup skips those nodes;
-// TestIntentIsBounded).
+// where readers refused it, also on those whose refusal came after the
+// attempt was decided: a failed attempt's cleanup never removes an intent.
 func (c *Client) TryLock(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error) {
 	return c.writers.TryAcquire(ctx, key, ttl)
 }

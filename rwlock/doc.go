@@ -45,11 +45,14 @@
 // those nodes, for the ttl of its attempt, and nodes refuse new readers
 // while it is there; readers already in keep their lock and extensions.
 // Once the intent is on a majority no new reader can get in, so a writer
-// waits for the readers in at that moment, not for a stream of them
-// (TestWriterNotStarvedByReaders counts the reader turns it waits). A
-// writer that gives up keeps new readers out for at most the ttl of its
-// last attempt (TestIntentIsBounded). Waiting writers among themselves
-// are not ordered.
+// waits for the readers in at that moment, not for a stream of them. The
+// intent stays until it expires or a writer gets in on the node: a failed
+// attempt's cleanup leaves it, and a reader not yet in is refused by it,
+// also when asking again after a split-vote round. A writer that gives up
+// keeps new readers out for at most the ttl of its last attempt. Waiting
+// writers among themselves are not ordered. A writer and a reader that
+// split the nodes compare the same two ids (the writer is told of the
+// smallest reader's), so exactly one keeps its nodes, as between writers.
 //
 // # Fences
 //
@@ -58,11 +61,13 @@
 // every earlier reader's. A reader's Fence is the counter as its majority
 // saw it: at least the fence of every writer that held the lock before the
 // reader, and below the fence of every writer after it
-// (TestNoReaderMeetsWriter and TestFences check both). It is often the
-// last writer's fence, and larger when a writer's failed attempt counted on
-// some nodes in between or a node that answered the writer late counted
-// higher, so use it to order a reader among the writers, not to name the
-// last writer.
+// (TestNoReaderMeetsWriter and TestFences check both). A reader that finds
+// no counter (a new key, or data lost) starts it from the clock as a
+// writer does, so the bound holds after data loss under redlock's
+// conditions for fences. It is often the last writer's fence, and larger
+// when a writer's failed attempt counted on some nodes in between or a
+// node that answered the writer late counted higher, so use it to order a
+// reader among the writers, not to name the last writer.
 //
 // # Limits
 //
