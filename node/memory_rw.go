@@ -101,41 +101,17 @@ func (m *Memory) AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (Acqui
 	if m.tombstoned(a.Name, a.Token, now) {
 		return AcquireReply{}, nil
 	}
-	retention := RetentionOrDefault(a.Retention)
-	counter := func() uint64 { // the counter as it is (started if missing), its expiry reset
-		c, ok := m.counter(a.Name, now)
-		if !ok {
-			c = seedOrClock(a.Seed, now)
-		}
-		m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
-		return c
+	if mode == Shared {
+		return m.acquireShared(a, now), nil
 	}
 	w, writing := m.rw.writer(a.Name, now)
-	if mode == Shared {
-		if writing {
-			return AcquireReply{HolderTTL: w.expires.Sub(now), Holder: ReleaseID(w.token)}, nil
-		}
-		if i, waits := m.rw.intent(a.Name, now); waits {
-			// A reader not yet in (also one asking again after a split)
-			// waits for the writer; its entry goes, as the attempt's
-			// cleanup skips a node that refused it.
-			if m.rw.reading(a.Name, a.Token, now) {
-				delete(m.rw.readers[a.Name], a.Token)
-				m.rw.lastReader(a.Name, now)
-			}
-			return AcquireReply{HolderTTL: i.expires.Sub(now), Holder: WaitingWriterHolder}, nil
-		}
-		m.rw.addReader(a.Name, a.Token, a.TTL, now)
-		m.wrote(now)
-		return AcquireReply{Acquired: true, Fence: counter()}, nil
-	}
 	if writing {
 		if w.token != a.Token {
 			return AcquireReply{HolderTTL: w.expires.Sub(now), Holder: ReleaseID(w.token)}, nil
 		}
 		w.expires = now.Add(a.TTL)
 		m.rw.writers[a.Name] = w
-		return AcquireReply{Acquired: true, Fence: counter()}, nil
+		return AcquireReply{Acquired: true, Fence: m.rwCounter(a, now)}, nil
 	}
 	if last, ok := m.rw.lastReader(a.Name, now); ok {
 		m.rw.intents[a.Name] = memLock{token: a.Token, expires: now.Add(a.TTL)}
@@ -144,10 +120,42 @@ func (m *Memory) AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (Acqui
 	}
 	m.rw.writers[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
 	delete(m.rw.intents, a.Name) // a writer got in: the intent is done
-	c := counter() + 1
-	m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
+	c := m.rwCounter(a, now) + 1
+	m.counters[a.Name] = memCount{value: c, expires: now.Add(RetentionOrDefault(a.Retention))}
 	m.wrote(now)
 	return AcquireReply{Acquired: true, Fence: c}, nil
+}
+
+// acquireShared is AcquireRW(Shared), with m.mu held.
+func (m *Memory) acquireShared(a AcquireArgs, now time.Time) AcquireReply {
+	if w, writing := m.rw.writer(a.Name, now); writing {
+		return AcquireReply{HolderTTL: w.expires.Sub(now), Holder: ReleaseID(w.token)}
+	}
+	if i, waits := m.rw.intent(a.Name, now); waits {
+		// A reader not yet in (also one asking again after a split) waits
+		// for the writer; its entry goes, as the attempt's cleanup skips a
+		// node that refused it.
+		if m.rw.reading(a.Name, a.Token, now) {
+			delete(m.rw.readers[a.Name], a.Token)
+			m.rw.lastReader(a.Name, now)
+		}
+		return AcquireReply{HolderTTL: i.expires.Sub(now), Holder: WaitingWriterHolder}
+	}
+	m.rw.addReader(a.Name, a.Token, a.TTL, now)
+	m.wrote(now)
+	return AcquireReply{Acquired: true, Fence: m.rwCounter(a, now)}
+}
+
+// rwCounter is the counter of a.Name as it is, started from the seed or
+// the clock when missing (readers start it too, so that a reader after data
+// loss reads above the writers before it), with its expiry reset.
+func (m *Memory) rwCounter(a AcquireArgs, now time.Time) uint64 {
+	c, ok := m.counter(a.Name, now)
+	if !ok {
+		c = seedOrClock(a.Seed, now)
+	}
+	m.counters[a.Name] = memCount{value: c, expires: now.Add(RetentionOrDefault(a.Retention))}
+	return c
 }
 
 // ExtendRW implements ReadWriter.
