@@ -64,10 +64,12 @@ func New(nodes []node.Node, opts ...redlock.Option) (*Client, error) {
 // RLock takes the lock named key as a reader (shared with other readers,
 // never with a writer) for ttl, retrying per the client's retry policy
 // while a writer holds the lock or waits for it. The *redlock.Lock it
-// returns is the reader's own: its Fence is the fence of the last writer
-// that held the lock before it (0 if none did), and its Extend, KeepAlive,
-// Release, Done and Err work as for a mutex (TookOver always reports
-// false). Errors are those of redlock.Client.Acquire.
+// returns is the reader's own: its Fence is at least the fence of every
+// writer that held the lock before it and below that of every writer after
+// it (often, not always, the last writer's own: see "Fences" in the package
+// doc), and its Extend, KeepAlive, Release, Done and Err work as for a
+// mutex (TookOver always reports false). Errors are those of
+// redlock.Client.Acquire.
 func (c *Client) RLock(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error) {
 	return c.readers.Acquire(ctx, key, ttl)
 }
