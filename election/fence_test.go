@@ -51,6 +51,7 @@ func TestLeaderFenceAfterCampaignWithDriftingCounters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer term.Resign(ctx)
 	if term.Fence() <= 1_000_000 {
 		t.Fatalf("term fence %d, want node 0's count (decided on nodes 0 and 1)", term.Fence())
 	}
