@@ -32,7 +32,9 @@ const fastLooks = 10
 // between two looks is not reported, and while the receiver does not read,
 // the changes meanwhile collapse into the latest one. Looks that fail
 // (too few nodes answer) report nothing; the next look tries again
-// (TestObserveSkipsFailedLooks).
+// (TestObserveSkipsFailedLooks). A report's Fence is as Leader.Fence
+// says: the first report of a term may come from a look that raced its
+// start, and a term is not reported again when its fence settles.
 //
 // Errors: redlock.ErrInvalidArgument for a nil ctx.
 func (e *Election) Observe(ctx context.Context) (<-chan Leader, error) {

@@ -308,6 +308,9 @@ func (m *Memory) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, 
 		m.raise(op.Name, op.Fence, op.Retention, now)
 		if t, ok := m.trail(op.Name, now); ok {
 			t.expires = now.Add(RetentionOrDefault(op.Retention))
+			if t.h.Token == op.Token && t.h.Fence < op.Fence {
+				t.h.Fence = op.Fence // the trail records the lock's fence, as raise does
+			}
 			m.trails[op.Name] = t
 		}
 		if res[i] == Reasserted {

@@ -71,13 +71,22 @@ func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
 // TookOver reports the holder before this one when that holder never
 // released the key: its lock expired (a crashed worker, a client closed
 // without Release) or was force-released. The Info has the previous
-// holder's Key, Holder, Owner and AcquiredAt, and a Fence that is at least
-// the previous holder's fence and below ours (larger than the previous
-// holder's only when a node that answered its acquisition late counted
-// higher); ok is false when the key was released (or free) before. Use
-// it to recover what the previous holder left half done
-// (TestTakeoverAfterKilledHolder, TestTakeoverAfterClosedClient,
-// TestNoTakeoverAfterRelease).
+// holder's Key, Holder, Owner and AcquiredAt, and a Fence below ours; ok
+// is false when the key was released (or free) before. Use it to recover
+// what the previous holder left half done (TestTakeoverAfterKilledHolder,
+// TestTakeoverAfterClosedClient, TestNoTakeoverAfterRelease).
+//
+// The Fence is the largest that the trails found record. Each node's trail
+// records that node's count when it granted the lock, raised to the lock's
+// fence by the fence settle and by every extension that reaches the node.
+// So it is at least the previous holder's fence when a trail found is on a
+// node that counted that fence itself, or that the settle or one of the
+// holder's extensions reached (larger only when a node that answered that
+// acquisition late counted higher). When the nodes' counters drifted
+// apart, a node that granted the previous acquisition after it was
+// decided, and that no extension reached before the holder died, records
+// its own lower count, and a successor that finds only that trail reports
+// that count (TestTookOverFenceWithDriftingCounters).
 //
 // It relies on the trail each acquisition leaves on its nodes, which
 // Release deletes with the key and which lives as long as the fence

@@ -48,7 +48,8 @@
 // with its TTL. SetStatus is the one-write shorthand.
 //
 // Acquire, TryAcquire, Lock.Extend and Lock.Release are the manual mode, for
-// work that manages its lock itself.
+// work that manages its lock itself; Lock.Done, Lock.Err and Lock.Context
+// signal the lock's end as those of redlock.Lock do.
 //
 // A Reconciler runs the reconciliation loop: a pass at Start and then every
 // interval (30 s by default), taking each service's lock with a short TTL (5

@@ -192,6 +192,45 @@ func (h *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
+// Done is closed once when the lock ends: when it is lost (an extension
+// found it gone, or its validity ran out without one) or when Release
+// succeeded. Err then says which. As with redlock.Lock.Done, a lock kept
+// alive by the client (redlock.WithKeepAlive) is declared lost a safety
+// margin before its validity ends.
+func (h *Lock) Done() <-chan struct{} { return h.lock.Done() }
+
+// Err is nil while the lock is held. Once Done is closed it is why the lock
+// ended: an error wrapping ErrLockLost (and redlock.ErrLockLost) when it
+// was lost, or one wrapping redlock.ErrReleased after Release.
+func (h *Lock) Err() error {
+	return wrapLockErr("lock", h.serviceID, h.lock.Err())
+}
+
+// Context returns a context derived from parent that is cancelled when the
+// lock ends, with Err as its cause (context.Cause): errors.Is(cause,
+// ErrLockLost) when the lock was lost. Call cancel when done with it, as
+// with context.WithCancel. A nil parent gives a context cancelled at once
+// with a cause wrapping ErrInvalidArgument.
+func (h *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	if parent == nil {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(invalidArg("nil context"))
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(parent)
+	if h.lock.Err() != nil {
+		cancel(h.Err())
+		return ctx, func() { cancel(context.Canceled) }
+	}
+	lockCtx, stopLock := h.lock.Context(context.Background())
+	stop := context.AfterFunc(lockCtx, func() { cancel(h.Err()) })
+	return ctx, func() {
+		stop()
+		stopLock()
+		cancel(context.Canceled)
+	}
+}
+
 // Release frees the lock on every node. Errors wrap ErrLockLost (it had
 // expired or was already released) or ErrQuorumUnreachable; in either case
 // the lock's keys expire with its TTL, so a failed release needs no repair.

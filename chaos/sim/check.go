@@ -24,22 +24,12 @@ type Violation struct {
 // the library's owners with a reproducer (TestKnown*), recognized by kind
 // and a part of the detail.
 var knownFindings = []struct{ name, kind, detail string }{
-	// A single attempt said "held by another" at the instant a paused node
-	// resumed and applied its queued requests, while the ground truth shows
-	// no token on a majority during the call (seed 4959, once in a
-	// make test-stress run; 0 of 20 replays). Not confirmed; two
-	// candidates: a tie of the node's reply and the truth's spans at the
-	// resume instant, or a real miscount: the resumed node applies the
-	// holder's late acquire after the holder's key expired on another node
-	// that already said "held" to this call, and the client counts both
-	// replies although the keys never coexisted (a reply's TTL would tell:
-	// a key reported with TTL p in a round started at s lives until s+p at
-	// least). Either way the waiter waits for that holder's TTL, not longer.
-	// TestKnownSplitHeldAtResume (SIM_KNOWN=1).
-	{"split-held-at-resume", VSplitHeld, "resumed at"},
 	// Fixed since: split-loser-sleep (TestKnownSplitLoserSleep,
 	// redlock/acquire.go) and retry-storm (TestKnownRetryStorm,
-	// redlock/notify.go).
+	// redlock/notify.go). split-held-at-resume was the checker's own
+	// (TestKnownSplitHeldAtResume): a resumed server applied its queued
+	// requests in no order and at one instant, and the ground truth did
+	// not count a holder's span of zero length.
 }
 
 func known(v Violation) string {

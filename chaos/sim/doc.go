@@ -48,9 +48,10 @@
 // timeout plus 50 ms, plus 10 ms (its round, the fence settle and a split's
 // last look). The ground truth is recorded by the servers as they apply
 // requests (truth.go). Violations that are instances of a finding on main
-// already reported (knownFindings) are counted apart and fail no profile;
-// each has a reproducer test, skipped until it is fixed (SIM_KNOWN=1); the
-// reproducers of findings since fixed run as regression tests.
+// already reported (knownFindings; none is open) are counted apart and fail
+// no profile; each has a reproducer test, skipped until it is fixed
+// (SIM_KNOWN=1); the reproducers of findings since fixed run as regression
+// tests.
 //
 // Bug re-introduces, at the servers and links, each review finding that
 // core v2 fixed, to show that the checks find it (TestFindsReviewFindings).

@@ -160,7 +160,7 @@ func (w *world) faulty(from, to time.Duration) bool {
 }
 
 // resumedDuring notes a paused node that resumed during a call (its queued
-// requests are applied at once then): the known finding split-held-at-resume.
+// requests are applied at one instant then), for the reader of a finding.
 func resumedDuring(s *Schedule, from, to time.Duration) string {
 	for _, f := range s.Faults {
 		if end := f.At + f.For; f.Kind == FaultPauseNode && end >= from && end <= to+time.Millisecond {

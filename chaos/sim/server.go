@@ -20,24 +20,44 @@ type server struct {
 	truth *truth
 
 	mu     sync.Mutex
-	paused chan struct{} // not nil while paused; closed on resume
+	paused bool
+	// queue holds the requests that arrived while the server was paused,
+	// or behind such a request, in arrival order: on resume they are
+	// applied one after the other in that order, as a resumed server reads
+	// its socket. Each is closed when it is its request's turn, with mu
+	// handed over to it.
+	queue []chan struct{}
 }
 
 var bg = context.Background() // a request on the server is not cut short by the client's context
 
 // call applies f on the server, waiting while it is paused (SIGSTOP: the
-// request sits in the socket until the server resumes).
+// request sits in the socket until the server resumes, and then is read
+// in its turn).
 func call[T any](s *server, f func() (T, error)) (T, error) {
-	for {
-		s.mu.Lock()
-		p := s.paused
-		if p == nil {
-			defer s.mu.Unlock()
-			return f()
-		}
+	s.mu.Lock()
+	if s.paused || len(s.queue) > 0 {
+		turn := make(chan struct{})
+		s.queue = append(s.queue, turn)
 		s.mu.Unlock()
-		<-p
+		<-turn // mu is ours: handOver passed it on
 	}
+	defer s.handOver()
+	return f()
+}
+
+// handOver passes mu, which the caller holds, to the first queued request,
+// or unlocks it when the server is paused or nothing is queued. (A
+// sync.Mutex may be unlocked by another goroutine than the one that
+// locked it.)
+func (s *server) handOver() {
+	if s.paused || len(s.queue) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	next := s.queue[0]
+	s.queue = s.queue[1:]
+	close(next)
 }
 
 func (s *server) acquire(a node.AcquireArgs) (node.AcquireReply, error) {
@@ -114,19 +134,19 @@ func (s *server) identify() (node.Identity, error) {
 
 func (s *server) pause() {
 	s.mu.Lock()
-	if s.paused == nil {
-		s.paused = make(chan struct{})
-	}
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	s.paused = true
 }
 
+// resume lets the queued requests in, in their order.
 func (s *server) resume() {
 	s.mu.Lock()
-	if s.paused != nil {
-		close(s.paused)
-		s.paused = nil
+	if !s.paused {
+		s.mu.Unlock()
+		return
 	}
-	s.mu.Unlock()
+	s.paused = false
+	s.handOver()
 }
 
 // setDown stops or starts the server; wipe forgets its data (a restart

@@ -371,13 +371,14 @@ func TestKnownSplitLoserSleep(t *testing.T) {
 	}
 }
 
-// TestKnownSplitHeldAtResume replays the open finding split-held-at-resume
-// (see knownFindings): seed 4959 up to 50 times, failing when one shows it.
-// Skipped until explained (SIM_KNOWN=1 runs it).
+// TestKnownSplitHeldAtResume replays the finding split-held-at-resume,
+// the checker's own: seed 4959 showed it in about 1 of 3 runs (a paused
+// node resumed and applied a holder's acquire and release at one fake
+// instant, in no particular order; the truth did not count that span of
+// zero length, so a truthful "held" looked like a split). Fixed in
+// server.go (queued requests in arrival order) and truth.go (closed
+// spans); it fails when one of 50 runs shows it.
 func TestKnownSplitHeldAtResume(t *testing.T) {
-	if os.Getenv("SIM_KNOWN") == "" {
-		t.Skip("known finding split-held-at-resume (a single attempt said held as a paused node resumed); SIM_KNOWN=1 runs the reproducer")
-	}
 	for run := range 50 {
 		if o, vs, f := runOne(t, 4959, BugNone); len(vs) > 0 {
 			t.Logf("run %d", run)

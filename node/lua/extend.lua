@@ -13,10 +13,12 @@ else
   res = 2
 end
 -- The counter never trails the lock's fence, and lives while the lock does,
--- as does the trail.
+-- as does the trail, which records the fence (this node may have counted
+-- lower when it granted the lock).
 if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[3]) then
   redis.call('SET', KEYS[2], ARGV[3])
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
+raiseTrail(KEYS[4], ARGV[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[4], ARGV[4])
 return res

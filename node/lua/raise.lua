@@ -5,13 +5,7 @@ if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[2]) then
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 -- The token's trail records the fence the lock settled on.
-local trail = redis.call('GET', KEYS[3])
-if trail and trailToken(trail) == ARGV[1] then
-  local i = string.find(trail, ' ', 1, true)
-  if tonumber(string.sub(trail, 1, i - 1)) < tonumber(ARGV[2]) then
-    redis.call('SET', KEYS[3], ARGV[2] .. string.sub(trail, i), 'KEEPTTL')
-  end
-end
+raiseTrail(KEYS[3], ARGV[1], ARGV[2])
 local cur = redis.call('GET', KEYS[1])
 if cur and tokenOf(cur) == ARGV[1] then
   return 1

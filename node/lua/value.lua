@@ -14,3 +14,14 @@ local function trailToken(v)
   if not i then return '' end
   return tokenOf(string.sub(v, i + 1))
 end
+-- Lifts the fence of token's trail at key to at least fence: a node that
+-- counted below the fence its acquisition settled on recorded its own count.
+local function raiseTrail(key, token, fence)
+  local trail = redis.call('GET', key)
+  if trail and trailToken(trail) == token then
+    local i = string.find(trail, ' ', 1, true)
+    if tonumber(string.sub(trail, 1, i - 1)) < tonumber(fence) then
+      redis.call('SET', key, fence .. string.sub(trail, i), 'KEEPTTL')
+    end
+  end
+end

@@ -68,6 +68,7 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"OwnerRecorded", ownerRecorded},
 		{"ReassertCarriesOwner", reassertCarriesOwner},
 		{"TrailReportsExpiredHolder", trailReportsExpiredHolder},
+		{"TrailRecordsSettledFence", trailRecordsSettledFence},
 		{"ForceRelease", forceRelease},
 		{"ForceReleaseAnnounced", forceReleaseAnnounced},
 		{"ScanMatches", scanMatches},
