@@ -11,4 +11,8 @@
 // Each program is built (not run) in a throwaway module that replaces this
 // repository's modules with the local tree, so programs may import the root
 // module and the optional modules (promlock, otellock, rueidisnode).
+//
+// It also keeps the generated section of docs/cli.md equal to the output of
+// "redlock help" and "redlock help COMMAND" for every command the usage
+// lists; -update-cli rewrites that section.
 package readmetest
