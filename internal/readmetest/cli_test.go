@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -51,7 +50,7 @@ func helpSection(t *testing.T, bin string) string {
 // TestCLIDocMatchesHelp keeps docs/cli.md's help section equal to the binary's.
 func TestCLIDocMatchesHelp(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "redlock")
-	build := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-o", bin, "./cmd/redlock")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/redlock")
 	build.Dir = repoRoot
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building redlock: %v\n%s", err, out)

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -121,7 +120,7 @@ func TestReadmeSnippetsBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goBin := "go"
 	for _, p := range progs {
 		t.Run(fmt.Sprintf("line%d", p.line), func(t *testing.T) {
 			dir := t.TempDir()
