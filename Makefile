@@ -39,6 +39,7 @@ test-stress: redis-server
 ## lint: go vet, gofmt and staticcheck (pinned), and no tracked file over 1 MiB
 lint:
 	@scripts/check-tracked-size.sh
+	@scripts/check-docs.sh $(CHECK_DOCS_FLAGS)
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) $(PKGS)

@@ -1,0 +1,157 @@
+package readmetest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// readmePath is the README whose snippets are built, relative to this package.
+const readmePath = "../../README.new.md"
+
+// repoRoot is the root module's directory, relative to this package.
+const repoRoot = "../.."
+
+// program is one buildable Go program assembled from README blocks.
+type program struct {
+	line int // README line of the block that starts it
+	src  strings.Builder
+}
+
+// parsePrograms groups the README's go blocks into programs (see the package doc).
+func parsePrograms(readme string) ([]*program, error) {
+	var progs []*program
+	var cur *program
+	var block []string
+	inBlock, start := false, 0
+	sc := bufio.NewScanner(strings.NewReader(readme))
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case !inBlock && trimmed == "```go":
+			inBlock, start, block = true, n, nil
+		case inBlock && trimmed == "```":
+			inBlock = false
+			if startsProgram(block) {
+				cur = &program{line: start}
+				progs = append(progs, cur)
+			} else if cur == nil {
+				return nil, fmt.Errorf("line %d: a go block continues no program: start the first with \"package main\"", start)
+			}
+			cur.src.WriteString(strings.Join(block, "\n") + "\n\n")
+		case inBlock:
+			block = append(block, line)
+		}
+	}
+	if inBlock {
+		return nil, fmt.Errorf("line %d: go block not closed", start)
+	}
+	return progs, sc.Err()
+}
+
+// startsProgram reports whether a block's first code line is a package clause.
+func startsProgram(block []string) bool {
+	for _, l := range block {
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "//") {
+			continue
+		}
+		return strings.HasPrefix(t, "package ")
+	}
+	return false
+}
+
+var submoduleImport = regexp.MustCompile(`"github\.com/quorumlock/quorumlock/(promlock|otellock|rueidisnode)"`)
+
+// writeModule lays out a throwaway module holding src, with replaces to the local tree.
+func writeModule(t *testing.T, dir, root, src string) {
+	t.Helper()
+	mods := []string{""}
+	for _, m := range submoduleImport.FindAllStringSubmatch(src, -1) {
+		mods = append(mods, m[1])
+	}
+	var gomod, gosum bytes.Buffer
+	gomod.WriteString("module readmesnippet\n\ngo 1.26.0\n\n")
+	seen := map[string]bool{}
+	for _, m := range mods {
+		if seen[m] {
+			continue
+		}
+		seen[m] = true
+		path, dir := "github.com/quorumlock/quorumlock", root
+		if m != "" {
+			path, dir = path+"/"+m, filepath.Join(root, m)
+		}
+		fmt.Fprintf(&gomod, "require %s v0.0.0-00010101000000-000000000000\nreplace %s => %s\n", path, path, dir)
+		sum, err := os.ReadFile(filepath.Join(dir, "go.sum"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gosum.Write(sum)
+	}
+	for name, data := range map[string][]byte{"go.mod": gomod.Bytes(), "go.sum": gosum.Bytes(), "main.go": []byte(src)} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestReadmeSnippetsBuild builds every program of the README's go blocks.
+func TestReadmeSnippetsBuild(t *testing.T) {
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := parsePrograms(string(readme))
+	if err != nil {
+		t.Fatalf("%s: %v", readmePath, err)
+	}
+	if len(progs) == 0 {
+		t.Fatalf("%s: no go blocks found", readmePath)
+	}
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	goBin := "go"
+	for _, p := range progs {
+		t.Run(fmt.Sprintf("line%d", p.line), func(t *testing.T) {
+			dir := t.TempDir()
+			writeModule(t, dir, root, p.src.String())
+			cmd := exec.Command(goBin, "build", "-o", os.DevNull, ".")
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("%s: the program starting at line %d does not build: %v\n%s", readmePath, p.line, err, out)
+			}
+		})
+	}
+}
+
+// TestParseProgramsGroupsBlocks checks the convention on a small README.
+func TestParseProgramsGroupsBlocks(t *testing.T) {
+	readme := "text\n```go\npackage main\n\nfunc main() {}\n```\n```go\n// more\nfunc f() {}\n```\n```sh\nnot go\n```\n```go\npackage main\n```\n"
+	progs, err := parsePrograms(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(progs) != 2 || progs[0].line != 2 || progs[1].line != 14 {
+		t.Fatalf("got %d programs, want 2 starting at lines 2 and 14", len(progs))
+	}
+	if !strings.Contains(progs[0].src.String(), "func f() {}") {
+		t.Errorf("the continuation block was not appended to the first program:\n%s", progs[0].src.String())
+	}
+	if _, err := parsePrograms("```go\nfunc f() {}\n```\n"); err == nil {
+		t.Error("a continuation block without a program: want an error")
+	}
+	if _, err := parsePrograms("```go\npackage main\n"); err == nil {
+		t.Error("an unclosed block: want an error")
+	}
+}
