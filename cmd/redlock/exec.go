@@ -90,23 +90,25 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 
 // parseAroundKey parses flags before and right after KEY, so that both
 // "exec -n KEY -- CMD" and "exec KEY -n -- CMD" work, and returns KEY and
-// CMD ARGS. Flags end at "--" or at CMD; "--" before KEY ends them too.
+// CMD ARGS. Flags end at "--" or at CMD. KEY comes before "--": in
+// "exec -- echo hi" the KEY is missing, and taking "echo" for it would run
+// the wrong command under a lock nobody meant.
 func parseAroundKey(fs *flag.FlagSet, cmd, usage string, args []string, stdout io.Writer) (string, []string, error) {
 	if err := parse(fs, cmd, usage, args, stdout); err != nil {
 		return "", nil, err
 	}
 	rest := fs.Args()
+	keyWord := "KEY"
+	if cmd == "elect" {
+		keyWord = "NAME"
+	}
 	if len(rest) == 0 {
-		return "", nil, usageErr(cmd, "missing KEY and CMD")
+		return "", nil, usageErr(cmd, "missing %s and CMD", keyWord)
+	}
+	if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
+		return "", nil, usageErr(cmd, "missing %s: it goes before \"--\" (redlock %s [flags] %s -- CMD [ARGS...])", keyWord, cmd, keyWord)
 	}
 	key, argv := rest[0], rest[1:]
-	if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
-		// "--" came before KEY: everything after KEY is CMD.
-		if len(argv) > 0 && argv[0] == "--" {
-			argv = argv[1:]
-		}
-		return key, argv, nil
-	}
 	if err := parse(fs, cmd, usage, argv, stdout); err != nil {
 		return "", nil, err
 	}
@@ -275,5 +277,8 @@ func describe(argv []string) string {
 	if len(argv) == 1 {
 		return argv[0]
 	}
-	return fmt.Sprintf("%s (and %d args)", argv[0], len(argv)-1)
+	if len(argv) == 2 {
+		return argv[0] + " (with 1 argument)"
+	}
+	return fmt.Sprintf("%s (with %d arguments)", argv[0], len(argv)-1)
 }

@@ -201,6 +201,7 @@ func TestExecBadUsage(t *testing.T) {
 		{"exec", "--bogus", "k", "--", "true"},
 		{"exec", "-w", "soon", "k", "--", "true"},
 		{"exec", "k"},
+		{"exec", "--", "echo", "hi"},
 		{"exec"},
 		{"exec", "-n", "-w", "1s", "k", "--", "true"},
 		{"exec", "-E", "300", "k", "--", "true"},

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,7 +19,6 @@ func TestParseAroundKey(t *testing.T) {
 		{[]string{"-n", "k", "--", "echo", "-n"}, "k", []string{"echo", "-n"}, true},
 		{[]string{"k", "-n", "--", "echo"}, "k", []string{"echo"}, true},
 		{[]string{"k", "echo", "-n"}, "k", []string{"echo", "-n"}, false},
-		{[]string{"--", "k", "-n"}, "k", []string{"-n"}, false},
 	} {
 		a, err := parseExec(tc.args, io.Discard)
 		if err != nil {
@@ -27,6 +27,36 @@ func TestParseAroundKey(t *testing.T) {
 		}
 		if a.key != tc.key || !slices.Equal(a.argv, tc.argv) || a.nonblock != tc.nonblock {
 			t.Errorf("%v: key %q argv %q -n %v; want %q %q %v", tc.args, a.key, a.argv, a.nonblock, tc.key, tc.argv, tc.nonblock)
+		}
+	}
+}
+
+// KEY goes before "--": after it, the first word is CMD's, and taking it
+// for KEY would run the wrong command under a lock nobody meant.
+func TestParseMissingKeyBeforeDashes(t *testing.T) {
+	for _, args := range [][]string{
+		{"--", "echo", "hi"},
+		{"-n", "--", "echo", "hi"},
+		{"--", "k", "--", "echo"},
+	} {
+		_, err := parseExec(args, io.Discard)
+		if code, msg := codeOf(err); code != exitUsage || !strings.Contains(msg, "missing KEY") {
+			t.Errorf("%v: exit %d %q, want %d and \"missing KEY\"", args, code, msg, exitUsage)
+		}
+	}
+}
+
+func TestDescribeCommand(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"job"}, "job"},
+		{[]string{"job", "-x"}, "job (with 1 argument)"},
+		{[]string{"job", "-x", "y"}, "job (with 2 arguments)"},
+	} {
+		if got := describe(tc.argv); got != tc.want {
+			t.Errorf("describe(%q) = %q, want %q", tc.argv, got, tc.want)
 		}
 	}
 }
