@@ -12,6 +12,7 @@
 //	redlock unlock --force [--yes] KEY
 //	redlock demo [--duration D]
 //	redlock help [COMMAND]
+//	redlock --version
 //
 // The nodes are given with --nodes host:port,host:port,... (or redis://
 // URLs) or the REDLOCK_NODES environment variable. exec, ls and doctor need
@@ -167,6 +168,7 @@ Usage:
   redlock leader NAME
   redlock demo [--duration D]
   redlock help [COMMAND]
+  redlock --version
 
 Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec, ls,
 doctor, inspect, unlock, elect and leader; demo runs on 5 embedded memory nodes without them).
@@ -204,9 +206,12 @@ leaves running when it exits is ended the same way before the lock is
 released. SIGINT, SIGTERM and SIGHUP are passed on to CMD (to its own
 process group unless stdin is a terminal).
 
+Without -n or -w, exec waits for the lock as long as it takes (forever).
+
 Flags:
   -n             fail at once if the lock is held elsewhere (exit 1, or -E)
-  -w TIMEOUT     give up after waiting TIMEOUT (exit 1, or -E); -w 0 is -n
+  -w TIMEOUT     give up after waiting TIMEOUT (exit 1, or -E); -w 0 is -n;
+                 default: wait forever
   -E CODE        exit code for -n conflicts and -w timeouts (default 1)
   --ttl D        lock time to live (default 10s)
   --grace D      time between SIGTERM and SIGKILL (default 5s; keep it below --ttl)

@@ -203,7 +203,7 @@ func acquireForExec(ctx context.Context, lk locker, a *execArgs, sigs <-chan os.
 		case errors.Is(err, redlock.ErrQuorumUnreachable):
 			return nil, exitf(exitUnreachable, "redlock exec: %v", err)
 		case errors.Is(err, redlock.ErrNotAcquired) && a.nonblock:
-			return nil, exitf(a.conflictCode, "redlock exec: %q is held by another holder", a.key)
+			return nil, exitf(a.conflictCode, "redlock exec: %s", heldElsewhere(a))
 		case errors.Is(err, redlock.ErrNotAcquired):
 			continue // still held: keep waiting, as flock(1) does
 		default:

@@ -255,6 +255,23 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// The help says what no -n and no -w means: waiting forever.
+func TestExecHelpSaysDefaultWaitsForever(t *testing.T) {
+	r := runBin(t, nil, "exec", "-h")
+	if r.code != 0 || !strings.Contains(r.stdout, "Without -n or -w, exec waits for the lock as long as it takes (forever)") {
+		t.Errorf("exec -h: exit %d, stdout lacks the default wait:\n%s", r.code, r.stdout)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		r := runBin(t, nil, arg)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "redlock ") || strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stdout, " go1.") {
+			t.Errorf("redlock %s: exit %d, stdout %q; want 0 and one line \"redlock VERSION ... goX\"", arg, r.code, r.stdout)
+		}
+	}
+}
+
 func waitFile(t *testing.T, path string, limit time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
