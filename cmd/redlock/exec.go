@@ -242,9 +242,17 @@ func unwrapExecErr(err error) error {
 	return err
 }
 
-// childEnv is the environment of CMD.
+// childEnv is the environment of CMD: redlock's, without REDLOCK_NODES
+// (it may hold passwords, and CMD has no use for the lock's nodes), plus
+// the lock's key, fence and owner.
 func childEnv(l *redlock.Lock) []string {
-	return append(os.Environ(),
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, nodesEnv+"=") {
+			env = append(env, e)
+		}
+	}
+	return append(env,
 		"REDLOCK_KEY="+l.Key(),
 		"REDLOCK_FENCE="+strconv.FormatUint(l.Fence(), 10),
 		"REDLOCK_OWNER="+l.Owner(),

@@ -294,3 +294,17 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// A password in a bad REDLOCK_NODES is not echoed, and CMD does not get
+// REDLOCK_NODES (which may hold passwords).
+func TestExecKeepsNodePasswordsSecret(t *testing.T) {
+	r := runBin(t, []string{"redis://user:s3cret@127.0.0.1:bad"}, "exec", "k", "--", "true")
+	if r.code != exitUsage || strings.Contains(r.stderr, "s3cret") {
+		t.Errorf("bad node URL: exit %d, stderr %q; want %d without the password", r.code, r.stderr, exitUsage)
+	}
+	c := redistest.StartT(t, 1)
+	r = runBin(t, c.Addrs(), "exec", "job:env-nodes", "--", "sh", "-c", `echo "nodes=${REDLOCK_NODES-unset}"`)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "nodes=unset" {
+		t.Errorf("CMD's environment: exit %d, stdout %q; want REDLOCK_NODES unset", r.code, r.stdout)
+	}
+}

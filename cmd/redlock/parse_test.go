@@ -113,3 +113,27 @@ func TestPercentile(t *testing.T) {
 		t.Errorf("p50 %d p99 %d, want 50 and 99", p50, p99)
 	}
 }
+
+// A node address's password never shows in a message: not in the echo of
+// an address that does not parse, not in the parser's own complaint.
+func TestParseNodesRedactsPasswords(t *testing.T) {
+	for _, bad := range []string{
+		"redis://user:s3cret@127.0.0.1:bad",
+		"redis://user:s3cr/et@127.0.0.1:1",           // '/' in the password: misread as the host
+		"rediss://u:s3cr\"et/x@127.0.0.1:1",          // quoted by the parser
+		"redis://user:s3cret@127.0.0.1:1/notanumber", // bad database
+		"redis://:s3cret@[::1",
+		"http://user:s3cret@127.0.0.1:1",
+		"user:s3cret@127.0.0.1:1", // userinfo without a scheme
+		"127.0.0.1:1,redis://user:s3cret@127.0.0.1:1,127.0.0.1:1",
+	} {
+		_, err := parseNodes(bad)
+		if err == nil {
+			t.Errorf("parseNodes(%q): no error", bad)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cr") {
+			t.Errorf("parseNodes(%q) = %q: shows the password", bad, err)
+		}
+	}
+}
