@@ -144,8 +144,10 @@ func TestExecRecordsOwner(t *testing.T) {
 	}
 	// The child (sh) runs under the unit's supervisor, whose parent is
 	// redlock: the owner names that pid.
+	// CMD does not inherit REDLOCK_NODES: the nodes are passed on.
+	nodes := strings.Join(c.Addrs(), ",")
 	script := `echo "owner=$REDLOCK_OWNER"; read -r _ _ _ pp _ < /proc/$PPID/stat; echo "redlock=$pp"; '` +
-		bin + `' inspect job:own; '` + bin + `' ls 'job:*'`
+		bin + `' inspect --nodes ` + nodes + ` job:own; '` + bin + `' ls --nodes ` + nodes + ` 'job:*'`
 	r := runBin(t, c.Addrs(), "exec", "job:own", "--", "sh", "-c", script)
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
@@ -170,7 +172,7 @@ func TestExecRecordsOwner(t *testing.T) {
 	}
 
 	r = runBin(t, c.Addrs(), "exec", "--owner", "deploy-bot 7", "job:own", "--", "sh", "-c",
-		`echo "owner=$REDLOCK_OWNER"; '`+bin+`' inspect job:own`)
+		`echo "owner=$REDLOCK_OWNER"; '`+bin+`' inspect --nodes `+nodes+` job:own`)
 	if r.code != 0 || !strings.Contains(r.stdout, "owner=deploy-bot 7\n") || !strings.Contains(r.stdout, "owner      deploy-bot 7\n") {
 		t.Errorf("--owner: exit %d, stdout %q", r.code, r.stdout)
 	}

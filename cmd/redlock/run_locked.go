@@ -42,7 +42,7 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 			stop.start(s, a.grace)
 			continue
 		case <-stop.deadline:
-			stop.deadline = nil
+			stop.deadline, stop.killed = nil, true
 			_, _ = ctl.Write([]byte{killUnit})
 			continue
 		case <-lost:
@@ -69,19 +69,22 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 	case err != nil:
 		fmt.Fprintf(stderr, "redlock exec: release %q: %v (the lock expires with its TTL)\n", a.key, err)
 	}
-	if stop.signal != nil {
-		return signalExit(stop.signal, "redlock exec: %s: %s ended (status %d), lock %q released", stop.signal, describe(a.argv), code, a.key)
+	if stop.killed {
+		return signalExit(stop.signal, "redlock exec: %s: %s still ran %s later, killed it; lock %q released", stop.signal, describe(a.argv), a.grace, a.key)
 	}
 	return &exitError{code: code}
 }
 
 // stopRequest is a SIGINT or SIGTERM to redlock while CMD runs: redlock
 // must end, so CMD gets the signal and, when the grace period passes first,
-// its unit gets SIGKILL. redlock then exits 128+N, as if killed by it.
+// its unit gets SIGKILL. redlock then exits 128+N, as if killed by the
+// signal; a CMD that ended within the grace period has its own status
+// passed through, as it chose it.
 type stopRequest struct {
 	signal   os.Signal
 	deadline <-chan time.Time // fires once the grace period is over
 	timer    *time.Timer
+	killed   bool // the grace period passed: the unit got SIGKILL
 }
 
 // start records the first stopping signal and starts the grace period.
