@@ -26,6 +26,9 @@ func stillHeld(t *testing.T, l *redlock.Lock) {
 func TestInspectShowsHolder(t *testing.T) {
 	c := redistest.StartT(t, 3)
 	l := hold(t, lockClient(t, c), "deploy:svc-1", 30*time.Second)
+	// Acquire returns once a majority granted; the third grant may still
+	// be on its way, and "nodes agree" needs it.
+	waitKeyEverywhere(t, c, "lock:{deploy:svc-1}")
 	r := runBin(t, c.Addrs(), "inspect", "deploy:svc-1")
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
@@ -190,5 +193,19 @@ func TestExecRecordsOwner(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("CMD ran with a bad --owner")
+	}
+}
+
+// waitKeyEverywhere waits until every node of c has key.
+func waitKeyEverywhere(t *testing.T, c *redistest.Cluster, key string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute) // hang guard
+	for _, rc := range c.Clients() {
+		for rc.Exists(t.Context(), key).Val() != 1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not on %s within the hang guard", key, rc.Options().Addr)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
