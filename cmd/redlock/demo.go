@@ -35,7 +35,7 @@ func parseDemo(args []string, stdout io.Writer) (*demoConfig, error) {
 	fs.IntVar(&c.replicas, "replicas", 3, "simulated replicas")
 	fs.IntVar(&c.services, "services", 3, "services whose status is locked")
 	fs.DurationVar(&c.ttl, "ttl", 500*time.Millisecond, "status lock TTL")
-	fs.StringVar(&c.nodes, "nodes", "", "host:port,host:port,... (default: 5 memory nodes; REDLOCK_NODES is not read)")
+	nodesFlags(fs, &c.nodes) // default: 5 memory nodes; REDLOCK_NODES is not read
 	fs.StringVar(&c.metrics, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics while running (e.g. :9464)")
 	if err := parse(fs, "demo", usageDemo, args, stdout); err != nil {
 		return nil, err

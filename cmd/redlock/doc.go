@@ -21,9 +21,12 @@
 // --nodes is given; it does not read REDLOCK_NODES.
 //
 // Passwords: a node with a password is a URL, redis://user:password@host:port.
-// Put such a list in REDLOCK_NODES (a systemd EnvironmentFile= readable by
-// the service's user only, a Kubernetes Secret), not in --nodes: the
-// command line of a process is visible to every user through ps. redlock
+// Put such a list in a file given with --nodes-file (one node per line,
+// blank lines and # comments skipped; mode 0600) or in REDLOCK_NODES (a
+// systemd EnvironmentFile= readable by the service's user only, a
+// Kubernetes Secret), not in --nodes: the command line of a process is
+// visible to every user through ps. --nodes and --nodes-file exclude each
+// other. redlock
 // never prints a password: an address it reports shows "xxxxx" for the
 // user and password, also when the address does not parse. exec removes
 // REDLOCK_NODES from CMD's environment.
@@ -195,7 +198,8 @@ Usage:
 Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec, ls,
 doctor, inspect, unlock, elect and leader; demo runs on 5 embedded memory nodes
 unless --nodes is given). Put passwords (redis://user:password@host:port) in
-REDLOCK_NODES, not in --nodes, which ps shows; redlock never prints them.
+a --nodes-file FILE or REDLOCK_NODES, not in --nodes, which ps shows;
+redlock never prints them.
 
 Exit codes:
   0      success (exec: CMD exited 0; doctor: all checks passed)
@@ -252,6 +256,8 @@ Flags:
                  is at least that of the writers before it
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --nodes-file F the node list from file F (one node per line, # comments):
+                 keeps passwords off the command line, which ps shows
   --slots N      hold one of N permits of the semaphore KEY (1 to 256): at
                  most N commands run at once; REDLOCK_KEY is then the
                  permit's slot key (KEY}:slot:I), REDLOCK_FENCE its fence
@@ -286,6 +292,8 @@ Flags:
                  quorum, majority, nodes)
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --nodes-file F the node list from file F (one node per line, # comments):
+                 keeps passwords off the command line, which ps shows
 
 Exit codes: 0 listed; 2 usage (a bad PATTERN: an unclosed '[', a trailing
 '\'); 3 fewer than a majority of the nodes readable.
@@ -303,6 +311,8 @@ survives.
 
 Flags:
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --nodes-file F the node list from file F (one node per line, # comments):
+                 keeps passwords off the command line, which ps shows
 
 Exit codes: 0 a lock can be trusted; 1 warnings (a lock can be taken, but a
 setting weakens it); 2 usage; 3 not trusted (fewer usable distinct servers
@@ -326,6 +336,7 @@ Flags:
   --nodes LIST   run on these Redis nodes instead of 5 embedded memory nodes
                  (REDLOCK_NODES is not read; a real node is not stopped
                  midway; keys go under demo:RUN: and are removed at the end)
+  --nodes-file F the same list from file F (one node per line, # comments)
   --metrics-addr ADDR  serve Prometheus metrics at http://ADDR/metrics while
                  running (e.g. :9464); the names of the promlock module
 

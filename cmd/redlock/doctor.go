@@ -31,7 +31,7 @@ const nodeTimeout = 10 * time.Second
 
 func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("doctor")
-	nodes := fs.String("nodes", "", "host:port,host:port,...")
+	nodes := nodesFlags(fs, new(string))
 	if err := parse(fs, "doctor", usageDoctor, args, stdout); err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	spec := nodeSpec(*nodes)
 	if spec == "" {
-		return usageErr("doctor", "no nodes: pass --nodes host:port,... or set %s", nodesEnv)
+		return usageErr("doctor", "no nodes: pass --nodes host:port,... or --nodes-file FILE, or set %s", nodesEnv)
 	}
 	opts, err := parseNodes(spec)
 	if err != nil {

@@ -45,7 +45,7 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	durationFlag(fs, &a.ttl, "ttl", 10*time.Second, "lock time to live")
 	durationFlag(fs, &a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL")
 	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
-	fs.StringVar(&a.nodes, "nodes", "", "host:port,host:port,...")
+	nodesFlags(fs, &a.nodes)
 	owner := fs.String("owner", "", "who holds the lock, as inspect and ls show it")
 	slotsFlag(fs, a)
 	fs.BoolVar(&a.shared, "shared", false, "take KEY's read-write lock as a reader")

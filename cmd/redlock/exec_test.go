@@ -308,3 +308,31 @@ func TestExecKeepsNodePasswordsSecret(t *testing.T) {
 		t.Errorf("CMD's environment: exit %d, stdout %q; want REDLOCK_NODES unset", r.code, r.stdout)
 	}
 }
+
+// --nodes-file keeps a password off the command line: the file's nodes
+// (one per line, # comments) are used; it excludes --nodes, and that
+// conflict does not echo a password either.
+func TestNodesFile(t *testing.T) {
+	c := redistest.StartT(t, 1)
+	configSet(t, c.Clients()[0], "requirepass", "s3cret")
+	file := filepath.Join(t.TempDir(), "nodes")
+	content := "# the lock's nodes\n\nredis://:s3cret@" + c.Addrs()[0] + "\n"
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, nil, "exec", "--nodes-file", file, "-n", "job:file", "--", "true")
+	if r.code != 0 {
+		t.Errorf("exec --nodes-file: exit %d, want 0", r.code)
+	}
+	for _, args := range [][]string{
+		{"ls", "--nodes-file", file, "--nodes", "redis://:s3cret@127.0.0.1:1"},
+		{"ls", "--nodes", "redis://:s3cret@127.0.0.1:1", "--nodes-file", file},
+		{"ls", "--nodes-file", filepath.Join(t.TempDir(), "missing")},
+		{"ls", "--nodes-file", os.DevNull}, // lists no nodes
+	} {
+		r := runBin(t, nil, args...)
+		if r.code != exitUsage || strings.Contains(r.stderr, "s3cret") {
+			t.Errorf("%v: exit %d, stderr %q; want %d without the password", args, r.code, r.stderr, exitUsage)
+		}
+	}
+}

@@ -101,6 +101,9 @@ func parse(fs *flag.FlagSet, cmd, usage string, args []string, stdout io.Writer)
 		fmt.Fprint(stdout, usage)
 		return errHelp
 	}
+	if err != nil && strings.Contains(err.Error(), errNodesTwice.Error()) {
+		return usageErr(cmd, "%v", errNodesTwice) // without the value
+	}
 	if err != nil {
 		return usageErr(cmd, "%s", strings.TrimSpace(err.Error()))
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/url"
@@ -27,6 +28,53 @@ const (
 	ioTimeout   = time.Second
 	pingTimeout = 2 * time.Second
 )
+
+// nodesFlags registers --nodes LIST and --nodes-file FILE, which both set
+// *list (at most one of them may be given), and returns list. A file keeps
+// passwords off the command line, where ps shows them to every user.
+func nodesFlags(fs *flag.FlagSet, list *string) *string {
+	given := false
+	set := func(value string) error {
+		if given {
+			return errNodesTwice
+		}
+		given, *list = true, value
+		return nil
+	}
+	fs.Func("nodes", "host:port,host:port,...", set)
+	fs.Func("nodes-file", "a file of nodes, one per line or comma-separated", func(path string) error {
+		v, err := readNodesFile(path)
+		if err != nil {
+			return err
+		}
+		return set(v)
+	})
+	return list
+}
+
+// errNodesTwice: --nodes or --nodes-file given twice. The flag package
+// quotes the value in its message, which may hold a password: parse
+// replaces that message with this one.
+var errNodesTwice = errors.New("give the nodes once: --nodes or --nodes-file")
+
+// readNodesFile reads a node list: nodes separated by commas or newlines;
+// blank lines and lines starting with '#' are skipped.
+func readNodesFile(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var nodes []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			nodes = append(nodes, line)
+		}
+	}
+	if len(nodes) == 0 {
+		return "", fmt.Errorf("%s lists no nodes", path)
+	}
+	return strings.Join(nodes, ","), nil
+}
 
 // nodeSpec returns the node list of --nodes, or of REDLOCK_NODES when the
 // flag is empty.
@@ -163,7 +211,7 @@ func (r *remote) upCount() int {
 func connect(ctx context.Context, cmd, flagValue string) (*remote, error) {
 	spec := nodeSpec(flagValue)
 	if spec == "" {
-		return nil, usageErr(cmd, "no nodes: pass --nodes host:port,... or set %s", nodesEnv)
+		return nil, usageErr(cmd, "no nodes: pass --nodes host:port,... or --nodes-file FILE, or set %s", nodesEnv)
 	}
 	opts, err := parseNodes(spec)
 	if err != nil {
