@@ -221,20 +221,27 @@ func printVerdict(w io.Writer, reports []*nodeReport) error {
 	if forgets > 0 && usable >= quorum {
 		fmt.Fprintf(w, "note: %d of %d usable nodes forget locks on restart: restart a crashed node no sooner than the largest TTL in use (the delayed-restart rule), or run appendonly yes with appendfsync always\n", forgets, usable)
 	}
-	code, text := exitOK, "OK: a lock on these nodes can be trusted"
-	switch {
-	case usable < quorum:
-		code, text = doctorUntrusted, fmt.Sprintf("NOT TRUSTED: %d usable distinct servers, a quorum needs %d", usable, quorum)
-	case duplicates > 0:
-		code, text = doctorUntrusted, "NOT TRUSTED: a server is listed under two names; clients refuse such a node list"
-	case usable < len(reports):
-		code, text = doctorDegraded, fmt.Sprintf("DEGRADED: %s not usable: a lock can be taken, but the quorum survives only %s (%d with all %d nodes up)",
-			strings.Join(unusable, ", "), failures(usable-quorum), len(reports)-quorum, len(reports))
-	case len(warned) > 0:
-		code, text = doctorWarnings, fmt.Sprintf("WARNINGS: a lock can be taken, but settings of %s weaken it", strings.Join(warned, ", "))
-	}
+	code, text := doctorVerdict(len(reports), usable, duplicates, unusable, warned)
 	fmt.Fprintf(w, "verdict: %s (exit %d)\n", text, code)
 	return &exitError{code: code}
+}
+
+// doctorVerdict is the exit code and verdict line for total nodes, of
+// which usable can take part in a lock.
+func doctorVerdict(total, usable, duplicates int, unusable, warned []string) (int, string) {
+	quorum := total/2 + 1
+	switch {
+	case usable < quorum:
+		return doctorUntrusted, fmt.Sprintf("NOT TRUSTED: %d usable distinct servers, a quorum needs %d", usable, quorum)
+	case duplicates > 0:
+		return doctorUntrusted, "NOT TRUSTED: a server is listed under two names; clients refuse such a node list"
+	case usable < total:
+		return doctorDegraded, fmt.Sprintf("DEGRADED: %s not usable: a lock can be taken, but the quorum survives only %s (%d with all %d nodes up)",
+			strings.Join(unusable, ", "), failures(usable-quorum), total-quorum, total)
+	case len(warned) > 0:
+		return doctorWarnings, fmt.Sprintf("WARNINGS: a lock can be taken, but settings of %s weaken it", strings.Join(warned, ", "))
+	}
+	return exitOK, "OK: a lock on these nodes can be trusted"
 }
 
 // failures is "N more node failure(s)".

@@ -118,21 +118,29 @@ func runUnit(args []string) int {
 	for {
 		select {
 		case b, ok := <-ctlc:
-			switch {
-			case ok && b == killUnit:
-				u.kill(fmt.Sprintf("%s after the signal", grace))
-			case ok && b != endUnit:
-				u.forward(syscall.Signal(b))
-				continue
-			default:
-				u.end(grace)
+			if u.obey(b, ok, grace) {
+				return <-u.exited
 			}
-			return <-u.exited
 		case code := <-u.exited:
 			u.end(grace) // what CMD left running
 			return code
 		}
 	}
+}
+
+// obey carries out one control byte from redlock (ok false: the pipe is
+// closed, redlock is gone). It reports whether the unit was ended.
+func (u *unit) obey(b byte, ok bool, grace time.Duration) bool {
+	switch {
+	case ok && b == killUnit:
+		u.kill(fmt.Sprintf("%s after the signal", grace))
+	case ok && b != endUnit:
+		u.forward(syscall.Signal(b))
+		return false
+	default:
+		u.end(grace)
+	}
+	return true
 }
 
 // unit is CMD's process tree, seen from its supervisor.
