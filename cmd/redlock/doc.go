@@ -78,10 +78,11 @@
 //     (an interactive CMD stays in the terminal's foreground group, where
 //     Ctrl-C reaches it directly).
 //   - After SIGINT or SIGTERM, redlock ends: if CMD's unit is still running
-//     --grace (default 5s) after the signal, it gets SIGKILL; then the lock
-//     is released and redlock exits 128+N (130 for SIGINT, 143 for SIGTERM),
-//     whatever CMD's own status. SIGHUP is only passed on (a daemon may take
-//     it as "reload").
+//     --grace (default 5s) after the signal, it gets SIGKILL and redlock
+//     exits 128+N (130 for SIGINT, 143 for SIGTERM); a CMD that ended
+//     within --grace has its own status passed through. The lock is
+//     released either way. SIGHUP is only passed on (a daemon may take it
+//     as "reload").
 //
 // How: redlock runs CMD under a small supervisor, a second redlock process
 // that is a child subreaper on Linux (PR_SET_CHILD_SUBREAPER): a process of
@@ -173,7 +174,7 @@
 //	     an exec format error)
 //	127  exec: CMD not found
 //	128+N  CMD died by signal N, or redlock got SIGINT/SIGTERM (N) while
-//	     waiting or while CMD ran
+//	     waiting, or while CMD ran and CMD outlived --grace
 //	other  exec: the exit status of CMD, passed through
 //
 // CMD's own exit status is passed through unchanged, so a CMD that can exit
@@ -213,7 +214,8 @@ Exit codes:
   5      doctor: degraded (a quorum is usable, but some nodes are not)
   126    exec: CMD found but not executable (directory, permission, format)
   127    exec: CMD not found
-  128+N  CMD died by signal N, or redlock got SIGINT/SIGTERM (N)
+  128+N  CMD died by signal N, or redlock got SIGINT/SIGTERM (N) and CMD
+         outlived --grace
   other  exec: CMD's own exit status, passed through
 `
 
@@ -234,8 +236,9 @@ itself dies (even by SIGKILL), the unit is ended the same way; what CMD
 leaves running when it exits is ended the same way before the lock is
 released. SIGINT, SIGTERM and SIGHUP are passed on to CMD (to its own
 process group unless stdin is a terminal). After SIGINT or SIGTERM the unit
-gets SIGKILL if still running --grace later; the lock is then released and
-redlock exits 128+N. CMD does not inherit REDLOCK_NODES.
+gets SIGKILL if still running --grace later, and redlock exits 128+N (CMD's
+own status if it ended in time); the lock is released. CMD does not inherit
+REDLOCK_NODES.
 
 Without -n or -w, exec waits for the lock as long as it takes (forever).
 
