@@ -95,5 +95,12 @@ WHERE %[1]s.lock_fence <= EXCLUDED.lock_fence`, s.table)
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("%w: %w", statuslock.ErrStaleFence, staleFence(s.table, serviceID, fence, cur.Fence))
+	return &staleStatus{detail: fmt.Sprintf("set %q to %s with fence %d: %s has fence %d from a newer holder", serviceID, status, fence, s.table, cur.Fence)}
 }
+
+// staleStatus is a refused status write: it is both statuslock's and this
+// package's ErrStaleFence, and says "stale fence" once.
+type staleStatus struct{ detail string }
+
+func (e *staleStatus) Error() string   { return statuslock.ErrStaleFence.Error() + ": " + e.detail }
+func (e *staleStatus) Unwrap() []error { return []error{statuslock.ErrStaleFence, ErrStaleFence} }

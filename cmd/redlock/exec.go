@@ -45,7 +45,7 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	durationFlag(fs, &a.ttl, "ttl", 10*time.Second, "lock time to live")
 	durationFlag(fs, &a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL")
 	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
-	fs.StringVar(&a.nodes, "nodes", "", "host:port,host:port,...")
+	nodesFlags(fs, &a.nodes)
 	owner := fs.String("owner", "", "who holds the lock, as inspect and ls show it")
 	slotsFlag(fs, a)
 	fs.BoolVar(&a.shared, "shared", false, "take KEY's read-write lock as a reader")
@@ -90,23 +90,25 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 
 // parseAroundKey parses flags before and right after KEY, so that both
 // "exec -n KEY -- CMD" and "exec KEY -n -- CMD" work, and returns KEY and
-// CMD ARGS. Flags end at "--" or at CMD; "--" before KEY ends them too.
+// CMD ARGS. Flags end at "--" or at CMD. KEY comes before "--": in
+// "exec -- echo hi" the KEY is missing, and taking "echo" for it would run
+// the wrong command under a lock nobody meant.
 func parseAroundKey(fs *flag.FlagSet, cmd, usage string, args []string, stdout io.Writer) (string, []string, error) {
 	if err := parse(fs, cmd, usage, args, stdout); err != nil {
 		return "", nil, err
 	}
 	rest := fs.Args()
+	keyWord := "KEY"
+	if cmd == "elect" {
+		keyWord = "NAME"
+	}
 	if len(rest) == 0 {
-		return "", nil, usageErr(cmd, "missing KEY and CMD")
+		return "", nil, usageErr(cmd, "missing %s and CMD", keyWord)
+	}
+	if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
+		return "", nil, usageErr(cmd, "missing %s: it goes before \"--\" (redlock %s [flags] %s -- CMD [ARGS...])", keyWord, cmd, keyWord)
 	}
 	key, argv := rest[0], rest[1:]
-	if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
-		// "--" came before KEY: everything after KEY is CMD.
-		if len(argv) > 0 && argv[0] == "--" {
-			argv = argv[1:]
-		}
-		return key, argv, nil
-	}
 	if err := parse(fs, cmd, usage, argv, stdout); err != nil {
 		return "", nil, err
 	}
@@ -201,7 +203,7 @@ func acquireForExec(ctx context.Context, lk locker, a *execArgs, sigs <-chan os.
 		case errors.Is(err, redlock.ErrQuorumUnreachable):
 			return nil, exitf(exitUnreachable, "redlock exec: %v", err)
 		case errors.Is(err, redlock.ErrNotAcquired) && a.nonblock:
-			return nil, exitf(a.conflictCode, "redlock exec: %q is held by another holder", a.key)
+			return nil, exitf(a.conflictCode, "redlock exec: %s", heldElsewhere(a))
 		case errors.Is(err, redlock.ErrNotAcquired):
 			continue // still held: keep waiting, as flock(1) does
 		default:
@@ -240,9 +242,17 @@ func unwrapExecErr(err error) error {
 	return err
 }
 
-// childEnv is the environment of CMD.
+// childEnv is the environment of CMD: redlock's, without REDLOCK_NODES
+// (it may hold passwords, and CMD has no use for the lock's nodes), plus
+// the lock's key, fence and owner.
 func childEnv(l *redlock.Lock) []string {
-	return append(os.Environ(),
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, nodesEnv+"=") {
+			env = append(env, e)
+		}
+	}
+	return append(env,
 		"REDLOCK_KEY="+l.Key(),
 		"REDLOCK_FENCE="+strconv.FormatUint(l.Fence(), 10),
 		"REDLOCK_OWNER="+l.Owner(),
@@ -275,5 +285,8 @@ func describe(argv []string) string {
 	if len(argv) == 1 {
 		return argv[0]
 	}
-	return fmt.Sprintf("%s (and %d args)", argv[0], len(argv)-1)
+	if len(argv) == 2 {
+		return argv[0] + " (with 1 argument)"
+	}
+	return fmt.Sprintf("%s (with %d arguments)", argv[0], len(argv)-1)
 }

@@ -22,6 +22,8 @@ nodes agree, and what each node says. Changes nothing.
 Flags:
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --nodes-file F the node list from file F (one node per line, # comments):
+                 keeps passwords off the command line, which ps shows
 
 Exit codes: 0 shown (held or free); 2 usage; 3 nodes unreachable.
 `
@@ -29,7 +31,7 @@ Exit codes: 0 shown (held or free); 2 usage; 3 nodes unreachable.
 func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("inspect")
 	prefix := fs.String("prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
-	nodes := fs.String("nodes", "", "host:port,host:port,...")
+	nodes := nodesFlags(fs, new(string))
 	if err := parse(fs, "inspect", usageInspect, args, stdout); err != nil {
 		return err
 	}
