@@ -85,7 +85,7 @@ func (m *Memory) AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (Acqui
 		return AcquireReply{}, err
 	}
 	defer m.mu.Unlock()
-	now := time.Now()
+	now := m.now()
 	if m.tombstoned(a.Name, a.Token, now) {
 		return AcquireReply{}, nil
 	}
@@ -150,7 +150,7 @@ func (m *Memory) ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]E
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	now := time.Now()
+	now := m.now()
 	res := make([]ExtendResult, len(ops))
 	for i, op := range ops {
 		w, writing := m.rw.writer(op.Name, now)
@@ -195,7 +195,7 @@ func (m *Memory) ReleaseRW(ctx context.Context, mode Mode, a ReleaseArgs) (bool,
 	if err := m.enter(ctx); err != nil {
 		return false, err
 	}
-	now := time.Now()
+	now := m.now()
 	released := false
 	if mode == Shared {
 		if released = m.rw.reading(a.Name, a.Token, now); released {
@@ -234,7 +234,7 @@ func (m *Memory) RaiseFenceRW(ctx context.Context, mode Mode, name, token string
 		return false, err
 	}
 	defer m.mu.Unlock()
-	now := time.Now()
+	now := m.now()
 	m.raise(name, fence, retention, now)
 	if mode == Shared {
 		return m.rw.reading(name, token, now), nil
