@@ -26,6 +26,8 @@ type Node struct {
 	slow   time.Duration    // added to every request
 	offset time.Duration    // the server clock's distance from time.Now
 	cut    map[int]struct{} // clients cut off, by their number in the quorum
+
+	late sync.WaitGroup // requests held back by a pause or a delay
 }
 
 func newNode(q *Quorum, name string) *Node {
@@ -179,11 +181,11 @@ func call[T any](ctx context.Context, l *link, op func(context.Context) (T, erro
 	}
 	done := make(chan result, 1)
 	late := context.WithoutCancel(ctx)
-	go func() {
+	l.srv.late.Go(func() {
 		l.srv.arrive(slow)
 		v, err := op(late)
 		done <- result{v, err}
-	}()
+	})
 	select {
 	case r := <-done:
 		return r.v, r.err

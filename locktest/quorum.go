@@ -25,7 +25,7 @@ type Quorum struct {
 
 // NewQuorum returns n memory nodes, named node-1 to node-n. When the test
 // ends, after its clients closed, every fault but a Stop or clock jump ends,
-// so that requests held back land.
+// and the requests held back land before the test returns.
 func NewQuorum(t TB, n int) *Quorum {
 	t.Helper()
 	if n < 1 {
@@ -38,6 +38,9 @@ func NewQuorum(t TB, n int) *Quorum {
 	t.Cleanup(func() {
 		for _, nd := range q.nodes {
 			nd.healAll()
+		}
+		for _, nd := range q.nodes {
+			nd.late.Wait() // a delay still running: at most one Slow
 		}
 	})
 	return q
