@@ -26,6 +26,7 @@ type Node struct {
 	slow   time.Duration    // added to every request
 	offset time.Duration    // the server clock's distance from time.Now
 	cut    map[int]struct{} // clients cut off, by their number in the quorum
+	downs  int              // a schedule's stop faults in force (see down)
 
 	late sync.WaitGroup // requests held back by a pause or a delay
 }

@@ -62,12 +62,11 @@ var faultKinds = []func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, dur ti
 	},
 	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, dur time.Duration) (string, func(), func()) {
 		nd := q.nodes[rng.IntN(len(q.nodes))]
-		return fmt.Sprintf("stop %s for %v", nd.Name(), dur), nd.Stop, nd.Start
+		return fmt.Sprintf("stop %s for %v", nd.Name(), dur), nd.down, func() { nd.up(false) }
 	},
 	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, dur time.Duration) (string, func(), func()) {
 		nd := q.nodes[rng.IntN(len(q.nodes))]
-		return fmt.Sprintf("stop %s, restart it empty after %v", nd.Name(), dur),
-			nd.Stop, func() { nd.mem.SetDown(true, true); nd.Start() }
+		return fmt.Sprintf("stop %s, restart it empty after %v", nd.Name(), dur), nd.down, func() { nd.up(true) }
 	},
 	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, dur time.Duration) (string, func(), func()) {
 		r := rs[rng.IntN(len(rs))]
@@ -101,4 +100,28 @@ func randDur(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 		return lo
 	}
 	return lo + time.Duration(rng.Int64N(ms))*time.Millisecond
+}
+
+// down stops the node for a fault of a schedule; faults that overlap on one
+// node keep it down until the last ends.
+func (n *Node) down() {
+	n.mu.Lock()
+	n.downs++
+	n.mu.Unlock()
+	n.Stop()
+}
+
+// up ends a down; with wipe the node loses its data, which is within the
+// rules because it has been down since this fault began, at least the TTL.
+func (n *Node) up(wipe bool) {
+	n.mu.Lock()
+	n.downs--
+	last := n.downs == 0
+	n.mu.Unlock()
+	if wipe {
+		n.mem.SetDown(true, true)
+	}
+	if last {
+		n.Start()
+	}
 }
