@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/cryptotest"
 	"testing/synctest"
 	"time"
 
@@ -63,18 +64,29 @@ type Replica struct {
 	Rec    *Recorder  // shared by the replicas of the schedule
 	Rand   *rand.Rand // seeded by the schedule, for the workload's own choices
 
+	q      *Quorum
 	stalls chan time.Duration // stalls the schedule has for this replica
 }
 
 // Checkpoint is where the schedule may stall the replica, as a
 // stop-the-world pause (GC, a VM migration) does: when a stall of this
-// replica is due, Checkpoint sleeps through it, whatever the lock says.
-// Put it where a stall hurts most, such as between a check and a write.
+// replica is due, Checkpoint sleeps through it, whatever the lock says,
+// and the replica's client reaches no node meanwhile (its extensions do not
+// land, as those of a frozen process). Put it where a stall hurts most,
+// such as between a check and a write.
 func (r *Replica) Checkpoint() {
 	select {
 	case d := <-r.stalls:
+		id, _ := r.q.clientID(r.Client)
 		r.Rec.Note("%s stalls for %v", r.Name, d)
+		for _, nd := range r.q.nodes {
+			nd.cutID(id, true)
+		}
 		time.Sleep(d)
+		for _, nd := range r.q.nodes {
+			nd.cutID(id, false)
+		}
+		r.Rec.Note("%s wakes", r.Name)
 	default:
 	}
 }
@@ -108,6 +120,13 @@ func (f *Failure) Error() string {
 // the Recorder found a violation, with its seed, faults, timeline and the
 // command that replays it. work runs once per replica and returns when ctx
 // ends (at p.Length); it marks its critical sections on r.Rec.
+//
+// A seed fixes the faults and their instants, the replicas' start instants
+// and Rand, and the clients' tokens (crypto/rand, through
+// testing/cryptotest: the test must not be parallel). Goroutines runnable at
+// one fake instant still run in the scheduler's order; draw the workload's
+// delays from r.Rand in milliseconds so that its steps rarely share an
+// instant, and a seed replays its violation.
 func Explore(t *testing.T, p Plan, work func(ctx context.Context, r *Replica)) {
 	t.Helper()
 	if f := FirstFailure(t, p, work); f != nil {
@@ -140,13 +159,15 @@ func FirstFailure(t *testing.T, p Plan, work func(ctx context.Context, r *Replic
 
 // runSchedule plays the schedule of seed; inside a bubble.
 func runSchedule(t *testing.T, p Plan, seed uint64, work func(ctx context.Context, r *Replica)) *Failure {
+	// Tokens from the seed too: the split-vote winner depends on them.
+	cryptotest.SetGlobalRandom(t, seed)
 	rng := rand.New(rand.NewPCG(seed, 0x10c7e57))
 	q := NewQuorum(t, p.Nodes)
 	rec := NewRecorder()
 	replicas := make([]*Replica, p.Replicas)
 	for i := range replicas {
 		replicas[i] = &Replica{ID: i, Name: fmt.Sprintf("replica-%d", i+1), Client: q.Client(p.Options...),
-			Rec: rec, Rand: rand.New(rand.NewPCG(seed, uint64(i))), stalls: make(chan time.Duration, p.Faults)}
+			Rec: rec, Rand: rand.New(rand.NewPCG(seed, uint64(i))), q: q, stalls: make(chan time.Duration, p.Faults)}
 	}
 	faults := drawFaults(rng, p, q, replicas)
 	ctx, cancel := context.WithTimeout(context.Background(), p.Length)
@@ -156,7 +177,15 @@ func runSchedule(t *testing.T, p Plan, seed uint64, work func(ctx context.Contex
 		wg.Go(func() { f.play(ctx, rec) })
 	}
 	for _, r := range replicas {
-		wg.Go(func() { work(ctx, r) })
+		// Replicas start at distinct instants of the first second: two
+		// requests at one fake instant land in the scheduler's order, which
+		// no seed fixes.
+		start := time.Duration(rng.IntN(1000)) * time.Millisecond
+		wg.Go(func() {
+			if sleepCtx(ctx, start) {
+				work(ctx, r)
+			}
+		})
 	}
 	wg.Wait()
 	if vs := rec.Violations(); len(vs) > 0 {

@@ -62,8 +62,10 @@ func TestCutOffIsPerClient(t *testing.T) {
 		q.Node(0).CutOff(a)
 		q.Node(1).CutOff(a)
 		_, err := a.TryAcquire(t.Context(), "k", ttl)
-		if !errors.Is(err, redlock.ErrQuorumUnreachable) || !errors.Is(err, locktest.ErrCutOff) {
-			t.Fatalf("cut-off client: %v, want ErrQuorumUnreachable wrapping ErrCutOff", err)
+		// The nodes' failure is ErrCutOff, or "failing recently" once the
+		// client saw it.
+		if !errors.Is(err, redlock.ErrQuorumUnreachable) {
+			t.Fatalf("cut-off client: %v, want ErrQuorumUnreachable", err)
 		}
 		lb, err := b.TryAcquire(t.Context(), "k", ttl)
 		if err != nil {

@@ -110,6 +110,10 @@ func (n *Node) setCut(c *redlock.Client, cut bool) {
 		n.q.t.Errorf("locktest: %s: the client is not one of this quorum's (make it with Quorum.Client)", n.Name())
 		return
 	}
+	n.cutID(id, cut)
+}
+
+func (n *Node) cutID(id int, cut bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if cut {
