@@ -45,33 +45,34 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // rules (a node restarted empty stays down for at least the TTL), so a
 // violation is the workload's, not the lock's. A clock jump past the
 // drift is outside the rules, and not drawn.
-var faultKinds = []func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, dur time.Duration) (string, func(), func()){
-	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, dur time.Duration) (string, func(), func()) {
+var faultKinds = []func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, f *fault) (desc string, on, off func()){
+	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, f *fault) (string, func(), func()) {
 		nd := q.nodes[rng.IntN(len(q.nodes))]
-		return fmt.Sprintf("pause %s for %v", nd.Name(), dur), nd.Pause, nd.Resume
+		return fmt.Sprintf("pause %s for %v", nd.Name(), f.dur), nd.Pause, nd.Resume
 	},
-	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, dur time.Duration) (string, func(), func()) {
+	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, f *fault) (string, func(), func()) {
 		nd, r := q.nodes[rng.IntN(len(q.nodes))], rs[rng.IntN(len(rs))]
-		return fmt.Sprintf("cut %s off %s for %v", r.Name, nd.Name(), dur),
+		return fmt.Sprintf("cut %s off %s for %v", r.Name, nd.Name(), f.dur),
 			func() { nd.CutOff(r.Client) }, func() { nd.Heal(r.Client) }
 	},
-	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, dur time.Duration) (string, func(), func()) {
+	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, f *fault) (string, func(), func()) {
 		nd := q.nodes[rng.IntN(len(q.nodes))]
 		by := randDur(rng, time.Millisecond, min(p.TTL/5, 2*time.Second))
-		return fmt.Sprintf("slow %s by %v for %v", nd.Name(), by, dur), func() { nd.Slow(by) }, func() { nd.Slow(0) }
+		return fmt.Sprintf("slow %s by %v for %v", nd.Name(), by, f.dur), func() { nd.Slow(by) }, func() { nd.Slow(0) }
 	},
-	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, dur time.Duration) (string, func(), func()) {
+	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, f *fault) (string, func(), func()) {
 		nd := q.nodes[rng.IntN(len(q.nodes))]
-		return fmt.Sprintf("stop %s for %v", nd.Name(), dur), nd.down, func() { nd.up(false) }
+		return fmt.Sprintf("stop %s for %v", nd.Name(), f.dur), nd.down, func() { nd.up(false) }
 	},
-	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, dur time.Duration) (string, func(), func()) {
+	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, f *fault) (string, func(), func()) {
 		nd := q.nodes[rng.IntN(len(q.nodes))]
-		return fmt.Sprintf("stop %s, restart it empty after %v", nd.Name(), dur), nd.down, func() { nd.up(true) }
+		f.dur = max(f.dur, p.TTL) // a restart without data waits out the TTL
+		return fmt.Sprintf("stop %s, restart it empty after %v", nd.Name(), f.dur), nd.down, func() { nd.up(true) }
 	},
-	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, dur time.Duration) (string, func(), func()) {
+	func(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica, f *fault) (string, func(), func()) {
 		r := rs[rng.IntN(len(rs))]
-		return fmt.Sprintf("stall %s for %v at its next checkpoint", r.Name, dur),
-			func() { r.stalls <- dur }, nil
+		return fmt.Sprintf("stall %s for %v at its next checkpoint", r.Name, f.dur),
+			func() { r.stalls <- f.dur }, nil
 	},
 }
 
@@ -81,11 +82,8 @@ func drawFaults(rng *rand.Rand, p Plan, q *Quorum, rs []*Replica) []fault {
 	for i := range fs {
 		kind := rng.IntN(len(faultKinds))
 		f := fault{at: randDur(rng, 0, p.Length*2/3), dur: randDur(rng, p.TTL/10, 2*p.TTL)}
-		if kind == 4 { // a restart without data waits out the TTL
-			f.dur = max(f.dur, p.TTL)
-		}
 		var what string
-		what, f.on, f.off = faultKinds[kind](rng, p, q, rs, f.dur)
+		what, f.on, f.off = faultKinds[kind](rng, p, q, rs, &f)
 		f.desc = fmt.Sprintf("+%v %s", f.at, what)
 		fs[i] = f
 	}
