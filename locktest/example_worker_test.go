@@ -110,20 +110,7 @@ func TestTaskLeaseWorkerBlindStoreIsCaught(t *testing.T) {
 		s, _ := stores.LoadOrStore(r.Rec, newTaskStore(r.Rec, true))
 		leaseWorker(ctx, r, s.(*taskStore))
 	}
-	f := locktest.FirstFailure(t, locktest.Plan{Schedules: 1000}, work)
-	if f == nil {
-		t.Fatal("1,000 schedules did not find the double completion")
-	}
-	if !has(f, "done twice") {
-		t.Fatalf("found %v, want done twice", f)
-	}
-	t.Logf("found, as a user would see it:\n%v", f)
-	for range 10 {
-		again := locktest.FirstFailure(t, locktest.Plan{Seed: f.Seed, Schedules: 1}, work)
-		if again == nil || again.Violations[0] != f.Violations[0] {
-			t.Fatalf("seed %d did not replay the violation %v: %v", f.Seed, f.Violations[0], again)
-		}
-	}
+	findReplayable(t, locktest.Plan{Schedules: 1000}, "done twice", work)
 }
 
 // One task, three replicas, one of them stalled past its lease before it
@@ -148,13 +135,4 @@ func Example_taskLeaseWorker() {
 	// b completes: true
 	// a completes late: false
 	// violations: 0
-}
-
-func has(f *locktest.Failure, kind string) bool {
-	for _, v := range f.Violations {
-		if v.Kind == kind {
-			return true
-		}
-	}
-	return false
 }
