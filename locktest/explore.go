@@ -124,9 +124,11 @@ func (f *Failure) Error() string {
 // A seed fixes the faults and their instants, the replicas' start instants
 // and Rand, and the clients' tokens (crypto/rand, through
 // testing/cryptotest: the test must not be parallel). Goroutines runnable at
-// one fake instant still run in the scheduler's order; draw the workload's
-// delays from r.Rand in milliseconds so that its steps rarely share an
-// instant, and a seed replays its violation.
+// one fake instant still run in the scheduler's order, and the client's
+// split-vote jitter has a source no seed fixes: draw the workload's delays
+// from r.Rand in milliseconds so that its steps rarely share an instant.
+// A violation that hangs on one interleaving may replay only sometimes;
+// rerun its seed a few times.
 func Explore(t *testing.T, p Plan, work func(ctx context.Context, r *Replica)) {
 	t.Helper()
 	if f := FirstFailure(t, p, work); f != nil {
