@@ -14,7 +14,7 @@ demo:
 # Modules of their own, with a replace to the root: tested and linted by the same targets.
 # internal/redistest/docker is the harness's container backend (ory/dockertest), kept out
 # of the library's go.mod; examples/ (the five seed systems) needs the pgx driver.
-SUBMODULES  := $(patsubst %/go.mod,%,$(wildcard bench/go.mod chaos/go.mod rueidisnode/go.mod promlock/go.mod otellock/go.mod internal/redistest/docker/go.mod examples/go.mod))
+SUBMODULES  := $(patsubst %/go.mod,%,$(wildcard bench/go.mod chaos/go.mod rueidisnode/go.mod promlock/go.mod otellock/go.mod internal/redistest/docker/go.mod examples/go.mod locktest/miniredistest/go.mod))
 # go test's -timeout per module: a hang guard, far above a loaded machine's run.
 TEST_TIMEOUT ?= 20m
 
