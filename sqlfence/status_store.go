@@ -16,7 +16,7 @@ const DefaultStatusTable = "service_status"
 // StatusStore is a statuslock.Store on a PostgreSQL table, one row per
 // service. Set is one upsert whose update happens only if the row's fence is
 // at most the write's, so a paused holder's late write is refused by the
-// database (TestStatusStorePausedHolderRefused in the examples module).
+// database.
 type StatusStore struct {
 	db    *sql.DB
 	table string
