@@ -25,7 +25,8 @@
 // holder's token refused, as after a stall past the TTL), Quorum.Evict(key)
 // (as Client.ForceRelease), Quorum.LoseMajority. The holder learns of the
 // loss at its next extension: Extend returns redlock.ErrLockLost, a kept
-// lock's Done closes, Do's context is cancelled. See Example (staleWrite).
+// lock's Done closes, Do's context is cancelled. The package's stale-write
+// example shows it end to end.
 //
 // A Recorder checks critical sections. The code under test marks
 // Enter(who, section, fence) and its leave, Wrote(who, resource, fence) for
