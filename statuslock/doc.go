@@ -20,12 +20,10 @@
 // # Who holds a status lock
 //
 // Each lock records its owner (redlock.WithOwner; host/pid/program by
-// default), so a status stuck in DEPLOYING can be traced to the process
-// that holds, or held, its lock: client.Locks(ctx, "status:*") lists which
-// owner holds which service's lock, redlock.Client.Inspect and "redlock
-// inspect status:<serviceID>" show one, and ForceRelease ("redlock unlock
-// --force") evicts a stuck holder with fencing intact: its late writes are
-// refused by the fenced store.
+// default), so a stuck status can be traced: client.Locks(ctx, "status:*")
+// lists who holds which service's lock, "redlock inspect
+// status:<serviceID>" shows one, and ForceRelease ("redlock unlock
+// --force") evicts a stuck holder with fencing intact.
 //
 // # Use
 //
