@@ -111,7 +111,7 @@ func Run(ctx context.Context, c *redlock.Client, job string, s Schedule, fn func
 		if !errors.Is(err, redlock.ErrNotAcquired) {
 			return res, err
 		}
-		if done, err := turnedAway(ctx, c, claim, cfg.mode, &res); done || err != nil {
+		if done, err := turnedAway(ctx, c, claim, &res); done || err != nil {
 			return res, err
 		}
 	}
@@ -119,22 +119,28 @@ func Run(ctx context.Context, c *redlock.Client, job string, s Schedule, fn func
 }
 
 // turnedAway looks at why the claim was not ours, and fills res when the
-// tick is taken (done true).
-func turnedAway(ctx context.Context, c *redlock.Client, claim string, mode Mode, res *Result) (done bool, err error) {
+// tick is taken (done true): finished, or running elsewhere.
+func turnedAway(ctx context.Context, c *redlock.Client, claim string, res *Result) (done bool, err error) {
 	rs, err := readRecords(ctx, c, claim)
 	if err != nil {
 		return false, err
 	}
-	if st, rec, taken := decide(rs, mode); taken {
-		res.Status, res.Record = st, *rec
+	if rs.done != nil {
+		res.Status, res.Record = Done, *rs.done
 		return true, nil
 	}
 	rec, err := runningRecord(ctx, c, claim)
-	if err != nil || rec == nil {
+	switch {
+	case err != nil:
 		return false, err
+	case rec != nil:
+		res.Status, res.Record = Running, *rec
+		return true, nil
 	}
-	res.Status, res.Record = Running, *rec
-	return true, nil
+	// Claimed without a finish, nobody running: a crashed runner, or one
+	// that finished and released between the two looks. Only the claim
+	// tells them apart reliably: try it again.
+	return false, nil
 }
 
 // decide says, from a tick's records, whether it is taken and by whom.
