@@ -24,7 +24,7 @@ func runClaimed(ctx context.Context, c *redlock.Client, l *redlock.Lock, res Res
 	res.Status, res.Fence = Ran, l.Fence()
 	if rs.claimed != nil { // AtLeastOnce: its runner is gone, or we would not hold the claim
 		res.Status, res.Record = Rerun, *rs.claimed
-	} else if err := write(ctx, c, l.Key()+claimedSuffix, me, cfg.retention); err != nil {
+	} else if err := write(ctx, c, l.Key()+claimedSuffix, me, cfg); err != nil {
 		// Not recorded on a majority: running now could run the tick twice.
 		return res, errors.Join(err, l.Release(rctx))
 	}
@@ -61,7 +61,7 @@ func runAndFinish(ctx context.Context, c *redlock.Client, l *redlock.Lock, me Re
 // finish records that the tick ran. Its context is not the job's: a
 // cancelled job still records its finish.
 func finish(ctx context.Context, c *redlock.Client, l *redlock.Lock, me Record, cfg config) error {
-	err := write(context.WithoutCancel(ctx), c, l.Key()+doneSuffix, me, cfg.retention)
+	err := write(context.WithoutCancel(ctx), c, l.Key()+doneSuffix, me, cfg)
 	if errors.Is(err, redlock.ErrNotAcquired) {
 		return nil // a runner after a lost claim recorded its finish first
 	}

@@ -139,10 +139,12 @@ func runningRecord(ctx context.Context, c *redlock.Client, claim string) (*Recor
 // majority and then released with redlock.Lock.HoldAtLeast, so that its
 // key stays until it expires by itself and nothing in this process waits
 // for it.
-func write(ctx context.Context, c *redlock.Client, key string, r Record, retention time.Duration) error {
-	l, err := c.TryAcquire(redlock.ContextWithOwner(ctx, encode(r)), key, retention)
+func write(ctx context.Context, c *redlock.Client, key string, r Record, cfg config) error {
+	// The claim's TTL is one the client accepts; the release sets the
+	// retention (a little longer if the client's node timeout needs it).
+	l, err := c.TryAcquire(redlock.ContextWithOwner(ctx, encode(r)), key, cfg.claimTTL)
 	if err == nil {
-		l.HoldAtLeast(retention)
+		l.HoldAtLeast(cfg.retention)
 		err = l.Release(ctx)
 	}
 	if err != nil {

@@ -16,6 +16,7 @@ const maxPeriod = 100 * 365 * 24 * time.Hour
 // Schedule names the tick a replica means to run. Make one with Every, At
 // or Named; the zero Schedule is ErrBadTick.
 type Schedule struct {
+	every  bool
 	period time.Duration
 	at     time.Time
 	label  string
@@ -25,7 +26,7 @@ type Schedule struct {
 // (counted from the Unix epoch, in UTC) nearest to now. Replicas whose
 // clocks, or whose firing instants, are less than half a period apart from
 // the boundary name the same tick. The tick is named like At's.
-func Every(period time.Duration) Schedule { return Schedule{period: period} }
+func Every(period time.Duration) Schedule { return Schedule{every: true, period: period} }
 
 // At names the tick by its scheduled time, as RFC 3339 in UTC with as many
 // fractional digits as needed ("2026-01-02T15:04:05Z").
@@ -44,8 +45,8 @@ func Named(label string) Schedule {
 // name returns the tick's name by the clock's now.
 func (s Schedule) name(now time.Time) (string, error) {
 	switch {
-	case s.period != 0:
-		if s.period < 0 || s.period > maxPeriod {
+	case s.every:
+		if s.period <= 0 || s.period > maxPeriod {
 			return "", bad(ErrBadPeriod, "period %s is not in (0, %s]", s.period, maxPeriod)
 		}
 		return formatTime(nearest(now, s.period)), nil
