@@ -20,11 +20,7 @@ import (
 func replicas(t *testing.T, n, k int, opts ...redlock.Option) ([]*redlock.Client, []*redis.Client) {
 	t.Helper()
 	cl := redistest.StartT(t, n)
-	var nodes []node.Node
-	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
-	}
-	return clientsOn(t, nodes, k, opts...), cl.Clients()
+	return clientsOn(t, nodesOf(cl), k, opts...), cl.Clients()
 }
 
 func clientsOn(t *testing.T, nodes []node.Node, k int, opts ...redlock.Option) []*redlock.Client {
