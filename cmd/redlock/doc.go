@@ -76,9 +76,10 @@
 // SIGKILLed, the unit is not ended (under systemd, the unit's cgroup is).
 // On other systems (BSD, macOS) the unit is CMD's process group only.
 //
-// A typical cron line on every replica:
+// A typical cron line on every replica (the job runs once per 5-minute
+// tick, however short it is; -n alone only keeps runs from overlapping):
 //
-//	redlock exec -n cron:penalties -- ./calculate-penalties
+//	redlock exec --once-per 5m cron:penalties -- ./calculate-penalties
 //
 // # ls
 //
