@@ -3,6 +3,7 @@ package tick_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,5 +106,46 @@ func TestBadInput(t *testing.T) {
 		if n, err := rc.DBSize(ctx).Result(); err != nil || n != 0 {
 			t.Errorf("a node holds %d keys (%v) after bad input", n, err)
 		}
+	}
+}
+
+// TestDescribeNamesTheTickRecords: the keys of a tick, listed by
+// Client.Locks, are described with job, tick, state, runner and fence.
+func TestDescribeNamesTheTickRecords(t *testing.T) {
+	c, err := redlock.NewLocal(redlock.WithOwner("replica-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := ctxFor(t, time.Minute)
+	if _, err := tick.Run(ctx, c, "report", tick.Named("t1"), func(context.Context) error { return errors.New("disk full") }); err == nil {
+		t.Fatal("the job's error was not returned")
+	}
+	var got []string
+	for info, err := range c.Locks(ctx, "tick:*") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, ok := tick.Describe(info.Key, info.Owner)
+		if !ok {
+			t.Fatalf("%s not described", info.Key)
+		}
+		got = append(got, d)
+	}
+	want := []string{"job report tick t1: claimed by replica-a, fence ", "job report tick t1: done by replica-a, fence "}
+	if len(got) != 2 {
+		t.Fatalf("described %q", got)
+	}
+	joined := strings.Join(got, "\n")
+	for _, w := range want {
+		if !strings.Contains(joined, w) {
+			t.Fatalf("described %q, want %q", got, w)
+		}
+	}
+	if !strings.Contains(joined, "outcome disk full") {
+		t.Fatalf("no outcome in %q", got)
+	}
+	if _, ok := tick.Describe("cron:penalties", "x"); ok {
+		t.Fatal("a plain key described as a tick's")
 	}
 }

@@ -124,3 +124,12 @@ func unitOutcome(err error) error {
 	}
 	return unitFailed{ee}
 }
+
+// tickOwner is how ls shows the owner of a tick's key: in words (job,
+// tick, state, runner, fence, outcome); other keys' owners as they are.
+func tickOwner(key, owner string) string {
+	if d, ok := tick.Describe(key, owner); ok {
+		return d
+	}
+	return owner
+}

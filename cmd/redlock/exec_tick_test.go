@@ -145,3 +145,20 @@ func awayFromHalfHour() {
 		time.Sleep(time.Minute + time.Second - off)
 	}
 }
+
+// TestLsAndInspectShowTickRecords: after a tick ran, ls lists its records
+// and inspect describes them: job, tick, state, runner, fence, outcome.
+func TestLsAndInspectShowTickRecords(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	if r := runBin(t, c.Addrs(), "exec", "--tick", "t1", "--owner", "replica-a", "report", "--", "sh", "-c", "exit 3"); r.code != 3 {
+		t.Fatalf("exit %d, want the command's 3", r.code)
+	}
+	r := runBin(t, c.Addrs(), "ls", "tick:*")
+	if r.code != 0 || !strings.Contains(r.stdout, "job report tick t1: claimed by replica-a") || !strings.Contains(r.stdout, "job report tick t1: done by replica-a") || !strings.Contains(r.stdout, "outcome exit status 3") {
+		t.Fatalf("ls: exit %d, stdout %q", r.code, r.stdout)
+	}
+	r = runBin(t, c.Addrs(), "inspect", "tick:report@t1#done")
+	if r.code != 0 || !strings.Contains(r.stdout, "job report tick t1: done by replica-a, fence ") {
+		t.Fatalf("inspect: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
