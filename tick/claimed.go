@@ -21,14 +21,17 @@ func runClaimed(ctx context.Context, c *redlock.Client, l *redlock.Lock, res Res
 		return res, ignoreLost(l.Release(rctx))
 	}
 	me := Record{Runner: l.Owner(), Fence: l.Fence(), Started: l.AcquiredAt()}
-	res.Status, res.Fence = Ran, l.Fence()
+	status, prev := Ran, Record{}
 	if rs.claimed != nil { // AtLeastOnce: its runner is gone, or we would not hold the claim
-		res.Status, res.Record = Rerun, *rs.claimed
+		status, prev = Rerun, *rs.claimed
 	} else if err := write(ctx, c, l.Key()+claimedSuffix, me, cfg); err != nil {
 		// Not recorded on a majority: running now could run the tick twice.
 		return res, errors.Join(err, l.Release(rctx))
 	}
-	res.Ran = true
+	if err := l.Err(); err != nil { // lost while claiming: another replica may claim it now
+		return res, errors.Join(err, ignoreLost(l.Release(rctx)))
+	}
+	res.Status, res.Record, res.Fence, res.Ran = status, prev, l.Fence(), true
 	fnErr, lostErr, relErr := l.Hold(ctx, func(wctx context.Context) error {
 		return runAndFinish(wctx, c, l, me, cfg, fn)
 	})
@@ -45,6 +48,11 @@ func runAndFinish(ctx context.Context, c *redlock.Client, l *redlock.Lock, me Re
 			return
 		}
 		r := recover()
+		if r == nil { // runtime.Goexit: it goes on unwinding by itself
+			me.Outcome = "exited without returning"
+			_ = finish(ctx, c, l, me, cfg)
+			return
+		}
 		me.Outcome = fmt.Sprintf("panic: %v", r)
 		_ = finish(ctx, c, l, me, cfg)
 		panic(r)

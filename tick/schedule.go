@@ -16,10 +16,10 @@ const maxPeriod = 100 * 365 * 24 * time.Hour
 // Schedule names the tick a replica means to run. Make one with Every, At
 // or Named; the zero Schedule is ErrBadTick.
 type Schedule struct {
-	every  bool
-	period time.Duration
-	at     time.Time
-	label  string
+	every, named bool
+	period       time.Duration
+	at           time.Time
+	label        string
 }
 
 // Every derives the tick from the replica's clock: the multiple of period
@@ -35,12 +35,7 @@ func At(t time.Time) Schedule { return Schedule{at: t} }
 // Named names the tick by a label the caller derives itself, such as
 // `date -u +%Y-%m-%dT%H:%M` in a crontab: up to MaxNameLen bytes of
 // printable UTF-8 without spaces or the characters { } * ? [ ] \ @ #.
-func Named(label string) Schedule {
-	if label == "" {
-		return Schedule{label: "\x00"} // not the zero Schedule: reported as an empty label
-	}
-	return Schedule{label: label}
-}
+func Named(label string) Schedule { return Schedule{named: true, label: label} }
 
 // name returns the tick's name by the clock's now.
 func (s Schedule) name(now time.Time) (string, error) {
@@ -52,9 +47,7 @@ func (s Schedule) name(now time.Time) (string, error) {
 		return formatTime(nearest(now, s.period)), nil
 	case !s.at.IsZero():
 		return formatTime(s.at), nil
-	case s.label == "\x00":
-		return "", bad(ErrBadTick, "empty tick label")
-	case s.label != "":
+	case s.named:
 		if err := checkName(s.label); err != nil {
 			return "", bad(ErrBadTick, "tick label %q: %v", s.label, err)
 		}
