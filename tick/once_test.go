@@ -1,9 +1,7 @@
 package tick_test
 
 import (
-	"context"
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -85,9 +83,8 @@ func TestSplitVoteOnTheClaimHasOneRunner(t *testing.T) {
 	}
 }
 
-// TestAtLeastOnceRunsUnfinishedTickOnce: a tick claimed but never finished
-// (its claim expired) runs again in AtLeastOnce mode, once, with a larger
-// fence; AtMostOnce reports it "claimed, not finished".
+// TestOneRunPerTickOnMemoryNodes: the same on memory nodes shared by three
+// clients, and on one redlock.NewLocal client used by three replicas.
 func TestOneRunPerTickOnMemoryNodes(t *testing.T) {
 	t.Run("shared memory nodes", func(t *testing.T) {
 		cs := clientsOn(t, memoryNodes(), 3)
@@ -112,6 +109,3 @@ func oneRunPerTick(t *testing.T, cs []*redlock.Client) {
 		ranOnce(t, runs.count(name), res)
 	}
 }
-
-var _ = sync.Mutex{}
-var _ = context.Background
