@@ -96,9 +96,10 @@
 // SIGKILLed, the unit is not ended (under systemd, the unit's cgroup is).
 // On other systems (BSD, macOS) the unit is CMD's process group only.
 //
-// A typical cron line on every replica:
+// A typical cron line on every replica (the job runs once per 5-minute
+// tick, however short it is; -n alone only keeps runs from overlapping):
 //
-//	redlock exec -n cron:penalties -- ./calculate-penalties
+//	redlock exec --once-per 5m cron:penalties -- ./calculate-penalties
 //
 // # ls
 //
@@ -264,6 +265,18 @@ Flags:
   --slots N      hold one of N permits of the semaphore KEY (1 to 256): at
                  most N commands run at once; REDLOCK_KEY is then the
                  permit's slot key (KEY}:slot:I), REDLOCK_FENCE its fence
+  --once-per D   run CMD once per tick on all replicas: KEY is the job, the
+                 tick is now rounded to the nearest multiple of D (UTC). A
+                 replica that finds the tick ran or running exits 1 (or -E)
+                 with a line saying which tick, who ran it, when
+  --tick VALUE   as --once-per, with the tick named by the caller, e.g.
+                 $(date -u +%Y-%m-%dT%H:%M) in a crontab
+  --at-least-once  rerun a tick whose runner died before it finished
+                 (default: at most once; the tick is "claimed, not finished")
+  --retention D  how long a tick's record turns replicas away (default
+                 twice --once-per, or 24h with --tick)
+  --min-hold D   a plain lock stays at least D after it was taken, even
+                 when CMD exits sooner (lockAtLeastFor)
 
 Without --shared or --exclusive, exec takes KEY's mutex, which is a lock
 apart from KEY's read-write lock: a plain exec and a --shared or

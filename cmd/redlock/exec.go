@@ -34,6 +34,7 @@ type execArgs struct {
 	key          string
 	argv         []string // CMD ARGS...
 	slots        int      // --slots N: a permit of a semaphore (slots.go)
+	tick         tickArgs // --once-per, --tick, --min-hold (exec_tick.go)
 }
 
 func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
@@ -48,6 +49,7 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	nodesFlags(fs, &a.nodes)
 	owner := fs.String("owner", "", "who holds the lock, as inspect and ls show it")
 	slotsFlag(fs, a)
+	tickFlags(fs, a)
 	fs.BoolVar(&a.shared, "shared", false, "take KEY's read-write lock as a reader")
 	fs.BoolVar(&a.exclusive, "exclusive", false, "take KEY's read-write lock as the writer")
 	key, argv, err := parseAroundKey(fs, "exec", usageExec, args, stdout)
@@ -76,6 +78,9 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 		return nil, usageErr("exec", "--slots and --shared/--exclusive exclude each other")
 	}
 	if err := checkSlots(a); err != nil {
+		return nil, err
+	}
+	if err := checkTick(a); err != nil {
 		return nil, err
 	}
 	a.owner = *owner
@@ -140,6 +145,9 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer r.Close()
+	if a.tick.on() {
+		return runTickExec(ctx, r.nodes, a, path, sigs, stderr)
+	}
 	lk, err := newLocker(r.nodes, a)
 	if err != nil { // a bad --owner, say: the library's message
 		return usageErr("exec", "%v", err)
@@ -150,6 +158,7 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	lock.HoldAtLeast(a.tick.minHold)
 	return runLocked(ctx, lock, a, path, sigs, stderr)
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/tick"
 )
 
 const usageInspect = `Usage: redlock inspect [flags] KEY
@@ -91,6 +92,9 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 	} else {
 		fmt.Fprintf(tw, "held\tyes (%s)\n", agree)
 		fmt.Fprintf(tw, "owner\t%s\n", orDash(info.Owner))
+		if d, ok := tick.Describe(info.Key, info.Owner); ok {
+			fmt.Fprintf(tw, "tick\t%s\n", d)
+		}
 		fmt.Fprintf(tw, "acquired\t%s\n", when(info.AcquiredAt, now))
 		fmt.Fprintf(tw, "fence\t%d\n", info.Fence)
 		fmt.Fprintf(tw, "remaining\t%s on a majority\n", info.Remaining.Round(time.Millisecond))

@@ -193,7 +193,7 @@ func printTable(w io.Writer, r *remote, rows []lockRow) {
 	for _, row := range rows {
 		owner, age := "-", "-"
 		if row.Owner != "" {
-			owner = quoteField(row.Owner)
+			owner = quoteField(tickOwner(row.Key, row.Owner))
 		}
 		if row.AgeMillis != nil {
 			age = fmtAge(time.Duration(*row.AgeMillis) * time.Millisecond)

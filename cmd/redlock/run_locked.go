@@ -60,6 +60,9 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 		return exitf(exitLockLost, "redlock exec: lock %q lost while %s ran, sent SIGTERM: %v", a.key, describe(a.argv), lostErr)
 	}
 	code := childCode(sup.ProcessState)
+	if a.tick.on() { // tick.Run records the finish, then releases the claim
+		return &exitError{code: code}
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	switch err := lock.Release(rctx); {
