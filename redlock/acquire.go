@@ -16,7 +16,8 @@ import (
 // Acquire takes the lock named key for ttl, retrying per the client's retry
 // policy while other holders have it. It returns a *Lock held on a majority
 // of nodes, valid until Lock.ValidUntil, or an error that wraps
-// ErrNotAcquired (contention outlasted the retries), ErrQuorumUnreachable
+// ErrNotAcquired (contention outlasted the retries; with ErrSplitVote too
+// when the last attempts split the votes), ErrQuorumUnreachable
 // (too many nodes failed), ErrInvalidArgument, or ctx.Err().
 //
 // Between attempts it waits the policy's random delay, but never past the
@@ -35,8 +36,8 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*L
 // votes split between clients so that none has a majority is not "held":
 // TryAcquire resolves it (see "Split votes" in the package doc), within a
 // few quick rounds, and reports ErrNotAcquired only when another client
-// then holds the lock or the rounds run out (the error then says "split
-// vote").
+// then holds the lock or the rounds run out; in the latter case the error
+// wraps ErrSplitVote as well.
 func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	return c.acquire(ctx, key, ttl, &backoff.StopBackOff{}, false)
 }
@@ -212,7 +213,7 @@ type outcome struct {
 	held  bool          // another client holds a majority
 	wake  wakeOn        // which release announcements can help the next attempt
 	keep  bool          // split: we won it and keep our keys for the next round
-	rtt   time.Duration // how long the round took to decide
+	rtt   time.Duration // how long the nodes' replies took (see round.repliedIn)
 	prev  node.Holding  // the previous holder with the largest fence that our nodes reported
 }
 
@@ -266,21 +267,28 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		}
 	}
 	for len(yes) < q && len(others)+len(failures) <= n-q {
-		if down := r.failingPending(); down > 0 && down == r.pending && down < n && len(others)+len(failures)+down > n-q {
-			// Every healthy node answered (and there was one), and a
-			// majority is out of reach unless failing nodes answer: do not
-			// wait for them. When every node is failing, waiting for them
-			// (up to the node timeout) is the only way to find out.
+		if r.onlyFailingLeft() {
+			// Every node that is not failing answered, and the outcome
+			// hinges on failing ones: do not wait for them.
 			failures = append(failures, r.presumeFailing()...)
 			break
 		}
-		a, ok := r.next()
+		var stragglers <-chan time.Time
+		if r.replies >= q {
+			// A majority replied and the rest could still give either
+			// side its majority: wait for them only a moment (see
+			// stragglersDue), not their timeout, so a silent node costs a
+			// split that moment and every live node has answered by then.
+			stragglers = r.stragglersDue()
+		}
+		a, ok := r.nextBefore(stragglers)
 		if !ok {
 			break
 		}
 		tally(a)
 	}
-	rtt := time.Since(start)
+	couldWin := len(others)+len(failures) <= n-q
+	rtt := r.repliedIn()
 	if configErr != nil {
 		c.undo(key, name, token, ttl, heldBy(others, n))
 		return outcome{err: configErr, rtt: rtt}
@@ -312,16 +320,15 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	}
 
 	top, votes := leader(others)
-	if votes < q && r.pending > r.failingPending() {
-		// Nobody holds a majority of the answers so far: before calling
-		// it a split, give the other nodes a moment (as long again as the
-		// round took) to complete the picture. A silent node costs that
-		// moment, not its timeout.
-		stop := time.NewTimer(max(rtt, time.Millisecond))
-		for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
+	if votes < q && !couldWin && r.pending > r.failingPending() {
+		// We cannot win, and nobody holds a majority of the answers so
+		// far: before calling it a split, give the other nodes a moment
+		// to complete the picture. A silent node costs that moment, not
+		// its timeout.
+		stop := r.stragglersDue()
+		for a, ok := r.nextBefore(stop); ok; a, ok = r.nextBefore(stop) {
 			tally(a)
 		}
-		stop.Stop()
 		top, votes = leader(others)
 	}
 	if votes >= q {
@@ -337,8 +344,8 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	// token with the most nodes, ties going to the smallest release id.
 	ours := node.ReleaseID(token)
 	win := len(yes) > votes || (len(yes) == votes && len(yes) > 0 && ours < top)
-	err := fmt.Errorf("%w: %q: split vote: no client holds a majority (%d of %d nodes ours, at most %d another's, %d failed or silent)",
-		ErrNotAcquired, key, len(yes), n, votes, n-len(yes)-len(others))
+	err := fmt.Errorf("%w: %q: no client holds a majority (%d of %d nodes ours, at most %d another's, %d failed or silent)",
+		ErrSplitVote, key, len(yes), n, votes, n-len(yes)-len(others))
 	if !win {
 		c.undo(key, name, token, ttl, heldBy(others, n))
 	}
