@@ -46,6 +46,11 @@ func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) 
 // split votes.
 const maxSplitRounds = 8
 
+// stragglerShare: a node that has not answered when every other node has
+// gets at least this share of the node timeout (see round.stragglersDue),
+// so that a slower but live node still has its say in a split.
+const stragglerShare = 10
+
 // maxBehind bounds the quick looks in a row after a wake by a release that
 // had not reached a majority yet.
 const maxBehind = 3
@@ -78,6 +83,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		prev    node.Holding // the holder before us, seen by the rounds of token
 		behind  int          // attempts in a row lost to the holder whose release woke us
 		ahead   string       // that holder's release id
+		undone  []string     // release ids of the tokens this call gave up (see gaveUpToken)
 	)
 	for attempts := 1; ; attempts++ {
 		if token == "" {
@@ -85,7 +91,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		}
 		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.mark(w, token)
-		o := c.attempt(ctx, key, name, token, sent, ttl, w != nil || c.notify.watched(name))
+		o := c.attempt(ctx, key, name, token, sent, ttl, w != nil || c.notify.watched(name), undone)
 		if o.prev.Token != "" && o.prev.Fence >= prev.Fence {
 			prev = o.prev
 		}
@@ -104,6 +110,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 			return o.lock, nil
 		}
 		if !o.keep {
+			undone = gaveUpToken(undone, token)
 			token = ""
 		}
 		if errors.Is(o.err, ErrInvalidArgument) { // a node found to be a duplicate, say
@@ -140,6 +147,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 				continue
 			}
 			c.abandon(key, name, token, ttl)
+			undone = gaveUpToken(undone, token)
 			token = ""
 		}
 		splits = 0
@@ -179,6 +187,24 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 			return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
 		}
 	}
+}
+
+// maxUndone bounds the tokens a call remembers having given up.
+const maxUndone = 4
+
+// gaveUpToken adds token's release id to undone, the tokens this call gave
+// up and is deleting in the background: a node that still holds one (its
+// delete has not landed yet) is not held by another client, and an attempt
+// that counted it so could call the key held by a token that is about to
+// vanish, and sleep while the key is free.
+func gaveUpToken(undone []string, token string) []string {
+	if token == "" {
+		return undone
+	}
+	if len(undone) == maxUndone {
+		undone = append(undone[:0], undone[1:]...)
+	}
+	return append(undone, node.ReleaseID(token))
 }
 
 func (c *Client) gaveUp(ctx context.Context, key, reason string, attempts int, began time.Time, err error) error {
@@ -222,7 +248,7 @@ type outcome struct {
 // fence safe, and undo (in the background) what a failed attempt set. A
 // waiter (a caller that waits for release notifications) marks the keys of
 // the holder, so that their release is announced.
-func (c *Client) attempt(ctx context.Context, key, name, token string, sent *unanswered, ttl time.Duration, waiter bool) outcome {
+func (c *Client) attempt(ctx context.Context, key, name, token string, sent *unanswered, ttl time.Duration, waiter bool, undone []string) outcome {
 	timeout := c.cfg.timeoutFor(ttl)
 	n, q := len(c.nodes), c.quorum
 	start := time.Now()                                 // monotonic: validity is measured from before the first request
@@ -277,12 +303,14 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		if r.replies >= q {
 			// A majority replied and the rest could still give either
 			// side its majority: wait for them only a moment (see
-			// stragglersDue), not their timeout, so a silent node costs a
-			// split that moment and every live node has answered by then.
-			stragglers = r.stragglersDue()
+			// stragglersDue), not their timeout. A node still silent then
+			// is marked failing until it answers, and the split is called
+			// with the live nodes' answers.
+			stragglers = r.stragglersDue(timeout / stragglerShare)
 		}
 		a, ok := r.nextBefore(stragglers)
 		if !ok {
+			failures = append(failures, r.presumeSilent()...)
 			break
 		}
 		tally(a)
@@ -313,23 +341,24 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		// release can help (the others may only have been slow); another
 		// token's cannot.
 		var wake wakeOn
-		if top, votes := leader(others); votes > 0 {
+		if top, votes := leader(others, undone); votes > 0 {
 			wake.holder = top
 		}
 		return outcome{err: quorumErr(fmt.Sprintf("acquire %q", key), failures, n), rtt: rtt, wake: wake}
 	}
 
-	top, votes := leader(others)
+	top, votes := leader(others, undone)
 	if votes < q && !couldWin && r.pending > r.failingPending() {
 		// We cannot win, and nobody holds a majority of the answers so
 		// far: before calling it a split, give the other nodes a moment
 		// to complete the picture. A silent node costs that moment, not
 		// its timeout.
-		stop := r.stragglersDue()
-		for a, ok := r.nextBefore(stop); ok; a, ok = r.nextBefore(stop) {
+		stop := time.NewTimer(max(time.Since(start), time.Millisecond))
+		for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
 			tally(a)
 		}
-		top, votes = leader(others)
+		stop.Stop()
+		top, votes = leader(others, undone)
 	}
 	if votes >= q {
 		c.undo(key, name, token, ttl, heldBy(others, n))
@@ -357,12 +386,16 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 }
 
 // leader returns the holder with the most nodes among answers (ties: the
-// smallest release id) and its count.
-func leader(others []answer[node.AcquireReply]) (string, int) {
+// smallest release id) and its count, leaving out the tokens this call gave
+// up (undone).
+func leader(others []answer[node.AcquireReply], undone []string) (string, int) {
 	counts := make(map[string]int, 2)
 	best, most := "", 0
 	for _, a := range others {
 		h := a.val.Holder
+		if slices.Contains(undone, h) {
+			continue
+		}
 		counts[h]++
 		if k := counts[h]; k > most || (k == most && h < best) {
 			best, most = h, k

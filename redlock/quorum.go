@@ -196,18 +196,37 @@ func (r *round[T]) repliedIn() time.Duration {
 }
 
 // stragglersDue returns a channel, for nextBefore, that fires once the
-// nodes still waited for have had as long again as the replies so far took
-// (at least a millisecond) past the last reply: ample for a node that is
+// nodes still waited for have had as long again as the replies so far took,
+// and at least floor, since the round began: ample for a node that is
 // merely slower than the others, far shorter than a silent node's timeout.
-func (r *round[T]) stragglersDue() <-chan time.Time {
-	last := r.start.Add(r.repliedIn())
-	wait := time.Until(last.Add(max(r.repliedIn(), time.Millisecond)))
+func (r *round[T]) stragglersDue(floor time.Duration) <-chan time.Time {
+	wait := time.Until(r.start.Add(max(2*r.repliedIn(), floor)))
 	if r.grace == nil {
 		r.grace = time.NewTimer(wait)
 	} else {
 		r.grace.Reset(wait)
 	}
 	return r.grace.C
+}
+
+// errPresumedSilent is the failure recorded for a node that had not
+// answered when every other node had and its grace (stragglersDue) was over.
+var errPresumedSilent = errors.New("silent while the other nodes answered; presumed failing")
+
+// presumeSilent stops waiting for the nodes still waited for, marks them
+// failing until they answer (so the next rounds do not wait for them
+// either), and returns them as failures.
+func (r *round[T]) presumeSilent() []error {
+	var out []error
+	for i, w := range r.waiting {
+		if w {
+			r.c.noteAnswer(r.parent, r.op, i, errPresumedSilent, 0)
+			r.waiting[i] = false
+			r.pending--
+			out = append(out, r.c.nodeError(r.parent, r.key, r.c.nodes[i], r.op, errPresumedSilent))
+		}
+	}
+	return out
 }
 
 // failingPending counts the nodes still waited for that are failing.
