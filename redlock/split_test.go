@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/retry"
 )
 
@@ -221,5 +222,65 @@ func TestSplitVoteGivesUpWithErrSplitVote(t *testing.T) {
 		for _, cl := range []*Client{c, two, three} {
 			_ = cl.Close()
 		}
+	})
+}
+
+// lagging delays every acquire by delay before it runs, the reply of its
+// first acquire by firstReply after it ran, and every release by release
+// before it runs.
+type lagging struct {
+	node.Node
+	delay, firstReply, release time.Duration
+	replied                    *bool
+}
+
+func (l lagging) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
+	time.Sleep(l.delay)
+	r, err := l.Node.Acquire(ctx, a)
+	if !*l.replied {
+		*l.replied = true
+		time.Sleep(l.firstReply)
+	}
+	return r, err
+}
+
+func (l lagging) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
+	time.Sleep(l.release)
+	return l.Node.Release(ctx, a)
+}
+
+// An attempt that lost a split while its token was landing on a majority
+// (the split was called before the slow replies came) deletes that token in
+// the background; the next attempt of the same call, finding it still on
+// those nodes, does not take it for another holder: TryAcquire goes on
+// resolving and takes the lock once the deletes landed, instead of
+// reporting it held by the token it gave up.
+func TestSplitDoesNotCountTheCallsOwnGivenUpToken(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ms := memNodes(5)
+		ctx := context.Background()
+		other := mustNew(t, asNodes(ms[3:])) // holds "k" on nodes 3 and 4
+		if _, err := other.TryAcquire(ctx, "k", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		nodes := asNodes(ms)
+		for i := range 3 {
+			l := lagging{Node: ms[i], delay: 2 * time.Millisecond, release: 40 * time.Millisecond, replied: new(bool)}
+			if i > 0 { // the first replies of nodes 1 and 2 come after the split is called
+				l.firstReply = 30 * time.Millisecond
+			}
+			nodes[i] = l
+		}
+		for i := 3; i < 5; i++ { // the other holder's nodes answer last
+			nodes[i] = late{Node: ms[i], delay: 3 * time.Millisecond}
+		}
+		c := mustNew(t, nodes, WithNodeTimeout(100*time.Millisecond))
+		l, err := c.TryAcquire(ctx, "k", 10*time.Second)
+		if err != nil {
+			t.Fatalf("nodes 0-2 free but for this call's own given-up token: %v", err)
+		}
+		_ = l.Release(ctx)
+		_ = c.Close()
+		_ = other.Close()
 	})
 }
