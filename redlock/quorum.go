@@ -137,8 +137,7 @@ func (r *round[T]) nextBefore(stop <-chan time.Time) (answer[T], bool) {
 	if a.err == nil {
 		r.replies++
 		r.lastReply = time.Now()
-	}
-	if a.err != nil {
+	} else {
 		a.err = r.c.nodeError(r.parent, r.key, r.c.nodes[a.node], r.op, a.err)
 	}
 	return a, true

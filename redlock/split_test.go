@@ -231,14 +231,13 @@ func TestSplitVoteGivesUpWithErrSplitVote(t *testing.T) {
 type lagging struct {
 	node.Node
 	delay, firstReply, release time.Duration
-	replied                    *bool
+	replied                    *atomic.Bool
 }
 
 func (l lagging) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
 	time.Sleep(l.delay)
 	r, err := l.Node.Acquire(ctx, a)
-	if !*l.replied {
-		*l.replied = true
+	if l.replied.CompareAndSwap(false, true) {
 		time.Sleep(l.firstReply)
 	}
 	return r, err
@@ -265,7 +264,7 @@ func TestSplitDoesNotCountTheCallsOwnGivenUpToken(t *testing.T) {
 		}
 		nodes := asNodes(ms)
 		for i := range 3 {
-			l := lagging{Node: ms[i], delay: 2 * time.Millisecond, release: 40 * time.Millisecond, replied: new(bool)}
+			l := lagging{Node: ms[i], delay: 2 * time.Millisecond, release: 40 * time.Millisecond, replied: new(atomic.Bool)}
 			if i > 0 { // the first replies of nodes 1 and 2 come after the split is called
 				l.firstReply = 30 * time.Millisecond
 			}
