@@ -82,7 +82,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	if err := c.newWatchdog(); err != nil {
 		return nil, err
 	}
-	c.health.until = make([]atomic.Int64, len(nodes))
+	c.health.failing = make([]atomic.Bool, len(nodes))
 	c.all = make([]int, len(nodes))
 	for i := range c.all {
 		c.all[i] = i

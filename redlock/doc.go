@@ -28,7 +28,8 @@
 // again once the winner can have finished: TryAcquire then reports the
 // winner as the holder, or wins itself if the winner went away. A call
 // spends at most 8 rounds in a row on this before it gives up with an error
-// that says "split vote"; Acquire does it without using up retries. See
+// that wraps ErrSplitVote (and so ErrNotAcquired); Acquire does it without
+// using up retries. See
 // TestV2SplitVoteHasExactlyOneRunner (60 rounds of 3 replicas on 5 nodes,
 // one runner in every round) and the chaos scenario split-vote.
 //

@@ -11,6 +11,12 @@ var (
 	// ErrNotAcquired: another holder has the key on too many nodes, and the
 	// retry policy is used up (or TryAcquire's single attempt lost).
 	ErrNotAcquired = errors.New("redlock: lock not acquired")
+	// ErrSplitVote: the attempts gave up while the votes were split, with
+	// no client holding a majority (see "Split votes" in the package doc):
+	// nobody is known to hold the lock, and trying again soon may win it.
+	// It wraps ErrNotAcquired, so errors.Is(err, ErrNotAcquired) holds too;
+	// test ErrSplitVote first to tell it from "another holder has it".
+	ErrSplitVote = fmt.Errorf("%w: split vote", ErrNotAcquired)
 	// ErrQuorumUnreachable: too many nodes failed (errors, timeouts) for a
 	// majority to answer. The per-node causes are joined in the error as
 	// *NodeError values.
