@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/guard"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -121,9 +122,10 @@ func (c *Client) Close() error {
 }
 
 // background runs cleanup that a decided call does not wait for; Close
-// waits for it. Its requests are bounded by their own node timeouts.
+// waits for it. Its requests are bounded by their own node timeouts. A
+// panic in it is logged, not fatal.
 func (c *Client) background(f func()) {
-	c.bg.Go(f)
+	c.bg.Go(func() { guard.Log(c.logger, "redlock: background work", guard.Run(f)) })
 }
 
 // keyName is the name of key on the nodes: the prefix, then the key in
