@@ -143,6 +143,12 @@ func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) e
 	return c.checkTTL(ttl)
 }
 
+// MaxKeyLength is the longest key, in bytes, that a call takes (the
+// client's key prefix and braces are not counted). A longer key fails with
+// ErrInvalidArgument before anything is sent: a key travels to every node
+// on every call and into log lines.
+const MaxKeyLength = 1024
+
 // checkKey validates the context and key of every operation on a key.
 func checkKey(ctx context.Context, key string) error {
 	switch {
@@ -150,6 +156,9 @@ func checkKey(ctx context.Context, key string) error {
 		return invalidArg("nil context")
 	case key == "":
 		return invalidArg("empty key")
+	case len(key) > MaxKeyLength:
+		// Not quoted whole: the error would carry it into every log line.
+		return invalidArg("key of %d bytes (%.32q...) is longer than %d bytes", len(key), key, MaxKeyLength)
 	case key[0] == '}':
 		// prefix{}...}: an empty Redis Cluster hash tag would split the
 		// key from its counter.
