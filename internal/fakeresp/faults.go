@@ -42,7 +42,8 @@ func identity(runID string) []byte {
 
 // Lying answers the handshake like a server that predates it (unknown
 // command: clients fall back to RESP2 and carry on), INFO with an identity
-// of runID, and every other command with f.
+// of runID (with f too when runID is empty), and every other command with
+// f.
 func Lying(runID string, f Fault) Reply {
 	return func(cmd []string) ([]byte, bool) {
 		if len(cmd) == 0 {
@@ -52,7 +53,9 @@ func Lying(runID string, f Fault) Reply {
 		case "HELLO", "CLIENT", "AUTH", "SELECT", "READONLY":
 			return []byte("-ERR unknown command '" + cmd[0] + "'\r\n"), false
 		case "INFO":
-			return identity(runID), false
+			if runID != "" {
+				return identity(runID), false
+			}
 		}
 		return f.Reply, f.Hangup
 	}
