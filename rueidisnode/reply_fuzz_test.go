@@ -2,7 +2,6 @@ package rueidisnode_test
 
 import (
 	"net"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,8 +12,10 @@ import (
 	"github.com/quorumlock/quorumlock/rueidisnode"
 )
 
-// Whatever a server answers, each operation of the rueidis node returns,
-// and no panic is raised, in rueidis or in this package.
+// Whatever a server answers, each operation of the rueidis node over a
+// client dialing with BoundedDial returns, and no panic is raised, in
+// rueidis or in this package. (Without the bound, rueidis panics on its
+// reader goroutine on a length it cannot allocate.)
 func FuzzRueidisReplies(f *testing.F) {
 	nodetest.FuzzReplies(f, func(t testing.TB, addr string) node.Node {
 		rc, err := rueidis.NewClient(rueidis.ClientOption{
@@ -30,7 +31,5 @@ func FuzzRueidisReplies(f *testing.F) {
 		}
 		t.Cleanup(rc.Close)
 		return rueidisnode.New(rc)
-	}, func(stack string) bool {
-		return strings.HasPrefix(nodetest.PanicSite(stack), "github.com/redis/rueidis")
-	})
+	}, func(string) bool { return false })
 }
