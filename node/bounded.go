@@ -8,18 +8,20 @@ import (
 	"github.com/quorumlock/quorumlock/internal/respguard"
 )
 
-// ErrReplyTooLong: a node's reply announced a string or an array longer
-// than the limits of BoundConn (or a malformed length); the connection was
-// closed before the client allocated it.
+// ErrReplyTooLong: a node's reply announced more than the limits of
+// BoundConn (or a malformed length, or a RESP3 form Redis does not send to
+// a lock client); the connection was closed before the client allocated
+// it.
 var ErrReplyTooLong = respguard.ErrTooLong
 
-// replyLimits are BoundConn's: 8 MiB for one string, 131072 elements for
-// one array (pairs for a map). A lock's replies are far below them.
+// replyLimits are BoundConn's, over one reply with all it nests: 8 MiB of
+// strings, 131072 elements (two per map pair). A lock's replies are far
+// below them; nesting is bounded too, since each level counts.
 var replyLimits = respguard.Limits{Bulk: 8 << 20, Elements: 1 << 17}
 
 // BoundConn wraps a connection to a node so that a reply announcing more
-// than 8 MiB in one string or 131072 elements in one array fails the read
-// with ErrReplyTooLong. Redis clients allocate an announced length before
+// than 8 MiB of strings or 131072 elements, all nested levels counted,
+// fails the read with ErrReplyTooLong. Redis clients allocate an announced length before
 // reading it: without the bound, a node (or anything at its address) that
 // sends "$100000000000000" makes go-redis ask for 100 TB, a fatal error
 // that no recover catches. Use it, through BoundedDialer, for the clients

@@ -9,8 +9,9 @@ import (
 )
 
 // BoundedDial is a rueidis ClientOption.DialCtxFn whose connections are
-// bound by node.BoundConn: a reply that announces more than 8 MiB in one
-// string or 131072 elements in one array fails with node.ErrReplyTooLong
+// bound by node.BoundConn: a reply that announces more than 8 MiB of
+// strings or 131072 elements, nested levels counted, fails with
+// node.ErrReplyTooLong
 // instead of being allocated (rueidis would panic on its own goroutine,
 // out of any caller's reach, or run out of memory). It dials with d, over
 // TLS when tlsConfig is not nil.

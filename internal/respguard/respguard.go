@@ -18,10 +18,10 @@ import (
 // length beyond the limits, or a malformed length.
 var ErrTooLong = errors.New("node: reply announces a length beyond the limit")
 
-// Limits of a Conn.
+// Limits of a Conn, over one reply with everything nested in it.
 type Limits struct {
-	Bulk     int64 // bytes of one bulk string, verbatim string or blob error
-	Elements int64 // elements of one array, set, push or attribute; pairs of one map
+	Bulk     int64 // bytes of the strings (bulk, verbatim, blob error) of one reply
+	Elements int64 // elements of the arrays, sets, pushes and maps (two per pair) of one reply
 }
 
 // headerCap is the longest header kept: a type byte, a sign, 19 digits and
@@ -29,13 +29,18 @@ type Limits struct {
 const headerCap = 24
 
 // Conn is a net.Conn whose reads fail with ErrTooLong once the stream
-// announces a length beyond its limits; the connection is then closed.
+// announces more than its limits; the connection is then closed. Streamed
+// strings and aggregates and attributes (RESP3 forms Redis does not send
+// to a lock client) are refused too.
 type Conn struct {
 	net.Conn
 	limits Limits
-	skip   int64  // bytes of a bulk payload (and its CRLF) still to pass
-	line   []byte // the header being read, up to headerCap bytes
-	long   bool   // the header being read is longer than headerCap
+	skip   int64   // bytes of a bulk payload (and its CRLF) still to pass
+	open   []int64 // elements still to come in each open aggregate, outermost first
+	elems  int64   // elements announced in the current reply
+	bytes  int64   // string bytes announced in the current reply
+	line   []byte  // the header being read, up to headerCap bytes
+	long   bool    // the header being read is longer than headerCap
 	err    error
 }
 
@@ -64,6 +69,9 @@ func (c *Conn) scan(b []byte) error {
 			k := min(c.skip, int64(len(b)))
 			c.skip -= k
 			b = b[k:]
+			if c.skip == 0 {
+				c.done()
+			}
 			continue
 		}
 		i := bytes.IndexByte(b, '\n')
@@ -94,35 +102,63 @@ func (c *Conn) keep(chunk []byte) {
 	c.line = append(c.line, chunk...)
 }
 
-// header checks the complete header line c.line and, for a bulk, notes
-// how many payload bytes follow.
+// header checks the complete header line c.line and follows the reply's
+// shape: a bulk's payload to pass, an aggregate's elements to come.
 func (c *Conn) header() error {
 	if len(c.line) == 0 {
 		return nil
 	}
-	var limit int64
-	bulk := false
-	switch c.line[0] {
-	case '$', '=', '!', ';':
-		limit, bulk = c.limits.Bulk, true
-	case '*', '%', '~', '>', '|':
-		limit = c.limits.Elements
+	kind := c.line[0]
+	switch kind {
+	case '$', '=', '!', '*', '~', '>', '%':
+	case '|', ';', '.':
+		return fmt.Errorf("%w: unsupported %q", ErrTooLong, c.line)
 	default:
-		return nil // a line of its own: a simple string, an error, a number...
+		c.done() // a value on one line: a simple string, an error, a number...
+		return nil
 	}
 	if c.long {
 		return fmt.Errorf("%w: a length header over %d bytes", ErrTooLong, headerCap)
 	}
 	digits := string(bytes.TrimRight(c.line[1:], "\r\n"))
-	if digits == "?" || digits == "-1" { // streamed, or null
+	if digits == "-1" { // null
+		c.done()
 		return nil
 	}
 	n, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || n < 0 || n > limit {
-		return fmt.Errorf("%w: %q (at most %d)", ErrTooLong, c.line, limit)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%w: %q", ErrTooLong, c.line)
 	}
-	if bulk && !(c.line[0] == ';' && n == 0) { // ";0" ends a streamed string
+	switch kind {
+	case '$', '=', '!':
+		if c.bytes += n; c.bytes > c.limits.Bulk {
+			return fmt.Errorf("%w: %q: over %d string bytes in one reply", ErrTooLong, c.line, c.limits.Bulk)
+		}
 		c.skip = n + 2
+		return nil
+	case '%':
+		n = 2 * min(n, c.limits.Elements+1)
+	}
+	if c.elems += n; c.elems > c.limits.Elements {
+		return fmt.Errorf("%w: %q: over %d elements in one reply", ErrTooLong, c.line, c.limits.Elements)
+	}
+	if n == 0 {
+		c.done()
+	} else {
+		c.open = append(c.open, n)
 	}
 	return nil
+}
+
+// done notes that a value ended: it counts against the aggregates it
+// completes, and when none is left open the reply is over.
+func (c *Conn) done() {
+	for len(c.open) > 0 {
+		top := len(c.open) - 1
+		if c.open[top]--; c.open[top] > 0 {
+			return
+		}
+		c.open = c.open[:top]
+	}
+	c.elems, c.bytes = 0, 0
 }
