@@ -19,5 +19,5 @@ func FuzzRedisReplies(f *testing.F) {
 		rc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, Dialer: node.BoundedDialer(nil, nil)})
 		t.Cleanup(func() { _ = rc.Close() })
 		return node.NewRedis(rc)
-	}, func(string) bool { return false })
+	}, func(string) bool { return false }, false)
 }

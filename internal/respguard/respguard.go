@@ -42,6 +42,7 @@ type Conn struct {
 	line   []byte  // the header being read, up to headerCap bytes
 	long   bool    // the header being read is longer than headerCap
 	err    error
+	ended  int // replies read whole
 }
 
 // New wraps c.
@@ -161,4 +162,21 @@ func (c *Conn) done() {
 		c.open = c.open[:top]
 	}
 	c.elems, c.bytes = 0, 0
+	c.ended++
+}
+
+// FirstReply is the prefix of b that holds its first whole reply, as a
+// Conn reads it; all of b when no reply ends in it or a Conn would refuse
+// it.
+func FirstReply(b []byte) []byte {
+	c := New(nil, Limits{Bulk: 1 << 62, Elements: 1 << 61})
+	for i := range b {
+		if c.scan(b[i:i+1]) != nil {
+			return b
+		}
+		if c.ended > 0 {
+			return b[:i+1]
+		}
+	}
+	return b
 }

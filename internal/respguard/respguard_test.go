@@ -43,3 +43,17 @@ func TestLengthsAreCheckedAcrossReads(t *testing.T) {
 		}
 	}
 }
+
+// FirstReply cuts after the first whole reply, nested ones included.
+func TestFirstReply(t *testing.T) {
+	for in, want := range map[string]string{
+		"-1\r\n*0\r\n":                         "-1\r\n",
+		"*2\r\n$1\r\n\n\r\n*1\r\n:1\r\n:9\r\n": "*2\r\n$1\r\n\n\r\n*1\r\n:1\r\n",
+		"*3\r\n:1\r\n":                         "*3\r\n:1\r\n",
+		"$-1\r\n+x":                            "$-1\r\n",
+	} {
+		if got := string(FirstReply([]byte(in))); got != want {
+			t.Errorf("FirstReply(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/fakeresp"
 	"github.com/quorumlock/quorumlock/internal/guard"
+	"github.com/quorumlock/quorumlock/internal/respguard"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -19,8 +20,10 @@ import (
 // up. Every operation must return, a value or an error; a panic fails,
 // unless clientPanic says it happened inside the client library (stack is
 // the panic's), where the quorum client's guard makes it a node error.
-// The seeds are the bad answers of fakeresp and a few good ones.
-func FuzzReplies(f *testing.F, dial func(t testing.TB, addr string) node.Node, clientPanic func(stack string) bool) {
+// With firstOnly, the server sends only the first reply in the bytes (for
+// clients that cannot take a reply nobody asked for). The seeds are the
+// bad answers of fakeresp and a few good ones.
+func FuzzReplies(f *testing.F, dial func(t testing.TB, addr string) node.Node, clientPanic func(stack string) bool, firstOnly bool) {
 	for _, fault := range fakeresp.Faults {
 		f.Add(fault.Reply)
 	}
@@ -28,6 +31,9 @@ func FuzzReplies(f *testing.F, dial func(t testing.TB, addr string) node.Node, c
 		f.Add([]byte(good))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if firstOnly {
+			data = respguard.FirstReply(data)
+		}
 		srv, err := fakeresp.Start(fakeresp.Lying("", fakeresp.Fault{Reply: data, Hangup: true}))
 		if err != nil {
 			t.Fatal(err)
