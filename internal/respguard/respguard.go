@@ -16,7 +16,7 @@ import (
 
 // ErrTooLong is wrapped by the read error of a reply that announces a
 // length beyond the limits, or a malformed length.
-var ErrTooLong = errors.New("node: reply announces a length beyond the limit")
+var ErrTooLong = errors.New("node: reply too long or malformed")
 
 // Limits of a Conn, over one reply with everything nested in it.
 type Limits struct {
@@ -41,6 +41,8 @@ type Conn struct {
 	bytes  int64   // string bytes announced in the current reply
 	line   []byte  // the header being read, up to headerCap bytes
 	long   bool    // the header being read is longer than headerCap
+	last   byte    // the last byte of the line so far, and the one before it
+	before byte
 	err    error
 	ended  int // replies read whole
 }
@@ -86,7 +88,7 @@ func (c *Conn) scan(b []byte) error {
 			return nil // the header goes on in the next read
 		}
 		err := c.header()
-		c.line, c.long = c.line[:0], false
+		c.line, c.long, c.last, c.before = c.line[:0], false, 0, 0
 		if err != nil {
 			return err
 		}
@@ -95,6 +97,12 @@ func (c *Conn) scan(b []byte) error {
 }
 
 func (c *Conn) keep(chunk []byte) {
+	if len(chunk) >= 2 {
+		c.before = chunk[len(chunk)-2]
+	} else {
+		c.before = c.last
+	}
+	c.last = chunk[len(chunk)-1]
 	if room := headerCap - len(c.line); len(chunk) > room {
 		c.line = append(c.line, chunk[:room]...)
 		c.long = true
@@ -106,8 +114,11 @@ func (c *Conn) keep(chunk []byte) {
 // header checks the complete header line c.line and follows the reply's
 // shape: a bulk's payload to pass, an aggregate's elements to come.
 func (c *Conn) header() error {
-	if len(c.line) == 0 {
-		return nil
+	if c.before != '\r' || len(c.line) < 3 {
+		// Clients disagree on such lines (rueidis trims two bytes from a
+		// line whatever they are): refused, so that none reads a length
+		// other than the one checked here.
+		return fmt.Errorf("%w: a line without CR LF, or empty: %q", ErrTooLong, c.line)
 	}
 	kind := c.line[0]
 	switch kind {
