@@ -84,6 +84,9 @@ func (c *Conn) scan(b []byte) error {
 		}
 		b = b[len(chunk):]
 		c.keep(chunk)
+		if err := c.fixedForm(); err != nil {
+			return err
+		}
 		if i < 0 {
 			return nil // the header goes on in the next read
 		}
@@ -109,6 +112,28 @@ func (c *Conn) keep(chunk []byte) {
 		return
 	}
 	c.line = append(c.line, chunk...)
+}
+
+// fixedForm checks, byte by byte, the values that rueidis reads by size
+// and not up to the line's end (null, boolean): a byte off their form
+// would make it take the rest for another reply.
+func (c *Conn) fixedForm() error {
+	var form string
+	switch c.line[0] {
+	case '_':
+		form = "_\r\n"
+	case '#':
+		form = "#t\r\n"
+		if len(c.line) > 1 && c.line[1] == 'f' {
+			form = "#f\r\n"
+		}
+	default:
+		return nil
+	}
+	if len(c.line) > len(form) || string(c.line) != form[:len(c.line)] {
+		return fmt.Errorf("%w: %q is not %q", ErrTooLong, c.line, form)
+	}
+	return nil
 }
 
 // header checks the complete header line c.line and follows the reply's
