@@ -115,11 +115,13 @@ func (c *Conn) keep(chunk []byte) {
 }
 
 // fixedForm checks, byte by byte, the values that rueidis reads by size
-// and not up to the line's end (null, boolean): a byte off their form
-// would make it take the rest for another reply.
+// and not up to the line's end (null, boolean, end of a stream): a byte
+// off their form would make it take the rest for another reply.
 func (c *Conn) fixedForm() error {
 	var form string
 	switch c.line[0] {
+	case '|', ';', '.': // refused at their first byte: rueidis reads '.' by size
+		return fmt.Errorf("%w: unsupported %q", ErrTooLong, c.line)
 	case '_':
 		form = "_\r\n"
 	case '#':
@@ -148,8 +150,6 @@ func (c *Conn) header() error {
 	kind := c.line[0]
 	switch kind {
 	case '$', '=', '!', '*', '~', '>', '%':
-	case '|', ';', '.':
-		return fmt.Errorf("%w: unsupported %q", ErrTooLong, c.line)
 	default:
 		c.done() // a value on one line: a simple string, an error, a number...
 		return nil

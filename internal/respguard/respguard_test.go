@@ -31,7 +31,7 @@ func TestLengthsAreCheckedAcrossReads(t *testing.T) {
 	good := "*3\r\n$5\r\n*9999\r\n$-1\r\n+OK $99999\r\n:12\r\n#t\r\n#f\r\n_\r\n%1\r\n$16\r\n0123456789abcdef\r\n_\r\n*-1\r\n" +
 		"$16\r\n0123456789abcdef\r\n*2\r\n*0\r\n*2\r\n:1\r\n$0\r\n\r\n*4\r\n:1\r\n:2\r\n:3\r\n:4\r\n"
 	bad := []string{"$17\r\n", "*5\r\n", "*1\r\n*2\r\n$1\r\nx\r\n$100000000000000\r\n", "$-2\r\n", "*1x\r\n",
-		"$" + strings.Repeat("1", 40) + "\r\n", "*2\r\n*2\r\n*2\r\n", "*2\r\n$9\r\n123456789\r\n$8\r\n", "%3\r\n", "|1\r\n", "$?\r\n", "*22\n$1\r\n0\r\n", "+OK\n", "\r\n", "#\xd6\x820_", "#tt\r\n", "_x\r\n"}
+		"$" + strings.Repeat("1", 40) + "\r\n", "*2\r\n*2\r\n*2\r\n", "*2\r\n$9\r\n123456789\r\n$8\r\n", "%3\r\n", "|1\r\n", "$?\r\n", "*22\n$1\r\n0\r\n", "+OK\n", "\r\n", "#\xd6\x820_", "#tt\r\n", "_x\r\n", "........%"}
 	for _, chunk := range []int{1, 2, 3, 7, 4096} {
 		if got, err := readAll(good, chunk); err != nil || got != good {
 			t.Errorf("chunk %d: read %q, %v; want the stream whole", chunk, got, err)
