@@ -30,6 +30,11 @@ var (
 	// Lock.Context) after its own Release succeeded. It does not wrap
 	// ErrLockLost: the lock was given up, not taken away.
 	ErrReleased = errors.New("redlock: lock released")
+	// ErrNodePanic: a call to one node panicked (its client could not
+	// decode what the node sent, say a length of a petabyte). It is that
+	// node's failure alone, inside a *NodeError; the panic value and stack
+	// go to the client's logger.
+	ErrNodePanic = errors.New("redlock: node call panicked")
 )
 
 // NodeError is the failure of one node during one operation. Several are

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/guard"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -84,7 +85,8 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 		go func() {
 			defer c.bg.Done()
 			began := time.Now()
-			v, err := call(ctx, i)
+			v, err := guard.Call(func() (T, error) { return call(ctx, i) })
+			err = c.panicked(op, key, i, err)
 			took := time.Since(began)
 			c.noteAnswer(parent, op, i, err, timeout)
 			r.answers <- answer[T]{node: i, val: v, err: err}
@@ -95,6 +97,18 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 	r.stall = time.NewTimer(timeout + stallGrace)
 	r.stalled, r.done = r.stall.C, parent.Done()
 	return r
+}
+
+// panicked turns a panic recovered from node i's call into that node's
+// failure, ErrNodePanic, and logs the panic's value and stack; other errors
+// pass unchanged.
+func (c *Client) panicked(op, key string, i int, err error) error {
+	var pe *guard.PanicError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	guard.Log(c.logger, "redlock: node call", err, "node", c.nodes[i].Name(), "op", op, "key", key)
+	return fmt.Errorf("%w: %w", ErrNodePanic, err)
 }
 
 // next returns the next answer, false when every node has answered. Nodes
