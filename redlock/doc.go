@@ -30,7 +30,7 @@
 // spends at most 8 rounds in a row on this before it gives up with an error
 // that wraps ErrSplitVote (and so ErrNotAcquired); Acquire does it without
 // using up retries. See
-// TestV2SplitVoteHasExactlyOneRunner (60 rounds of 3 replicas on 5 nodes,
+// TestSplitVoteHasExactlyOneRunner (60 rounds of 3 replicas on 5 nodes,
 // one runner in every round) and the chaos scenario split-vote.
 //
 // # Late requests
@@ -42,8 +42,8 @@
 // acquire or extension) has not come back with a reply, or failed; the
 // nodes refuse an acquire or extension of a tombstoned token: once a node
 // has processed the release, no request of that lock can create its key
-// there again (TestV2LateAcquireAfterReleaseCreatesNoKey,
-// TestV2LateExtendAfterReleaseCreatesNoKey). A node that answered every
+// there again (TestLateAcquireAfterReleaseCreatesNoKey,
+// TestLateExtendAfterReleaseCreatesNoKey). A node that answered every
 // request of the lock has run them all, so its release needs no tombstone
 // (TestReleaseTombstonesOnlyUnansweredNodes): the uncontended cycle writes
 // none. A request that a server holds back for longer than the TTL is not
@@ -71,7 +71,7 @@
 // after the fences it erased were handed out (any restart, or a counter's
 // expiry after WithFenceRetention, does), the nodes' clocks do not go back,
 // and a key is not acquired more than once a microsecond
-// (TestV2FenceSkewedClocksAfterDataLoss with clients 60s off; the chaos
+// (TestFenceSkewedClocksAfterDataLoss with clients 60s off; the chaos
 // scenario clock-skew).
 //
 // # Keeping a lock while work runs

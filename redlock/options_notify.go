@@ -12,7 +12,7 @@ package redlock
 // for the holder's remaining TTL or for the retry policy's delay,
 // whichever comes first. An Acquire joins the waiters before its first
 // attempt, so a release that lands while an attempt is in flight is not
-// missed (TestV2ReleaseDuringAttemptIsNotMissed). The Client keeps one
+// missed (TestReleaseDuringAttemptIsNotMissed). The Client keeps one
 // subscription per node for all its waiters (opened by its first Acquire,
 // which waits up to a node timeout for it; closed by Client.Close or after
 // a minute without waiters), and wakes its waiters of one key one at a
