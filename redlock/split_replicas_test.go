@@ -66,7 +66,7 @@ func TestSplitVoteHasExactlyOneRunner(t *testing.T) {
 				held++
 			case !errors.Is(errs[i], redlock.ErrNotAcquired):
 				t.Fatalf("round %d: replica %d: %v", r, i, errs[i])
-			case strings.Contains(errs[i].Error(), "split vote"):
+			case errors.Is(errs[i], redlock.ErrSplitVote):
 				splitErrs++
 			}
 		}
