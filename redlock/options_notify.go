@@ -13,9 +13,8 @@ package redlock
 // whichever comes first. An Acquire joins the waiters before its first
 // attempt, so a release that lands while an attempt is in flight is not
 // missed. The Client keeps one subscription per node for all its waiters
-// (opened by its first Acquire,
-// which waits up to a node timeout for it; closed by Client.Close or after
-// a minute without waiters), and wakes its waiters of one key one at a
+// (opened by its first Acquire, which waits up to a node timeout for it;
+// closed by Client.Close or after a minute without waiters), and wakes its waiters of one key one at a
 // time, in arrival order. A waiter wakes only on the release of the holder
 // that beat its last attempt (any release after a split vote; after an
 // attempt that found no quorum, only that of a holder the answering nodes
