@@ -176,8 +176,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 			// A node announced the holder's release, but the release had
 			// not reached a majority when we tried: it is on its way, and
 			// nodes that cannot announce it would leave us asleep. Look
-			// again in two round trips, then four, then six
-			// (TestNotifyWokenAheadOfTheRelease).
+			// again in two round trips, then four, then six.
 			behind++
 			delay = min(delay, time.Duration(behind)*max(2*o.rtt, time.Millisecond)+rand.N(o.rtt+time.Microsecond))
 		} else {
