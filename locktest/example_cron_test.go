@@ -8,35 +8,37 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/locktest"
+	"github.com/quorumlock/quorumlock/tick"
 )
 
 const period = time.Minute
 
 // cronReplica is the code under test: at every minute, late by its skew,
-// it takes the tick's lock for a period and runs the job, unless the lock
-// came too late (past half the period, when the tick's lock may have
-// expired). It leaves the lock to expire, so that a replica coming later
-// finds the tick taken (unless releaseEarly, the bug).
-func cronReplica(ctx context.Context, r *locktest.Replica, skew time.Duration, releaseEarly bool) {
+// it runs the job through the tick claim, which turns away a replica that
+// comes after the tick ran. With plainLock (the bug) it takes a lock for the
+// job and releases it when the job ends, so a replica coming later runs the
+// tick again.
+func cronReplica(ctx context.Context, r *locktest.Replica, skew time.Duration, plainLock bool) {
 	for {
-		tick := time.Now().Truncate(period).Add(period)
-		t := time.NewTimer(time.Until(tick.Add(skew)))
+		at := time.Now().Truncate(period).Add(period)
+		t := time.NewTimer(time.Until(at.Add(skew)))
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return
 		case <-t.C:
 		}
-		name := "report-" + tick.Format("15:04")
-		l, err := r.Client.TryAcquire(ctx, name, period)
-		if err != nil || time.Since(tick) > period/2 {
-			continue // taken by another replica, no quorum, or too late: not ours
+		name := "report-" + at.Format("15:04")
+		job := func(ctx context.Context) error {
+			r.Rec.Did(r.Name, name)
+			time.Sleep(time.Duration(1000+r.Rand.IntN(3000)) * time.Millisecond) // the job
+			return nil
 		}
-		r.Rec.Did(r.Name, name)
-		time.Sleep(time.Duration(1000+r.Rand.IntN(3000)) * time.Millisecond) // the job
-		if releaseEarly {
-			_ = l.Release(ctx)
+		if plainLock {
+			_, _ = r.Client.TryDo(ctx, name, period, job)
+			continue
 		}
+		_, _ = tick.Run(ctx, r.Client, "report", tick.At(at), job)
 	}
 }
 
@@ -56,8 +58,8 @@ func TestCronOnThreeReplicasUnderFaults(t *testing.T) {
 	})
 }
 
-// A cron job that releases its lock when the job ends runs a tick again on
-// a replica that comes later: caught, and replayed by its seed.
+// A cron job on a plain lock, released when the job ends, runs a tick again
+// on a replica that comes later: caught, and replayed by its seed.
 func TestCronReleasingEarlyIsCaught(t *testing.T) {
 	work := func(ctx context.Context, r *locktest.Replica) {
 		cronReplica(ctx, r, time.Duration(r.ID)*5*time.Second, true)
@@ -65,20 +67,25 @@ func TestCronReleasingEarlyIsCaught(t *testing.T) {
 	findReplayable(t, cronPlan(), "done twice", work)
 }
 
-// Three replicas try one tick: one runs it.
+// Three replicas claim one tick, one after the other: one runs it.
 func Example_cronOnThreeReplicas() {
 	t := locktest.NewSession(os.Stdout) // in a test: the *testing.T
 	defer t.Close()
 	q := locktest.NewQuorum(t, 3)
 	rec := locktest.NewRecorder()
 	ctx := context.Background()
+	at := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
 	for _, who := range []string{"replica-1", "replica-2", "replica-3"} {
-		c := q.Client()
-		if _, err := c.TryAcquire(ctx, "report-00:01", 30*time.Second); err == nil {
+		res, err := tick.Run(ctx, q.Client(), "report", tick.At(at), func(ctx context.Context) error {
 			rec.Did(who, "report-00:01")
-		}
+			return nil
+		})
+		fmt.Println(who, "ran:", res.Ran, err)
 	}
 	fmt.Println("violations:", len(rec.Violations()))
 	// Output:
+	// replica-1 ran: true <nil>
+	// replica-2 ran: false <nil>
+	// replica-3 ran: false <nil>
 	// violations: 0
 }
