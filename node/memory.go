@@ -30,6 +30,7 @@ type Memory struct {
 	counters   map[string]memCount  // by lock name
 	tombstones map[string]time.Time // by TombstoneKey, until expiry
 	trails     map[string]memTrail  // by lock name
+	markers    map[string]memMarker // by lock name, see MarkerKey
 	writes     int                  // entries written since the last sweep
 	swept      int                  // entries left by the last sweep
 
@@ -48,6 +49,13 @@ type memLock struct {
 // memTrail is the last acquisition of a lock not released (see TrailKey).
 type memTrail struct {
 	h       Holding // Token, Fence, Owner, AcquiredAt
+	expires time.Time
+}
+
+// memMarker is when this node started keeping data for a lock (see
+// MarkerKey).
+type memMarker struct {
+	since   time.Time
 	expires time.Time
 }
 
@@ -70,6 +78,7 @@ func (m *Memory) reset() {
 	m.counters = map[string]memCount{}
 	m.tombstones = map[string]time.Time{}
 	m.trails = map[string]memTrail{}
+	m.markers = map[string]memMarker{}
 	m.rw.reset()
 	m.writes, m.swept = 0, 0
 }
@@ -100,7 +109,7 @@ func (m *Memory) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepAll(time.Now())
-	return len(m.locks) + len(m.counters) + len(m.tombstones) + len(m.trails) + m.rw.len()
+	return len(m.locks) + len(m.counters) + len(m.tombstones) + len(m.trails) + len(m.markers) + m.rw.len()
 }
 
 // enter locks m for one call, or says why it cannot run.
@@ -194,8 +203,13 @@ func (m *Memory) sweepAll(now time.Time) {
 			delete(m.trails, k)
 		}
 	}
+	for k, t := range m.markers {
+		if !live(t.expires, now) {
+			delete(m.markers, k)
+		}
+	}
 	m.rw.sweep(now)
-	m.writes, m.swept = 0, len(m.locks)+len(m.counters)+len(m.tombstones)+len(m.trails)+m.rw.len()
+	m.writes, m.swept = 0, len(m.locks)+len(m.counters)+len(m.tombstones)+len(m.trails)+len(m.markers)+m.rw.len()
 }
 
 // Identify implements Node: the ID drawn at creation, and "noeviction"
@@ -218,17 +232,18 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	}
 	defer m.mu.Unlock()
 	now := time.Now()
-	if m.tombstoned(a.Name, a.Token, now) {
-		return AcquireReply{}, nil
-	}
 	retention := RetentionOrDefault(a.Retention)
+	age := m.markData(a.Name, retention, now)
+	if m.tombstoned(a.Name, a.Token, now) {
+		return AcquireReply{}.WithDataAge(age), nil
+	}
 	e, held := m.lock(a.Name, now)
 	if held && e.token != a.Token {
 		if a.Waiter {
 			e.waited = true
 			m.locks[a.Name] = e
 		}
-		return AcquireReply{HolderTTL: e.expires.Sub(now), Holder: ReleaseID(e.token)}, nil
+		return AcquireReply{HolderTTL: e.expires.Sub(now), Holder: ReleaseID(e.token)}.WithDataAge(age), nil
 	}
 	c, ok := m.counter(a.Name, now)
 	if held { // a resend: the counter stays as the first acquire left it
@@ -237,7 +252,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 		if ok {
 			m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
 		}
-		return AcquireReply{Acquired: true, Fence: c}, nil
+		return AcquireReply{Acquired: true, Fence: c}.WithDataAge(age), nil
 	}
 	m.locks[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
 	if !ok {
@@ -245,7 +260,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	}
 	c++
 	m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
-	r := AcquireReply{Acquired: true, Fence: c}
+	r := AcquireReply{Acquired: true, Fence: c}.WithDataAge(age)
 	if prev, ok := m.trail(a.Name, now); ok && prev.h.Token != a.Token {
 		r.Previous = prev.h
 	}
@@ -253,6 +268,20 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	m.wrote(now)
 	m.wrote(now) // the trail is an entry of its own
 	return r, nil
+}
+
+// markData writes the marker of name when missing (see MarkerKey), resets
+// its expiry to retention, and returns its age in whole milliseconds, as
+// the Redis node does.
+func (m *Memory) markData(name string, retention time.Duration, now time.Time) int64 {
+	t, ok := m.markers[name]
+	if !ok || !live(t.expires, now) || t.since.After(now) {
+		t.since = now
+		m.wrote(now)
+	}
+	t.expires = now.Add(retention)
+	m.markers[name] = t
+	return now.Sub(t.since).Milliseconds()
 }
 
 // micro is t as the Redis node stores it: to the microsecond, without a
@@ -306,6 +335,10 @@ func (m *Memory) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, 
 		e.expires = now.Add(op.TTL)
 		m.locks[op.Name] = e
 		m.raise(op.Name, op.Fence, op.Retention, now)
+		if t, ok := m.markers[op.Name]; ok && live(t.expires, now) {
+			t.expires = now.Add(RetentionOrDefault(op.Retention))
+			m.markers[op.Name] = t
+		}
 		if t, ok := m.trail(op.Name, now); ok {
 			t.expires = now.Add(RetentionOrDefault(op.Retention))
 			if t.h.Token == op.Token && t.h.Fence < op.Fence {
