@@ -244,6 +244,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	)
 	var prev node.Holding
 	var configErr error // found while identifying a node late
+	rec := c.newRecovery(ttl) // nodes that lost their data sit out; see recovery.go
 	tally := func(a answer[node.AcquireReply]) {
 		counts := a.err == nil && c.counts(a.node)
 		if a.err == nil && !counts && configErr == nil {
@@ -257,15 +258,17 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 			// node that did not answer "held".
 			failures = append(failures, &NodeError{Node: c.nodes[a.node].Name(), Op: "acquire", Err: errUnidentified(c.nodes[a.node].Name())})
 		case a.val.Acquired:
+			rec.note(a.node, a.val)
 			yes = append(yes, a)
 			if p := a.val.Previous; p.Token != "" && p.Fence >= prev.Fence {
 				prev = p
 			}
 		default:
+			rec.note(a.node, a.val)
 			others = append(others, a)
 		}
 	}
-	for len(yes) < q && len(others)+len(failures) <= n-q {
+	for counted, out := rec.counted(yes); counted < q && len(others)+len(failures)+out <= n-q; counted, out = rec.counted(yes) {
 		if down := r.failingPending(); down > 0 && down == r.pending && down < n && len(others)+len(failures)+down > n-q {
 			// Every healthy node answered (and there was one), and a
 			// majority is out of reach unless failing nodes answer: do not
@@ -280,13 +283,25 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		}
 		tally(a)
 	}
+	if counted, _ := rec.counted(yes); counted >= q && rec.restsOnYoung(yes) {
+		// A key that looks new: hear every healthy node, one of which may
+		// have kept it.
+		for r.pending > r.failingPending() {
+			a, ok := r.next()
+			if !ok {
+				break
+			}
+			tally(a)
+		}
+	}
 	rtt := time.Since(start)
 	if configErr != nil {
 		c.undo(key, name, token, ttl, heldBy(others, n))
 		return outcome{err: configErr, rtt: rtt}
 	}
 
-	if len(yes) >= q {
+	if counted, _ := rec.counted(yes); counted >= q {
+		_ = c.reportRecovering(ctx, key, rec, yes)
 		fence, err := c.settleFence(ctx, key, name, token, timeout, yes)
 		if err == nil {
 			if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
@@ -323,6 +338,10 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		}
 		stop.Stop()
 		top, votes = leader(others)
+	}
+	if recErr := c.reportRecovering(ctx, key, rec, yes); recErr != nil && votes < q { // a sitting-out node's yes is a no
+		c.undo(key, name, token, ttl, heldBy(others, n))
+		return outcome{err: recErr, rtt: rtt, wake: wakeOn{holder: top}}
 	}
 	if votes >= q {
 		c.undo(key, name, token, ttl, heldBy(others, n))
