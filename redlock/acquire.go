@@ -244,7 +244,8 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	)
 	var prev node.Holding
 	var configErr error // found while identifying a node late
-	rec := c.newRecovery(ttl) // nodes that lost their data sit out; see recovery.go
+	// Nodes that lost their data sit out; see recovery.go.
+	rec := c.newRecovery(ttl)
 	tally := func(a answer[node.AcquireReply]) {
 		counts := a.err == nil && c.counts(a.node)
 		if a.err == nil && !counts && configErr == nil {
