@@ -233,7 +233,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	defer m.mu.Unlock()
 	now := time.Now()
 	retention := RetentionOrDefault(a.Retention)
-	age := m.markData(a.Name, retention, now)
+	age := m.markData(a.Name, max(retention, a.TTL), now)
 	if m.tombstoned(a.Name, a.Token, now) {
 		return AcquireReply{}.WithDataAge(age), nil
 	}
@@ -271,15 +271,15 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 }
 
 // markData writes the marker of name when missing (see MarkerKey), resets
-// its expiry to retention, and returns its age in whole milliseconds, as
+// its expiry to keep, and returns its age in whole milliseconds, as
 // the Redis node does.
-func (m *Memory) markData(name string, retention time.Duration, now time.Time) int64 {
+func (m *Memory) markData(name string, keep time.Duration, now time.Time) int64 {
 	t, ok := m.markers[name]
 	if !ok || !live(t.expires, now) || t.since.After(now) {
 		t.since = now
 		m.wrote(now)
 	}
-	t.expires = now.Add(retention)
+	t.expires = now.Add(keep)
 	m.markers[name] = t
 	return now.Sub(t.since).Milliseconds()
 }
@@ -336,7 +336,7 @@ func (m *Memory) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, 
 		m.locks[op.Name] = e
 		m.raise(op.Name, op.Fence, op.Retention, now)
 		if t, ok := m.markers[op.Name]; ok && live(t.expires, now) {
-			t.expires = now.Add(RetentionOrDefault(op.Retention))
+			t.expires = now.Add(max(RetentionOrDefault(op.Retention), op.TTL))
 			m.markers[op.Name] = t
 		}
 		if t, ok := m.trail(op.Name, now); ok {

@@ -172,7 +172,9 @@ type AcquireReply struct {
 	// DataAge is how long this node has kept data for the key, by its own
 	// clock: the age of the key's marker (MarkerKey), which Acquire writes
 	// when missing, with the server's time, and keeps as long as the
-	// counter. A node that lost its data (a restart without persistence,
+	// counter (and at least as long as the lock: its expiry is reset to
+	// the longer of the retention and the TTL by acquisitions and
+	// extensions). A node that lost its data (a restart without persistence,
 	// FLUSHALL, a failover to an empty replica) reports a young marker
 	// while the nodes that kept theirs report old ones; the client compares
 	// ages reported by each server on its own clock, never clocks across

@@ -285,15 +285,13 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		tally(a)
 	}
 	if counted, _ := rec.counted(yes); counted >= q && rec.restsOnYoung(yes) {
-		// A key that looks new: hear every healthy node, one of which may
-		// have kept it.
-		for r.pending > r.failingPending() {
-			a, ok := r.next()
-			if !ok {
-				break
-			}
+		// A key that looks new: give the other nodes a moment, as a split
+		// does; one of them may have kept it (see recovery.go).
+		stop := time.NewTimer(lingerFor(time.Since(start)))
+		for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
 			tally(a)
 		}
+		stop.Stop()
 	}
 	rtt := time.Since(start)
 	if configErr != nil {

@@ -76,8 +76,8 @@ func TestRoundDecidesWithoutSilentNode(t *testing.T) {
 		nodes := asNodes(ms)
 		block := make(chan struct{})
 		nodes[4] = stuck{Node: ms[4], release: block}
-		// Without recovery: a key in its first recovery period waits for
-		// every healthy node (see TestFreshKeyHearsEveryHealthyNode).
+		// Without recovery: a key in its first recovery period gives the
+		// other nodes a moment (see TestFreshKeyWaitsAMomentForTheOtherNodes).
 		c := mustNew(t, nodes, WithNodeTimeout(time.Second), WithRecoveryPeriod(0))
 		ctx := context.Background()
 		// First contact: the stuck node's Identify answers (only its

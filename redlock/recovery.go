@@ -21,18 +21,20 @@ import (
 // every lock the node forgot has expired or been re-asserted there by its
 // holder's extensions by then. When every answering node's marker is young
 // and of one age, the key is new (a fresh deployment, or its first use):
-// they count, but only once every node not known to be failing answered,
-// so that a slow node that kept the key is heard.
+// they count, once the other nodes had a moment to answer (two round
+// trips), so that a node that kept the key is heard unless it is silent
+// or much slower than the others.
 
 // defaultRecoveryPeriod is the recovery period unless WithRecoveryPeriod
 // says otherwise: longer than the TTLs locks usually take (the keep-alive
-// holds a lock longer with a short TTL), short enough that a node back
-// from a data loss serves again within a minute.
-const defaultRecoveryPeriod = time.Minute
+// holds a lock longer with a short TTL); a node back from a data loss
+// serves each key again within it, where the delayed-restart rule kept it
+// down for as long.
+const defaultRecoveryPeriod = 10 * time.Minute
 
 // WithRecoveryPeriod sets how long a node that lost its lock data sits out
 // of acquisitions of each key it lost (see "Nodes that lost their data" in
-// the package doc). Default 1 minute. It must be at
+// the package doc). Default 10 minutes. It must be at
 // least the longest TTL any client of these nodes uses: this client refuses
 // a TTL longer than the period with a *RecoveryPeriodError (wrapping
 // ErrInvalidArgument), but it cannot see the TTLs of other clients. 0 turns
@@ -58,11 +60,6 @@ func (e *RecoveryPeriodError) Unwrap() error { return ErrInvalidArgument }
 func (c *config) checkRecoveryTTL(ttl time.Duration) error {
 	if c.recovery > 0 && ttl > c.recovery {
 		return &RecoveryPeriodError{TTL: ttl, Period: c.recovery}
-	}
-	if c.recovery > 0 && ttl > c.retention {
-		// The markers expire with the counters: one that expired on the
-		// nodes that kept a lock would make a node that lost it look new.
-		return invalidArg("ttl %s is longer than the fence retention %s, which keeps the nodes' data markers", ttl, c.retention)
 	}
 	return nil
 }
@@ -104,6 +101,12 @@ func (c *Client) newRecovery(ttl time.Duration) *recovery {
 	return &recovery{period: c.cfg.recovery, slack: c.cfg.timeoutFor(ttl) + 2*time.Millisecond,
 		age: make([]time.Duration, len(c.nodes)), known: make([]bool, len(c.nodes))}
 }
+
+// lingerFor is how long a round whose majority rests on young markers
+// waits for the other nodes' answers, after rtt: long enough for a healthy
+// node to answer (its answer is usually on its way), short enough that a
+// silent node does not hold the call up (the call returns once decided).
+func lingerFor(rtt time.Duration) time.Duration { return max(2*rtt, 2*time.Millisecond) }
 
 // note records one node's answer.
 func (r *recovery) note(i int, v node.AcquireReply) {

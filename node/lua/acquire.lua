@@ -7,7 +7,8 @@
 -- {0, 0, false, age} refused by the token's tombstone. age is how long, in
 -- ms by this server's clock, the marker says this node has kept data for
 -- the key: the marker holds the server's time when it was first written,
--- and is written when missing and kept as long as the counter.
+-- and is written when missing and kept as long as the counter (and at
+-- least as long as the lock).
 -- A new acquisition runs 6 commands: MGET, TIME, then SET of the marker,
 -- the lock, the counter and the trail.
 local got = redis.call('MGET', KEYS[3], KEYS[2], KEYS[4], KEYS[5])
@@ -17,7 +18,7 @@ local since = tonumber(got[4]) or clock
 if since > clock then -- the server's clock went back: age from now on
   since = clock
 end
-redis.call('SET', KEYS[5], string.format('%d', since), 'PX', ARGV[4])
+redis.call('SET', KEYS[5], string.format('%d', since), 'PX', math.max(tonumber(ARGV[4]), tonumber(ARGV[2])))
 local age = math.floor((clock - since) / 1000)
 if got[1] then
   return {0, 0, false, age}
