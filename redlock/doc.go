@@ -151,11 +151,24 @@
 // A node with another policy is logged once as a warning, or refused with
 // WithRequireNoEviction.
 //
-// # Restarts
+// # Nodes that lost their data
 //
-// A node that restarts empty forgets who holds what, and can hand a held key
-// to someone else. Restart a node no sooner than the largest TTL in use
-// (delayed restart), or run it with appendfsync always.
+// A node that restarts empty (or is flushed, or fails over to an empty
+// replica) forgets who holds what, and could hand a held key to someone
+// else. The client enforces the delayed-restart rule itself: each node
+// keeps per key a marker of when it started keeping data for the key, and
+// reports its age by its own clock with every acquire reply. A node whose
+// marker is younger than the recovery period while another answering
+// node's is older (by more than the node timeout) lost its data for that
+// key: its yes does not count, and counts as a no in a split, until its
+// marker reaches the period (WithRecoveryPeriod, default 10 minutes, at
+// least every TTL in use; EventNode with Reason "recovering" names it).
+// Markers all young and of one age are a new key, usable at once.
+// Limits: every node losing its data at once, or a majority losing it
+// while the nodes that kept it are silent or answer more than a moment
+// after the others; a client with recovery off, or with a period shorter
+// than another client's TTL. Persistence (appendfsync always) avoids the
+// sit-out.
 //
 // # Errors
 //
