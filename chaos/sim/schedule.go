@@ -86,13 +86,13 @@ type Schedule struct {
 	SpikeMax  time.Duration
 	DropProb  float64
 
-	Skew   []time.Duration // per client: its wall clock's offset (fence seeds)
+	Skew []time.Duration // per client: its wall clock's offset (fence seeds)
 	// Recovery is the clients' recovery period (redlock.WithRecoveryPeriod):
 	// the TTL, the shortest the rule allows. With it, a node restarted
 	// empty at once is within the rules. 0: off.
 	Recovery time.Duration
-	Faults []Fault
-	Bug    Bug // a re-introduced fault of the code before core v2 (BugNone on main)
+	Faults   []Fault
+	Bug      Bug // a re-introduced fault of the code before core v2 (BugNone on main)
 }
 
 // OutsideRules reports whether the schedule breaks a rule the README states
