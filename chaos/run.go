@@ -174,13 +174,16 @@ func reset(ctx context.Context, cluster *redistest.Cluster, nw *Network) error {
 		return err
 	}
 	for _, n := range cluster.Nodes() {
-		if err := n.Resume(); err != nil {
-			return err
-		}
+		// A restart that the previous scenario's end cut short leaves its
+		// node down: restart it (a down node cannot be resumed).
 		if !n.Running() {
 			if err := n.Restart(ctx); err != nil {
 				return err
 			}
+			continue
+		}
+		if err := n.Resume(); err != nil {
+			return err
 		}
 	}
 	return nil
