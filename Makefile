@@ -6,14 +6,15 @@ PKGS        := ./...
 
 .PHONY: demo test test-stress check-user-module lint fmt bench chaos sim redis-server postgresql example
 
-## demo: acquire and release on embedded memory nodes (or REDLOCK_NODES=host:port,...)
+## demo: acquire and release on embedded memory nodes; REDLOCK_NODES is not read.
+## On real nodes: make demo DEMO_NODES=host:port,... (keys under a demo: prefix, removed after)
 demo:
-	$(GO) run ./cmd/redlock demo
+	$(GO) run ./cmd/redlock demo $(if $(DEMO_NODES),--nodes $(DEMO_NODES))
 
 # Modules of their own, with a replace to the root: tested and linted by the same targets.
 # internal/redistest/docker is the harness's container backend (ory/dockertest), kept out
 # of the library's go.mod; examples/ (the five seed systems) needs the pgx driver.
-SUBMODULES  := $(patsubst %/go.mod,%,$(wildcard bench/go.mod chaos/go.mod rueidisnode/go.mod promlock/go.mod otellock/go.mod internal/redistest/docker/go.mod examples/go.mod))
+SUBMODULES  := $(patsubst %/go.mod,%,$(wildcard bench/go.mod chaos/go.mod rueidisnode/go.mod promlock/go.mod otellock/go.mod internal/redistest/docker/go.mod examples/go.mod locktest/miniredistest/go.mod))
 # go test's -timeout per module: a hang guard, far above a loaded machine's run.
 TEST_TIMEOUT ?= 20m
 

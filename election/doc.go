@@ -18,29 +18,19 @@
 // A Term's Done closes, with Err wrapping redlock.ErrLockLost, when the
 // watchdog cannot extend the lock: a safety margin before the lock's
 // validity ends (redlock.WithKeepAlive), so the leader has that long to stop
-// while no other candidate can lead (TestTermDoneBeforeValidityEnds, on
-// memory nodes with testing/synctest). A leader that dies without Resign
-// is replaced when its lock expires: WithTTL bounds that wait
-// (TestTakeoverAfterKilledLeader: the leader is a process killed with
-// SIGKILL).
+// while no other candidate can lead. A leader that dies without Resign
+// (killed with SIGKILL, say) is replaced when its lock expires: WithTTL
+// bounds that wait.
 //
 // # Fences: never two leaders whose writes a fenced store accepted
 //
 // A lock alone cannot stop a leader that was paused past its term (a GC
 // pause, a VM migration, SIGSTOP) from acting when it resumes: it does not
-// know yet that its term ended. The fence can. Each term's Fence is the
-// fence of its lock, larger than that of every earlier term of the
-// election (the fence counters of a majority of nodes intersect every later
-// majority, and each acquisition settles a fence above the largest it
-// finds; see "Fences" in package redlock for the exact conditions on data
-// loss). So the terms are totally ordered by fence, and a store that keeps
-// the largest fence it has accepted and refuses smaller ones accepts writes
-// from one term only after it stopped accepting them from every earlier
-// term: once the new leader has written, no write of an older leader is
-// accepted, however late it arrives (TestPausedLeaderLateWriteRefused: a
-// leader paused with SIGSTOP writes after its successor did and is refused;
-// the chaos scenario "election" checks it under node kills, pauses and
-// restarts).
+// know yet that its term ended. The fence can. Each term's Fence is larger
+// than that of every earlier term of the election (see "Fences" in package
+// redlock for the exact conditions on data loss). So a store that keeps the
+// largest fence it has accepted and refuses smaller ones accepts no write of
+// an older leader once the new leader has written, however late it arrives.
 //
 // What a leader must do with the fence: send Term.Fence with every write to
 // the resources it leads (a status store, a queue, a database row), and
@@ -53,13 +43,12 @@
 // # Observe's bound
 //
 // Observe looks at once when a release is announced (a Resign while a
-// candidate waits), then quickly a few
-// times until it sees the next leader, and otherwise every poll interval
-// (WithPollInterval, default 1s). A change is reported at most a poll
-// interval plus one Leader round after it happened (TestObserveDelayBound,
-// on memory nodes with testing/synctest), as long as a majority of the nodes
-// answer. Observe reports states, not every step: a term that begins and
-// ends between two looks is not reported.
+// candidate waits), then quickly a few times until it sees the next leader,
+// and otherwise every poll interval (WithPollInterval, default 1s). A change
+// is reported at most a poll interval plus one Leader round after it
+// happened, as long as a majority of the nodes answer. Observe reports
+// states, not every step: a term that begins and ends between two looks is
+// not reported.
 //
 // # Limits
 //

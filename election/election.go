@@ -94,8 +94,7 @@ func (e *Election) Name() string { return e.name }
 // the client's retry policy; when that is used up sooner than a random
 // eighth to quarter of the TTL, it tries again at the next announced release
 // or once that time has passed, so that a client with retry.Never does not
-// spin (TestCampaignWithoutRetriesWaits). The
-// term is kept alive automatically from the moment it is returned.
+// spin. The term is kept alive automatically from the moment it is returned.
 //
 // Errors: redlock.ErrInvalidArgument for a bad value; ctx's error when
 // ctx ends first; redlock.ErrQuorumUnreachable when too many nodes failed

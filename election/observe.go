@@ -24,17 +24,14 @@ const fastLooks = 10
 // So a change is reported at most a poll interval plus one Leader round
 // after it happened, whether or not it was announced (a leader that died
 // is not: its term ends when its lock expires, WithTTL), as long as a
-// majority of the nodes answer and the receiver keeps reading
-// (TestObserveSeesEveryLeader, TestObservePollsWithoutNotifications;
-// TestTakeoverAfterKilledLeader: the successor of a leader killed with
-// SIGKILL is reported, though nothing announced the change).
-// Observe reports states, not every step: a term that begins and ends
-// between two looks is not reported, and while the receiver does not read,
-// the changes meanwhile collapse into the latest one. Looks that fail
-// (too few nodes answer) report nothing; the next look tries again
-// (TestObserveSkipsFailedLooks). A report's Fence is as Leader.Fence
-// says: the first report of a term may come from a look that raced its
-// start, and a term is not reported again when its fence settles.
+// majority of the nodes answer and the receiver keeps reading. Observe
+// reports states, not every step: a term that begins and ends between two
+// looks is not reported, and while the receiver does not read, the changes
+// meanwhile collapse into the latest one. Looks that fail (too few nodes
+// answer) report nothing; the next look tries again. A report's Fence is
+// as Leader.Fence says: the first report of a term may come from a look
+// that raced its start, and a term is not reported again when its fence
+// settles.
 //
 // Errors: redlock.ErrInvalidArgument for a nil ctx.
 func (e *Election) Observe(ctx context.Context) (<-chan Leader, error) {

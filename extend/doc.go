@@ -11,10 +11,7 @@
 // The watchdog orders the leases by when each next needs a look (its
 // renewal, its loss instant, its max-hold cap), so a wake-up looks only at
 // the leases whose time has come: keeping n leases one at a time costs
-// O(n log n), not a look at every kept lease per Keep
-// (TestWatchdogKeepCostDoesNotGrowWithLeases: 5,000 leases kept one by one
-// are read at most 4 times each; a full scan per Keep read them 12.5 million
-// times).
+// O(n log n), not a look at every kept lease per Keep.
 //
 // A failed renewal is retried quickly while validity remains. When a lease
 // cannot be renewed, the watchdog declares it lost a safety margin before

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/guard"
 )
 
 // Lease is what the watchdog keeps alive. ValidUntil is read often and must
@@ -130,6 +132,9 @@ func (w *Watchdog[L]) Keep(l L, onLost func(error)) (stop func()) {
 	w.queue.schedule(e, now)
 	if !w.running {
 		w.running = true
+		// Not guarded: the loop reads no node (renew, which does, runs
+		// guarded in w.run), and a panic in it would leave w.mu held, so
+		// recovering would turn a crash into a hang.
 		go w.loop()
 	}
 	w.mu.Unlock()
@@ -303,7 +308,7 @@ func (w *Watchdog[L]) run(r *round, due []*entry[L]) {
 		deadline = latest(deadline, e.lease.ValidUntil())
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	errs := w.renew(ctx, leases)
+	errs := w.renewGuarded(ctx, leases)
 	cancel()
 	now := time.Now()
 	failed := 0
@@ -333,6 +338,22 @@ func (w *Watchdog[L]) run(r *round, due []*entry[L]) {
 	if failed > 0 {
 		w.log.Debug("extend: renewals failed", "failed", failed, "of", len(due), "err", sample)
 	}
+}
+
+// renewGuarded is w.renew with a panic (a lease store's client that could
+// not decode a reply, say) turned into every lease's renewal error: the
+// leases are retried like after any failed renewal.
+func (w *Watchdog[L]) renewGuarded(ctx context.Context, leases []L) []error {
+	errs, err := guard.Call(func() ([]error, error) { return w.renew(ctx, leases), nil })
+	if err == nil {
+		return errs
+	}
+	guard.Log(w.log, "extend: renew", err)
+	errs = make([]error, len(leases))
+	for i := range errs {
+		errs[i] = fmt.Errorf("extend: renew panicked: %w", err)
+	}
+	return errs
 }
 
 var errMissing = errors.New("extend: the renew function returned no result for this lease")

@@ -14,8 +14,8 @@
 // Parts are joined with ':'. Inside a part, '%', ':' and the glob
 // characters '*', '?', '[', ']', '\' are written %XX (percent-encoding), so a
 // key never holds a glob character and a part never splits: Parse(Key(d)) is
-// d for every valid d, an empty Kind read back as Exclusive (TestKeyRoundTrip). Parts must not be empty; a bad key
-// or descriptor is ErrInvalidArgument.
+// d for every valid d, an empty Kind read back as Exclusive. Parts must not
+// be empty; a bad key or descriptor is ErrInvalidArgument.
 //
 // # Patterns
 //
@@ -24,7 +24,7 @@
 // fs-abc123" is Pattern{Resource: "fs-abc123"} (at any position) or
 // Pattern{Resources: []string{"fs-abc123"}} (first). Glob is a Redis glob
 // that every matching key matches; Match decides exactly, and Manager.Find
-// uses both (TestFindByPattern).
+// uses both.
 //
 // # Shared locks
 //
@@ -32,7 +32,7 @@
 // need a read-write lock: without one (WithRWLocker; *rwlock.Client is one) a
 // shared descriptor is ErrKindUnsupported. With one, both kinds of a resource
 // go through it, on the key without the kind (Descriptor.Resource), so that a
-// shared and an exclusive lock of the same resource exclude each other
-// (TestSharedAndExclusiveThroughRWLock). Find and Metrics list only the
-// mutex's keys: Client.Locks does not show read-write locks.
+// shared and an exclusive lock of the same resource exclude each other.
+// Find and Metrics list only the mutex's keys: Client.Locks does not show
+// read-write locks.
 package lockdesc

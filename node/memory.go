@@ -7,6 +7,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -33,6 +34,8 @@ type Memory struct {
 	markers    map[string]memMarker // by lock name, see MarkerKey
 	writes     int                  // entries written since the last sweep
 	swept      int                  // entries left by the last sweep
+
+	clockOffset atomic.Int64 // nanoseconds added to time.Now; see SetClockOffset
 
 	broker memBroker // release notifications, see memory_notify.go
 	rw     memRW     // read-write locks, see memory_rw.go
@@ -103,12 +106,21 @@ func (m *Memory) SetDown(down, wipe bool) {
 	}
 }
 
+// SetClockOffset sets how far the node's clock is from time.Now: its keys
+// expire, and missing fence counters start, by time.Now plus d. It stands
+// in for a server whose clock jumps or drifts, while the clients' clocks
+// do not.
+func (m *Memory) SetClockOffset(d time.Duration) { m.clockOffset.Store(int64(d)) }
+
+// now is the node's clock.
+func (m *Memory) now() time.Time { return time.Now().Add(time.Duration(m.clockOffset.Load())) }
+
 // Len is the number of live entries (locks, counters, tombstones): tests
 // use it to show that state goes back to zero once everything expired.
 func (m *Memory) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.sweepAll(time.Now())
+	m.sweepAll(m.now())
 	return len(m.locks) + len(m.counters) + len(m.tombstones) + len(m.trails) + len(m.markers) + m.rw.len()
 }
 
@@ -231,7 +243,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 		return AcquireReply{}, err
 	}
 	defer m.mu.Unlock()
-	now := time.Now()
+	now := m.now()
 	retention := RetentionOrDefault(a.Retention)
 	age := m.markData(a.Name, max(retention, a.TTL), now)
 	if m.tombstoned(a.Name, a.Token, now) {
@@ -318,7 +330,7 @@ func (m *Memory) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, 
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	now := time.Now()
+	now := m.now()
 	res := make([]ExtendResult, len(ops))
 	for i, op := range ops {
 		e, held := m.lock(op.Name, now)
@@ -371,7 +383,7 @@ func (m *Memory) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
 	if err := m.enter(ctx); err != nil {
 		return false, err
 	}
-	now := time.Now()
+	now := m.now()
 	e, held := m.lock(a.Name, now)
 	released := held && e.token == a.Token
 	if released {
@@ -399,7 +411,7 @@ func (m *Memory) RaiseFence(ctx context.Context, name, token string, fence uint6
 		return false, err
 	}
 	defer m.mu.Unlock()
-	now := time.Now()
+	now := m.now()
 	m.raise(name, fence, retention, now)
 	if t, ok := m.trail(name, now); ok && t.h.Token == token && t.h.Fence < fence {
 		t.h.Fence = fence
@@ -417,7 +429,7 @@ func (m *Memory) ForceRelease(ctx context.Context, a ForceReleaseArgs) (bool, er
 	if err := m.enter(ctx); err != nil {
 		return false, err
 	}
-	now := time.Now()
+	now := m.now()
 	m.raise(a.Name, a.Fence, a.Retention, now)
 	if a.Tombstone > 0 {
 		m.tombstones[TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)
@@ -446,7 +458,7 @@ func (m *Memory) Scan(ctx context.Context, a ScanArgs) (ScanPage, error) {
 		return ScanPage{}, err
 	}
 	defer m.mu.Unlock()
-	now := time.Now()
+	now := m.now()
 	var names []string
 	for name, e := range m.locks {
 		if live(e.expires, now) && name > a.Cursor && (a.Match == "" || globMatch(a.Match, name)) {
@@ -469,7 +481,7 @@ func (m *Memory) Inspect(ctx context.Context, name string) (Holding, error) {
 		return Holding{}, err
 	}
 	defer m.mu.Unlock()
-	now := time.Now()
+	now := m.now()
 	var h Holding
 	h.Fence, _ = m.counter(name, now)
 	if e, held := m.lock(name, now); held {

@@ -97,7 +97,7 @@ func (m *Memory) AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (Acqui
 		return AcquireReply{}, err
 	}
 	defer m.mu.Unlock()
-	now := time.Now()
+	now := m.now()
 	if m.tombstoned(a.Name, a.Token, now) {
 		return AcquireReply{}, nil
 	}
@@ -172,7 +172,7 @@ func (m *Memory) ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]E
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	now := time.Now()
+	now := m.now()
 	res := make([]ExtendResult, len(ops))
 	for i, op := range ops {
 		w, writing := m.rw.writer(op.Name, now)
@@ -218,7 +218,7 @@ func (m *Memory) ReleaseRW(ctx context.Context, mode Mode, a ReleaseArgs) (bool,
 	if err := m.enter(ctx); err != nil {
 		return false, err
 	}
-	now := time.Now()
+	now := m.now()
 	released := false
 	if mode == Shared {
 		if released = m.rw.reading(a.Name, a.Token, now); released {
@@ -256,7 +256,7 @@ func (m *Memory) RaiseFenceRW(ctx context.Context, mode Mode, name, token string
 		return false, err
 	}
 	defer m.mu.Unlock()
-	now := time.Now()
+	now := m.now()
 	m.raise(name, fence, retention, now)
 	if mode == Shared {
 		return m.rw.reading(name, token, now), nil

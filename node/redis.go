@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -529,8 +531,45 @@ func HoldingOf(value string, pttl, counter int64) Holding {
 }
 
 // Identify implements Node: INFO through the client when it has Info, else
-// through a script (INFO is allowed in Lua).
+// through a script (INFO is allowed in Lua). A server whose INFO has no
+// run_id (an in-process Redis for tests, some proxies) is identified by an
+// id it is given once: a random id stored under StoredIDKey, which every
+// later call and every other client reads back (one server reached under
+// two names still shows one id; a restart without persistence gives it a
+// new one). Its eviction policy is then "unknown" unless INFO said it, and
+// the client warns about it (or refuses it, with redlock's
+// WithRequireNoEviction).
 func (n *Redis) Identify(ctx context.Context) (Identity, error) {
+	id, err := n.identifyByInfo(ctx)
+	var reply redis.Error
+	if err == nil || id.ID != "" || !errors.Is(err, errNoRunID) && !errors.As(err, &reply) {
+		return id, err // identified, or no answer at all (down, cancelled)
+	}
+	var random [16]byte
+	_, _ = rand.Read(random[:]) // never fails (crypto/rand panics rather)
+	stored, serr := storedIDScript.Run(ctx, n.client, []string{StoredIDKey}, hex.EncodeToString(random[:])).Text()
+	if serr != nil || stored == "" {
+		return Identity{}, errors.Join(err, serr)
+	}
+	if id.Eviction == "" {
+		id.Eviction = "unknown"
+	}
+	return Identity{ID: "stored:" + stored, Eviction: id.Eviction}, nil
+}
+
+// errNoRunID: the server's INFO has no run_id.
+var errNoRunID = errors.New("node: INFO lacks run_id")
+
+// StoredIDKey is where the id of a server without run_id is stored (see
+// Redis.Identify). It has no expiry and is no lock key.
+const StoredIDKey = "quorumlock:server-id"
+
+// storedIDScript sets KEYS[1] to ARGV[1] unless it has a value, and returns
+// the value.
+var storedIDScript = redis.NewScript(`redis.call('SET', KEYS[1], ARGV[1], 'NX')
+return redis.call('GET', KEYS[1])`)
+
+func (n *Redis) identifyByInfo(ctx context.Context) (Identity, error) {
 	if c, ok := n.client.(interface {
 		Info(ctx context.Context, section ...string) *redis.StringCmd
 	}); ok {
@@ -565,8 +604,11 @@ func ParseIdentity(info ...string) (Identity, error) {
 			}
 		}
 	}
-	if id.ID == "" || id.Eviction == "" {
-		return id, errors.New("node: INFO lacks run_id or maxmemory_policy")
+	if id.ID == "" {
+		return id, errNoRunID
+	}
+	if id.Eviction == "" {
+		return id, errors.New("node: INFO lacks maxmemory_policy")
 	}
 	return id, nil
 }

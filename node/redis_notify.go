@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/guard"
 )
 
 // subscriber is the part of a go-redis client that can subscribe:
@@ -72,18 +74,9 @@ type redisSub struct {
 func (s *redisSub) run(ctx context.Context) {
 	retry := subscribeRetryMin
 	for {
-		ps := s.client.Subscribe(ctx, s.channel)
-		s.mu.Lock()
-		if ctx.Err() != nil {
-			s.mu.Unlock()
-			_ = ps.Close()
-			return
-		}
-		s.ps = ps
-		s.mu.Unlock()
-
-		wasUp, err := s.receive(ctx, ps)
-		_ = ps.Close()
+		// A panic while reading (a reply go-redis cannot decode) is a
+		// break like any other: reported, then subscribed again.
+		wasUp, err := guard.Call(func() (bool, error) { return s.session(ctx) })
 		if ctx.Err() != nil {
 			return
 		}
@@ -100,6 +93,21 @@ func (s *redisSub) run(ctx context.Context) {
 		}
 		retry = min(2*retry, subscribeRetryMax)
 	}
+}
+
+// session subscribes once and reads the subscription until it breaks,
+// reporting whether it was ever up.
+func (s *redisSub) session(ctx context.Context) (wasUp bool, err error) {
+	ps := s.client.Subscribe(ctx, s.channel)
+	defer func() { _ = ps.Close() }()
+	s.mu.Lock()
+	if ctx.Err() != nil {
+		s.mu.Unlock()
+		return false, ctx.Err()
+	}
+	s.ps = ps
+	s.mu.Unlock()
+	return s.receive(ctx, ps)
 }
 
 // receive reads ps until it breaks, reporting whether it was ever up.

@@ -252,3 +252,45 @@ func TestRedisSubscriptionBreaksAndRecovers(t *testing.T) {
 	stop()
 	stop()
 }
+
+// noRunID is a client over a real server whose INFO answers as miniredis
+// does: no server section.
+type noRunID struct{ *redis.Client }
+
+func (c noRunID) Info(ctx context.Context, section ...string) *redis.StringCmd {
+	cmd := redis.NewStringCmd(ctx, "info")
+	cmd.SetErr(redisReplyError("section (server) is not supported"))
+	return cmd
+}
+
+type redisReplyError string
+
+func (e redisReplyError) Error() string { return string(e) }
+func (redisReplyError) RedisError()     {}
+
+// A server without run_id is identified by an id stored on it once: the
+// same under two names and on every call, another on another server.
+func TestRedisIdentifyWithoutRunID(t *testing.T) {
+	cl := redistest.StartT(t, 2)
+	ctx := ctxFor(t)
+	port := cl.Addrs()[0][strings.LastIndex(cl.Addrs()[0], ":"):]
+	var ids []node.Identity
+	for _, n := range []node.Node{
+		node.NewRedis(noRunID{newClient(t, "127.0.0.1"+port)}),
+		node.NewRedis(noRunID{newClient(t, "localhost"+port)}),
+		node.NewRedis(noRunID{newClient(t, "localhost"+port)}),
+		node.NewRedis(noRunID{newClient(t, cl.Addrs()[1])}),
+	} {
+		id, err := n.Identify(ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", n.Name(), err)
+		}
+		ids = append(ids, id)
+	}
+	if ids[0].ID == "" || ids[0] != ids[1] || ids[0] != ids[2] || ids[0].Eviction != "unknown" {
+		t.Fatalf("one server identified as %+v, %+v, %+v", ids[0], ids[1], ids[2])
+	}
+	if ids[3].ID == ids[0].ID {
+		t.Fatalf("two servers share the ID %q", ids[0].ID)
+	}
+}

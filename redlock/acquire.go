@@ -16,7 +16,8 @@ import (
 // Acquire takes the lock named key for ttl, retrying per the client's retry
 // policy while other holders have it. It returns a *Lock held on a majority
 // of nodes, valid until Lock.ValidUntil, or an error that wraps
-// ErrNotAcquired (contention outlasted the retries), ErrQuorumUnreachable
+// ErrNotAcquired (contention outlasted the retries; with ErrSplitVote too
+// when the last attempts split the votes), ErrQuorumUnreachable
 // (too many nodes failed), ErrInvalidArgument, or ctx.Err().
 //
 // Between attempts it waits the policy's random delay, but never past the
@@ -35,8 +36,8 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*L
 // votes split between clients so that none has a majority is not "held":
 // TryAcquire resolves it (see "Split votes" in the package doc), within a
 // few quick rounds, and reports ErrNotAcquired only when another client
-// then holds the lock or the rounds run out (the error then says "split
-// vote").
+// then holds the lock or the rounds run out; in the latter case the error
+// wraps ErrSplitVote as well.
 func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	return c.acquire(ctx, key, ttl, &backoff.StopBackOff{}, false)
 }
@@ -44,6 +45,11 @@ func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) 
 // maxSplitRounds bounds the rounds in a row that one call spends resolving
 // split votes.
 const maxSplitRounds = 8
+
+// stragglerShare: a node that has not answered when every other node has
+// gets at least this share of the node timeout (see round.stragglersDue),
+// so that a slower but live node still has its say in a split.
+const stragglerShare = 10
 
 // maxBehind bounds the quick looks in a row after a wake by a release that
 // had not reached a majority yet.
@@ -77,6 +83,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		prev    node.Holding // the holder before us, seen by the rounds of token
 		behind  int          // attempts in a row lost to the holder whose release woke us
 		ahead   string       // that holder's release id
+		undone  []string     // release ids of the tokens this call gave up (see gaveUpToken)
 	)
 	for attempts := 1; ; attempts++ {
 		if token == "" {
@@ -84,7 +91,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		}
 		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.mark(w, token)
-		o := c.attempt(ctx, key, name, token, sent, ttl, w != nil || c.notify.watched(name))
+		o := c.attempt(ctx, key, name, token, sent, ttl, w != nil || c.notify.watched(name), undone)
 		if o.prev.Token != "" && o.prev.Fence >= prev.Fence {
 			prev = o.prev
 		}
@@ -103,6 +110,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 			return o.lock, nil
 		}
 		if !o.keep {
+			undone = gaveUpToken(undone, token)
 			token = ""
 		}
 		if errors.Is(o.err, ErrInvalidArgument) { // a node found to be a duplicate, say
@@ -139,6 +147,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 				continue
 			}
 			c.abandon(key, name, token, ttl)
+			undone = gaveUpToken(undone, token)
 			token = ""
 		}
 		splits = 0
@@ -180,6 +189,24 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 	}
 }
 
+// maxUndone bounds the tokens a call remembers having given up.
+const maxUndone = 4
+
+// gaveUpToken adds token's release id to undone, the tokens this call gave
+// up and is deleting in the background: a node that still holds one (its
+// delete has not landed yet) is not held by another client, and an attempt
+// that counted it so could call the key held by a token that is about to
+// vanish, and sleep while the key is free.
+func gaveUpToken(undone []string, token string) []string {
+	if token == "" {
+		return undone
+	}
+	if len(undone) == maxUndone {
+		undone = append(undone[:0], undone[1:]...)
+	}
+	return append(undone, node.ReleaseID(token))
+}
+
 func (c *Client) gaveUp(ctx context.Context, key, reason string, attempts int, began time.Time, err error) error {
 	c.observe(Event{Kind: EventNotAcquired, Key: key, Reason: reason, Attempts: attempts, Latency: time.Since(began), Err: err, Context: ctx})
 	return err
@@ -212,7 +239,7 @@ type outcome struct {
 	held  bool          // another client holds a majority
 	wake  wakeOn        // which release announcements can help the next attempt
 	keep  bool          // split: we won it and keep our keys for the next round
-	rtt   time.Duration // how long the round took to decide
+	rtt   time.Duration // how long the nodes' replies took (see round.repliedIn)
 	prev  node.Holding  // the previous holder with the largest fence that our nodes reported
 }
 
@@ -221,7 +248,7 @@ type outcome struct {
 // fence safe, and undo (in the background) what a failed attempt set. A
 // waiter (a caller that waits for release notifications) marks the keys of
 // the holder, so that their release is announced.
-func (c *Client) attempt(ctx context.Context, key, name, token string, sent *unanswered, ttl time.Duration, waiter bool) outcome {
+func (c *Client) attempt(ctx context.Context, key, name, token string, sent *unanswered, ttl time.Duration, waiter bool, undone []string) outcome {
 	timeout := c.cfg.timeoutFor(ttl)
 	n, q := len(c.nodes), c.quorum
 	start := time.Now()                                 // monotonic: validity is measured from before the first request
@@ -270,16 +297,24 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		}
 	}
 	for counted, out := rec.counted(yes); counted < q && len(others)+len(failures)+out <= n-q; counted, out = rec.counted(yes) {
-		if down := r.failingPending(); down > 0 && down == r.pending && down < n && len(others)+len(failures)+down > n-q {
-			// Every healthy node answered (and there was one), and a
-			// majority is out of reach unless failing nodes answer: do not
-			// wait for them. When every node is failing, waiting for them
-			// (up to the node timeout) is the only way to find out.
+		if r.onlyFailingLeft() {
+			// Every node that is not failing answered, and the outcome
+			// hinges on failing ones: do not wait for them.
 			failures = append(failures, r.presumeFailing()...)
 			break
 		}
-		a, ok := r.next()
+		var stragglers <-chan time.Time
+		if r.replies >= q {
+			// A majority replied and the rest could still give either
+			// side its majority: wait for them only a moment (see
+			// stragglersDue), not their timeout. A node still silent then
+			// is marked failing until it answers, and the split is called
+			// with the live nodes' answers.
+			stragglers = r.stragglersDue(timeout / stragglerShare)
+		}
+		a, ok := r.nextBefore(stragglers)
 		if !ok {
+			failures = append(failures, r.presumeSilent()...)
 			break
 		}
 		tally(a)
@@ -293,7 +328,9 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		}
 		stop.Stop()
 	}
-	rtt := time.Since(start)
+	_, sitOut := rec.counted(yes)
+	couldWin := len(others)+len(failures)+sitOut <= n-q
+	rtt := r.repliedIn()
 	if configErr != nil {
 		c.undo(key, name, token, ttl, heldBy(others, n))
 		return outcome{err: configErr, rtt: rtt}
@@ -319,24 +356,24 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		// release can help (the others may only have been slow); another
 		// token's cannot.
 		var wake wakeOn
-		if top, votes := leader(others); votes > 0 {
+		if top, votes := leader(others, undone); votes > 0 {
 			wake.holder = top
 		}
 		return outcome{err: quorumErr(fmt.Sprintf("acquire %q", key), failures, n), rtt: rtt, wake: wake}
 	}
 
-	top, votes := leader(others)
-	if votes < q && r.pending > r.failingPending() {
-		// Nobody holds a majority of the answers so far: before calling
-		// it a split, give the other nodes a moment (as long again as the
-		// round took) to complete the picture. A silent node costs that
-		// moment, not its timeout.
-		stop := time.NewTimer(max(rtt, time.Millisecond))
+	top, votes := leader(others, undone)
+	if votes < q && !couldWin && r.pending > r.failingPending() {
+		// We cannot win, and nobody holds a majority of the answers so
+		// far: before calling it a split, give the other nodes a moment
+		// to complete the picture. A silent node costs that moment, not
+		// its timeout.
+		stop := time.NewTimer(max(time.Since(start), time.Millisecond))
 		for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
 			tally(a)
 		}
 		stop.Stop()
-		top, votes = leader(others)
+		top, votes = leader(others, undone)
 	}
 	if recErr := c.reportRecovering(ctx, key, rec, yes); recErr != nil && votes < q { // a sitting-out node's yes is a no
 		c.undo(key, name, token, ttl, heldBy(others, n))
@@ -355,8 +392,8 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	// token with the most nodes, ties going to the smallest release id.
 	ours := node.ReleaseID(token)
 	win := len(yes) > votes || (len(yes) == votes && len(yes) > 0 && ours < top)
-	err := fmt.Errorf("%w: %q: split vote: no client holds a majority (%d of %d nodes ours, at most %d another's, %d failed or silent)",
-		ErrNotAcquired, key, len(yes), n, votes, n-len(yes)-len(others))
+	err := fmt.Errorf("%w: %q: no client holds a majority (%d of %d nodes ours, at most %d another's, %d failed or silent)",
+		ErrSplitVote, key, len(yes), n, votes, n-len(yes)-len(others))
 	if !win {
 		c.undo(key, name, token, ttl, heldBy(others, n))
 	}
@@ -368,12 +405,16 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 }
 
 // leader returns the holder with the most nodes among answers (ties: the
-// smallest release id) and its count.
-func leader(others []answer[node.AcquireReply]) (string, int) {
+// smallest release id) and its count, leaving out the tokens this call gave
+// up (undone).
+func leader(others []answer[node.AcquireReply], undone []string) (string, int) {
 	counts := make(map[string]int, 2)
 	best, most := "", 0
 	for _, a := range others {
 		h := a.val.Holder
+		if slices.Contains(undone, h) {
+			continue
+		}
 		counts[h]++
 		if k := counts[h]; k > most || (k == most && h < best) {
 			best, most = h, k

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/guard"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -82,7 +83,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	if err := c.newWatchdog(); err != nil {
 		return nil, err
 	}
-	c.health.until = make([]atomic.Int64, len(nodes))
+	c.health.failing = make([]atomic.Bool, len(nodes))
 	c.all = make([]int, len(nodes))
 	for i := range c.all {
 		c.all[i] = i
@@ -121,9 +122,10 @@ func (c *Client) Close() error {
 }
 
 // background runs cleanup that a decided call does not wait for; Close
-// waits for it. Its requests are bounded by their own node timeouts.
+// waits for it. Its requests are bounded by their own node timeouts. A
+// panic in it is logged, not fatal.
 func (c *Client) background(f func()) {
-	c.bg.Go(f)
+	c.bg.Go(func() { guard.Log(c.logger, "redlock: background work", guard.Run(f)) })
 }
 
 // keyName is the name of key on the nodes: the prefix, then the key in
@@ -141,6 +143,12 @@ func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) e
 	return c.checkTTL(ttl)
 }
 
+// MaxKeyLength is the longest key, in bytes, that a call takes (the
+// client's key prefix and braces are not counted). A longer key fails with
+// ErrInvalidArgument before anything is sent: a key travels to every node
+// on every call and into log lines.
+const MaxKeyLength = 1024
+
 // checkKey validates the context and key of every operation on a key.
 func checkKey(ctx context.Context, key string) error {
 	switch {
@@ -148,6 +156,9 @@ func checkKey(ctx context.Context, key string) error {
 		return invalidArg("nil context")
 	case key == "":
 		return invalidArg("empty key")
+	case len(key) > MaxKeyLength:
+		// Not quoted whole: the error would carry it into every log line.
+		return invalidArg("key of %d bytes (%.32q...) is longer than %d bytes", len(key), key, MaxKeyLength)
 	case key[0] == '}':
 		// prefix{}...}: an empty Redis Cluster hash tag would split the
 		// key from its counter.

@@ -31,11 +31,12 @@ func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(
 	return c.runHeld(ctx, l, fn)
 }
 
-// TryDo is Do with a single attempt, for jobs that must run once across many
-// replicas (cron): when another holder has the lock it returns (false, nil)
+// TryDo is Do with a single attempt, for jobs that must not overlap across
+// replicas: when another holder has the lock it returns (false, nil)
 // without running fn. Otherwise ran is true when fn ran, and err is as for
 // Do; other failures to acquire (ErrQuorumUnreachable, say) return (false,
-// err).
+// err). A replica that tries after fn returned gets the lock and runs
+// again: for a scheduled job that must run once per tick, use package tick.
 func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
 	if fn == nil {
 		return false, invalidArg("nil fn")

@@ -28,7 +28,8 @@
 // again once the winner can have finished: TryAcquire then reports the
 // winner as the holder, or wins itself if the winner went away. A call
 // spends at most 8 rounds in a row on this before it gives up with an error
-// that says "split vote"; Acquire does it without using up retries. See
+// that wraps ErrSplitVote (and so ErrNotAcquired); Acquire does it without
+// using up retries. See
 // TestV2SplitVoteHasExactlyOneRunner (60 rounds of 3 replicas on 5 nodes,
 // one runner in every round) and the chaos scenario split-vote.
 //
@@ -77,8 +78,9 @@
 //
 // Client.Do acquires a lock, runs a function, and releases the lock when the
 // function returns or panics; TryDo does the same with a single attempt and
-// reports (false, nil) when another holder has the lock (cron jobs on many
-// replicas). While the function runs the lock is extended automatically
+// reports (false, nil) when another holder has the lock (of overlapping
+// runs, one; for a cron job that runs once per tick, see package tick).
+// While the function runs the lock is extended automatically
 // (Lock.KeepAlive): when less than a threshold of its validity is left
 // (max(500ms, ttl/3) by default), and a failed extension is retried quickly.
 // If the lock cannot be kept, the function's context is cancelled with a

@@ -11,6 +11,12 @@ var (
 	// ErrNotAcquired: another holder has the key on too many nodes, and the
 	// retry policy is used up (or TryAcquire's single attempt lost).
 	ErrNotAcquired = errors.New("redlock: lock not acquired")
+	// ErrSplitVote: the attempts gave up while the votes were split, with
+	// no client holding a majority (see "Split votes" in the package doc):
+	// nobody is known to hold the lock, and trying again soon may win it.
+	// It wraps ErrNotAcquired, so errors.Is(err, ErrNotAcquired) holds too;
+	// test ErrSplitVote first to tell it from "another holder has it".
+	ErrSplitVote = fmt.Errorf("%w: split vote", ErrNotAcquired)
 	// ErrQuorumUnreachable: too many nodes failed (errors, timeouts) for a
 	// majority to answer. The per-node causes are joined in the error as
 	// *NodeError values.
@@ -24,6 +30,11 @@ var (
 	// Lock.Context) after its own Release succeeded. It does not wrap
 	// ErrLockLost: the lock was given up, not taken away.
 	ErrReleased = errors.New("redlock: lock released")
+	// ErrNodePanic: a call to one node panicked (its client could not
+	// decode what the node sent, say a length of a petabyte). It is that
+	// node's failure alone, inside a *NodeError; the panic value and stack
+	// go to the client's logger.
+	ErrNodePanic = errors.New("redlock: node call panicked")
 )
 
 // NodeError is the failure of one node during one operation. Several are

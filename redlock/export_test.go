@@ -36,3 +36,7 @@ func (l *Lock) Unanswered() []bool {
 	}
 	return out
 }
+
+// StallGuardFired is the debug log message of a round whose stall guard
+// fired (its "op" attribute names the round).
+const StallGuardFired = stallGuardFired

@@ -84,9 +84,9 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 	info := Info{Key: key, Nodes: make([]Info, len(c.nodes))}
 	var failures []error
 	for {
-		if r.pending > 0 && r.failingPending() == r.pending && r.pending < len(c.nodes) {
-			// The nodes left failed recently (see health.go): do not wait
-			// a node timeout for each of them on every inspection.
+		if r.onlyFailingLeft() {
+			// The nodes left are failing (see health.go) and a majority
+			// answered: do not wait a node timeout for each of them.
 			failures = append(failures, r.presumeFailing()...)
 			break
 		}

@@ -34,6 +34,8 @@ type Lock struct {
 	ttl        time.Duration
 	validUntil time.Time // monotonic
 	released   bool
+	start      time.Time // monotonic: the winning attempt's start
+	holdUntil  time.Time // HoldAtLeast: Release leaves the key until then
 
 	life lifecycle // Done, Err, Context, KeepAlive; see loss.go
 }
@@ -41,7 +43,7 @@ type Lock struct {
 func newLock(c *Client, key, name, token string, sent *unanswered, fence uint64, ttl time.Duration, start time.Time) *Lock {
 	l := &Lock{
 		client: c, key: key, name: name, token: token, sent: sent, fence: fence,
-		ttl: ttl, validUntil: start.Add(ttl - c.cfg.drift(ttl)),
+		ttl: ttl, validUntil: start.Add(ttl - c.cfg.drift(ttl)), start: start,
 	}
 	l.startLife()
 	return l
@@ -251,6 +253,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	l.mu.RUnlock()
 	if released {
 		return fmt.Errorf("%w: release %q: already released", ErrLockLost, l.key)
+	}
+	if held, err := l.releaseHeld(ctx); held {
+		return err
 	}
 	start := time.Now()
 	q, n := c.quorum, len(c.nodes)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/guard"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -251,6 +252,7 @@ func (c *Client) subscribe(gen uint64) {
 
 // subState records a subscription's change and logs breaks once.
 func (c *Client) subState(gen uint64, i int, up bool, err error) {
+	guard.Log(c.logger, "redlock: release subscription", err, "node", c.nodes[i].Name())
 	h := &c.notify
 	h.mu.Lock()
 	if h.gen != gen || h.subs == nil {

@@ -3,6 +3,8 @@ package redlock
 import (
 	"context"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/guard"
 )
 
 // Released returns a channel that receives a value when a node announces a
@@ -40,7 +42,7 @@ func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, err
 	if !ok {
 		return ch, nil
 	}
-	go func() {
+	guard.Go(c.logger, "redlock: release watcher", func() {
 		<-ctx.Done()
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -50,7 +52,7 @@ func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, err
 			h.watching.Add(-1)
 		}
 		h.leave()
-	}()
+	})
 	awaitReady(ctx, ready, time.Second)
 	return ch, nil
 }

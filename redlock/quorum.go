@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/guard"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -38,7 +39,15 @@ type round[T any] struct {
 	stalled <-chan time.Time // the stall guard; nil once fired
 	done    <-chan struct{}  // parent's; nil once it ended
 	start   time.Time
+
+	replies   int         // answers without error so far
+	lastReply time.Time   // when the last of them came
+	grace     *time.Timer // see stragglersDue; nil until used
 }
+
+// stallGuardFired is the debug log message of a round whose stall guard
+// fired: it waited for silent nodes as long as it ever does.
+const stallGuardFired = "redlock: round waited past the node timeout for silent nodes"
 
 // errNoAnswer is the error of a node that did not answer within its
 // timeout (plus stallGrace), whatever its client does with deadlines.
@@ -76,7 +85,8 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 		go func() {
 			defer c.bg.Done()
 			began := time.Now()
-			v, err := call(ctx, i)
+			v, err := guard.Call(func() (T, error) { return call(ctx, i) })
+			err = c.panicked(op, key, i, err)
 			took := time.Since(began)
 			c.noteAnswer(parent, op, i, err, timeout)
 			r.answers <- answer[T]{node: i, val: v, err: err}
@@ -87,6 +97,18 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 	r.stall = time.NewTimer(timeout + stallGrace)
 	r.stalled, r.done = r.stall.C, parent.Done()
 	return r
+}
+
+// panicked turns a panic recovered from node i's call into that node's
+// failure, ErrNodePanic, and logs the panic's value and stack; other errors
+// pass unchanged.
+func (c *Client) panicked(op, key string, i int, err error) error {
+	var pe *guard.PanicError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	guard.Log(c.logger, "redlock: node call", err, "node", c.nodes[i].Name(), "op", op, "key", key)
+	return fmt.Errorf("%w: %w", ErrNodePanic, err)
 }
 
 // next returns the next answer, false when every node has answered. Nodes
@@ -108,11 +130,14 @@ func (r *round[T]) nextBefore(stop <-chan time.Time) (answer[T], bool) {
 			return r.nextBefore(stop)
 		}
 	case <-r.stalled:
+		silent := 0
 		for i, w := range r.waiting {
 			if w {
+				silent++
 				r.c.noteAnswer(r.parent, r.op, i, errNoAnswer, time.Since(r.start))
 			}
 		}
+		r.c.logger.DebugContext(r.parent, stallGuardFired, "op", r.op, "key", r.key, "nodes", silent)
 		r.giveUp(errNoAnswer)
 		return r.nextBefore(stop)
 	case <-r.done:
@@ -123,7 +148,10 @@ func (r *round[T]) nextBefore(stop <-chan time.Time) (answer[T], bool) {
 	}
 	r.waiting[a.node] = false
 	r.pending--
-	if a.err != nil {
+	if a.err == nil {
+		r.replies++
+		r.lastReply = time.Now()
+	} else {
 		a.err = r.c.nodeError(r.parent, r.key, r.c.nodes[a.node], r.op, a.err)
 	}
 	return a, true
@@ -161,6 +189,59 @@ func (r *round[T]) presumeFailing() []error {
 	return out
 }
 
+// onlyFailingLeft reports whether the round may stop waiting for the nodes
+// still waited for: every one of them is failing (see health.go), and the
+// nodes that replied are a majority, so presuming the failing ones failed
+// never turns a call into ErrQuorumUnreachable by itself.
+func (r *round[T]) onlyFailingLeft() bool {
+	return r.pending > 0 && r.failingPending() == r.pending && r.replies >= r.c.quorum
+}
+
+// repliedIn is how long the nodes' replies took: from the round's start to
+// the last answer without error (0 before any). Nodes that time out do not
+// stretch it, so what scales with it (the split sleeps) stays a few round
+// trips when a node is silent.
+func (r *round[T]) repliedIn() time.Duration {
+	if r.replies == 0 {
+		return 0
+	}
+	return r.lastReply.Sub(r.start)
+}
+
+// stragglersDue returns a channel, for nextBefore, that fires once the
+// nodes still waited for have had as long again as the replies so far took,
+// and at least floor, since the round began: ample for a node that is
+// merely slower than the others, far shorter than a silent node's timeout.
+func (r *round[T]) stragglersDue(floor time.Duration) <-chan time.Time {
+	wait := time.Until(r.start.Add(max(2*r.repliedIn(), floor)))
+	if r.grace == nil {
+		r.grace = time.NewTimer(wait)
+	} else {
+		r.grace.Reset(wait)
+	}
+	return r.grace.C
+}
+
+// errPresumedSilent is the failure recorded for a node that had not
+// answered when every other node had and its grace (stragglersDue) was over.
+var errPresumedSilent = errors.New("silent while the other nodes answered; presumed failing")
+
+// presumeSilent stops waiting for the nodes still waited for, marks them
+// failing until they answer (so the next rounds do not wait for them
+// either), and returns them as failures.
+func (r *round[T]) presumeSilent() []error {
+	var out []error
+	for i, w := range r.waiting {
+		if w {
+			r.c.noteAnswer(r.parent, r.op, i, errPresumedSilent, 0)
+			r.waiting[i] = false
+			r.pending--
+			out = append(out, r.c.nodeError(r.parent, r.key, r.c.nodes[i], r.op, errPresumedSilent))
+		}
+	}
+	return out
+}
+
 // failingPending counts the nodes still waited for that are failing.
 func (r *round[T]) failingPending() int {
 	n := 0
@@ -181,7 +262,12 @@ func (r *round[T]) lingerFor(d time.Duration) <-chan time.Time {
 	return r.stall.C
 }
 
-func (r *round[T]) close() { r.stall.Stop() }
+func (r *round[T]) close() {
+	r.stall.Stop()
+	if r.grace != nil {
+		r.grace.Stop()
+	}
+}
 
 // sharedDeadline is one timeout context for n requests; each calls answered
 // once when done, and the last one releases the context's timer.

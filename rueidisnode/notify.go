@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/quorumlock/quorumlock/internal/guard"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -58,7 +59,9 @@ type sub struct {
 func (s *sub) run(ctx context.Context) {
 	retry := subscribeRetryMin
 	for {
-		wasUp, err := s.session(ctx)
+		// A panic in the session is a break like any other: reported,
+		// then subscribed again.
+		wasUp, err := guard.Call(func() (bool, error) { return s.session(ctx) })
 		if ctx.Err() != nil {
 			return
 		}

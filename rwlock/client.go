@@ -84,10 +84,9 @@ func (c *Client) TryRLock(ctx context.Context, key string, ttl time.Duration) (*
 // writers) for ttl, retrying per the client's retry policy while readers or
 // another writer hold it. While readers hold it, each refused attempt
 // leaves an intent that keeps new readers out for the attempt's ttl, so
-// that a stream of readers cannot starve the writer
-// (TestWriterNotStarvedByReaders). The returned lock's Fence is greater
-// than that of every writer and reader whose acquisition returned before
-// Lock was called (TestNoReaderMeetsWriter).
+// that a stream of readers cannot starve the writer. The returned lock's
+// Fence is greater than that of every writer and reader whose acquisition
+// returned before Lock was called.
 func (c *Client) Lock(ctx context.Context, key string, ttl time.Duration) (*redlock.Lock, error) {
 	return c.writers.Acquire(ctx, key, ttl)
 }

@@ -2,8 +2,8 @@
 # Keeps the user-facing docs for users: fails when
 #   - the README is over 300 lines;
 #   - the README, or a comment in a non-test .go file, names a test function
-#     of this repository (Test*, Example*, Benchmark*, Fuzz*; test names
-#     belong in docs/guarantees.md and in test files);
+#     of this repository (Test*, Example_* or ExampleX but not the word
+#     Example, Benchmark*, Fuzz*; test names belong in docs/guarantees.md);
 #   - the README carries commit hashes (words of 7 to 40 hex digits with a
 #     letter and a digit) or dates (YYYY-MM-DD);
 #   - docs/guarantees.md names a test that does not exist.
@@ -38,9 +38,14 @@ find . -path ./.git -prune -o -name '*_test.go' -print0 |
 	xargs -0 -r grep -hoE '^func (Test|Example|Benchmark|Fuzz)[A-Za-z0-9_]*\(' |
 	sed -E 's/^func //; s/\($//' | grep -vx 'TestMain' | sort -u >"$tmp/tests"
 
+# A word that may name a test. The bare English word "Example" is not one,
+# though a func Example exists: Example counts only when followed by '_' or
+# an uppercase letter (Example_x, ExampleNew).
+name_re='\b(Test[A-Z][A-Za-z0-9_]*|Example[A-Z_][A-Za-z0-9_]*|Benchmark[A-Za-z0-9_]*|Fuzz[A-Za-z0-9_]*)\b'
+
 # names_in FILE: the test names in FILE's text, as "LINE:NAME", only names of real tests.
 names_in() {
-	grep -noE '\b(Test[A-Z][A-Za-z0-9_]*|Example[A-Za-z0-9_]*|Benchmark[A-Za-z0-9_]*|Fuzz[A-Za-z0-9_]*)\b' "$1" |
+	grep -noE "$name_re" "$1" |
 		awk -F: 'NR==FNR { t[$1]=1; next } ($2 in t) { print $1 ":" $2 }' "$tmp/tests" - || true
 }
 
@@ -125,7 +130,7 @@ func main() {
 EOF
 	root=$(pwd)
 	(cd "$tmp" && GOWORK=off GOFLAGS= GO111MODULE=on go run comments.go "$root") >"$tmp/comments"
-	grep -oE '^[^:]+:[0-9]+:|\b(Test[A-Z][A-Za-z0-9_]*|Example[A-Za-z0-9_]*|Benchmark[A-Za-z0-9_]*|Fuzz[A-Za-z0-9_]*)\b' "$tmp/comments" |
+	grep -oE "^[^:]+:[0-9]+:|$name_re" "$tmp/comments" |
 		awk 'NR==FNR { t[$1]=1; next } /:$/ { loc=$0; next } ($1 in t) { print loc " " $1 }' "$tmp/tests" - |
 		sed "s|^$root/||" >"$tmp/named"
 	if [ -s "$tmp/named" ]; then

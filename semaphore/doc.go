@@ -14,43 +14,22 @@
 // keys SlotKey(name, 0) … SlotKey(name, N-1). A permit is the lock of one
 // slot, so it has everything a redlock.Lock has: its own validity and
 // Extend, auto-extension (KeepAlive, Do), a loss signal (Done, Err, Context
-// with a cause wrapping redlock.ErrLockLost: TestPermitLossCancelsDo) and
-// a fence that grows with every acquisition of its slot. TryAcquire tries the slots once each in a
+// with a cause wrapping redlock.ErrLockLost) and a fence that grows with
+// every acquisition of its slot. TryAcquire tries the slots once each in a
 // random order (so that clients do not all queue on slot 0); Acquire, when
 // all are held, waits on all slots at once with the client's retry policy
 // and release notifications (see Semaphore.Acquire). No node script is
 // added: a semaphore is a composition of the client's public API.
 //
-// # Why there are never more than N holders
+// # Never more than N holders
 //
-// Each slot is a Redlock mutex: at any instant at most one client holds a
-// majority of unexpired keys of that slot, because two majorities of the
-// same nodes share a node, and that node holds one value per key. A permit
-// is valid only while its slot's lock is, so the valid permits at any
-// instant belong to distinct slots, and there are N slots: at most N
-// holders. The argument is the mutex's, N times; it inherits the mutex's
-// assumptions (bounded clock drift, nodes that do not lose a held key:
-// restart them no sooner than the largest TTL) and nothing more.
-//
-// The obvious design is not safe over a quorum: a per-node counter (or set
-// of holders) compared against N. Each node admits a client when fewer than
-// N others are registered with it, and the client holds when a majority
-// admitted it. With N = 2 on nodes A, B, C, holders X on {A, B} and Y on
-// {B, C} fill B, yet Z is admitted by A (sees only X) and C (sees only Y):
-// three holders, each seen by a majority, none of which saw all the
-// others. Majorities intersect pairwise, but a count needs one node that
-// sees every holder, which no quorum gives. TestBrokenCounterExceedsN
-// builds exactly this design on real nodes and finds N+1 holders;
-// TestSemaphoreRefusesTheCounterSchedule runs the same schedule (each
-// client reaching only its two nodes) against Semaphore: the third is
-// refused with redlock.ErrNotAcquired.
-//
-// Shown by: TestPermitsNeverExceedNUnderFaults (12 goroutines in 3 clients
-// take 400 permits of 3 on 5 real redis-server nodes while one node is
-// killed, another paused and resumed, and the killed one restarted empty
-// after the TTL: the validity windows of the permits never overlap more than
-// 3 deep; TestBoundCheckCatchesNPlusOneSlots runs the same check on a broken
-// semaphore of N+1 slots and finds 4), and the chaos scenario semaphore.
+// Each slot is a Redlock mutex with at most one holder at any instant, and
+// a permit is valid only while its slot's lock is: at most N valid permits
+// at any instant. It inherits the mutex's assumptions (bounded clock drift,
+// nodes that do not lose a held key: restart them no sooner than the
+// largest TTL) and nothing more. A per-node counter compared against N,
+// the obvious design, is not safe over a quorum: docs/design.md shows a
+// schedule that admits N+1 holders, which Semaphore refuses.
 //
 // # Fences
 //
@@ -66,8 +45,8 @@
 //
 // TryAcquire costs up to N quorum rounds when the permits are held (one per
 // slot); hence MaxPermits. A waiter that wins two slots at the same instant
-// releases the others before Acquire returns (TestWaiterKeepsOnePermit):
-// for that moment it holds two permits (never more than N in total).
+// releases the others before Acquire returns: for that moment it holds two
+// permits (never more than N in total).
 // Waiters are woken in arrival order per Client and slot, but there is no
 // global queue across clients.
 //

@@ -59,8 +59,7 @@ func New(client *redlock.Client, name string, n int) (*Semaphore, error) {
 // SlotKey is the client key of slot i of the semaphore name, as
 // Client.Inspect and redlock ls take it: "name}:slot:i". On the nodes it is
 // prefix{name}:slot:i}, so that the hash tag of every slot is the name and
-// all slots of one semaphore live in one Redis Cluster slot
-// (TestSlotsShareOneClusterSlot).
+// all slots of one semaphore live in one Redis Cluster slot.
 func SlotKey(name string, i int) string { return name + "}:slot:" + strconv.Itoa(i) }
 
 // N is the number of permits.

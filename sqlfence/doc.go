@@ -28,9 +28,9 @@
 // Tested against PostgreSQL 15 through database/sql and the pgx driver
 // (internal tests in the examples module, on a server the tests start).
 // Placeholders are PostgreSQL's $n by default, or ? (WithPlaceholder(Question):
-// MySQL, SQLite); the statements of both are checked as text
-// (TestStatementText), only PostgreSQL runs them. Zero rows must mean "no row matched":
-// PostgreSQL and SQLite count matched rows; MySQL counts changed rows unless
+// MySQL, SQLite); the statements of both are checked as text, only
+// PostgreSQL runs them. Zero rows must mean "no row matched": PostgreSQL
+// and SQLite count matched rows; MySQL counts changed rows unless
 // the connection sets CLIENT_FOUND_ROWS (clientFoundRows=true in
 // go-sql-driver/mysql). Identifiers are checked (letters, digits, _ and one
 // optional schema dot) and written unquoted.

@@ -16,7 +16,7 @@ const DefaultStatusTable = "service_status"
 // StatusStore is a statuslock.Store on a PostgreSQL table, one row per
 // service. Set is one upsert whose update happens only if the row's fence is
 // at most the write's, so a paused holder's late write is refused by the
-// database (TestStatusStorePausedHolderRefused in the examples module).
+// database.
 type StatusStore struct {
 	db    *sql.DB
 	table string
@@ -95,5 +95,12 @@ WHERE %[1]s.lock_fence <= EXCLUDED.lock_fence`, s.table)
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("%w: %w", statuslock.ErrStaleFence, staleFence(s.table, serviceID, fence, cur.Fence))
+	return &staleStatus{detail: fmt.Sprintf("set %q to %s with fence %d: %s has fence %d from a newer holder", serviceID, status, fence, s.table, cur.Fence)}
 }
+
+// staleStatus is a refused status write: it is both statuslock's and this
+// package's ErrStaleFence, and says "stale fence" once.
+type staleStatus struct{ detail string }
+
+func (e *staleStatus) Error() string   { return statuslock.ErrStaleFence.Error() + ": " + e.detail }
+func (e *staleStatus) Unwrap() []error { return []error{statuslock.ErrStaleFence, ErrStaleFence} }

@@ -3,12 +3,10 @@
 // reconciliation loop corrects drift, each under the service's status lock,
 // a Redlock lock (package redlock) named "status:<serviceID>".
 //
-// # The race it prevents
-//
-// The API starts writing DEPLOYING at T0 (a read-modify-write that takes a
-// while); the worker writes RUNNING at T1; the API's write lands at T2. The
-// status says DEPLOYING although the service runs. Under the status lock the
-// worker waits until the API has released, so RUNNING is written last.
+// The race it prevents: the API's read-modify-write of DEPLOYING starts
+// before the worker writes RUNNING and lands after it, so the status says
+// DEPLOYING although the service runs. Under the status lock the worker
+// waits until the API has released, so RUNNING is written last.
 //
 // # Fences
 //
@@ -21,14 +19,11 @@
 //
 // # Who holds a status lock
 //
-// Each process's redlock client records its owner with every lock it takes
-// (redlock.WithOwner; host/pid/program by default), so a status stuck in
-// DEPLOYING can be traced to the process that holds, or held, its lock:
-// client.Locks(ctx, "status:*") lists which owner holds which service's
-// lock (TestListingShowsWhoHoldsEachStatusLock), redlock.Client.Inspect
-// and "redlock inspect status:<serviceID>" show one, and ForceRelease
-// ("redlock unlock --force") evicts a stuck holder with fencing intact:
-// its late writes are refused by the fenced store.
+// Each lock records its owner (redlock.WithOwner; host/pid/program by
+// default), so a stuck status can be traced: client.Locks(ctx, "status:*")
+// lists who holds which service's lock, "redlock inspect
+// status:<serviceID>" shows one, and ForceRelease ("redlock unlock
+// --force") evicts a stuck holder with fencing intact.
 //
 // # Use
 //
@@ -52,9 +47,8 @@
 // signal the lock's end as those of redlock.Lock do.
 //
 // A Reconciler runs the reconciliation loop: a pass at Start and then every
-// interval (30 s by default), taking each service's lock with a short TTL (5
-// s) in a single attempt; a service whose lock is busy is skipped until the
-// next pass rather than waited for.
+// interval, taking each service's lock with a short TTL in a single
+// attempt; a service whose lock is busy is skipped until the next pass.
 //
 // # Defaults
 //

@@ -17,10 +17,9 @@ import (
 // Stop lets the running pass finish and resigns, so that another replica
 // takes over at once; a replica that dies without Stop is replaced when its
 // term's lock expires (election.WithTTL). RunOnce is not gated: it runs a
-// pass on any replica. TestReconcilerOnlyLeaderReconciles: of two
-// replicas only the leader reconciles, and when the leader's connections
-// are closed without resigning (as when its process dies) the other takes
-// over; the two never reconcile at once.
+// pass on any replica. Only the leader reconciles, so two replicas never
+// reconcile at once; when the leader's connections close without a resign
+// (as when its process dies), another replica takes over.
 func WithLeaderElection(e *election.Election, value string) ReconcilerOption {
 	return func(c *reconcilerConfig) { c.election, c.value, c.leaderOnly = e, value, true }
 }

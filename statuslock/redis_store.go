@@ -101,7 +101,7 @@ func (s *RedisStore) Set(ctx context.Context, serviceID string, status Status, f
 }
 
 func staleFence(serviceID string, status Status, fence, current uint64) error {
-	return fmt.Errorf("%w: set %q to %s with fence %d: fence %d has already written", ErrStaleFence, serviceID, status, fence, current)
+	return fmt.Errorf("%w: set %q to %s with fence %d: the record has fence %d from a newer holder", ErrStaleFence, serviceID, status, fence, current)
 }
 
 func notFound(serviceID string) error {

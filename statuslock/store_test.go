@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -42,6 +43,9 @@ func TestStoreFencing(t *testing.T) {
 			err := s.Set(ctx, id, statuslock.StatusRunning, 6)
 			if !errors.Is(err, statuslock.ErrStaleFence) {
 				t.Fatalf("Set with an older fence = %v, want ErrStaleFence", err)
+			}
+			if want := "with fence 6: the record has fence 7 from a newer holder"; !strings.Contains(err.Error(), want) {
+				t.Errorf("Set with an older fence = %q, want it to say %q", err, want)
 			}
 			if r := get(); r.Status != statuslock.StatusFailed || r.Fence != 7 {
 				t.Fatalf("a refused write changed the record: %+v", r)

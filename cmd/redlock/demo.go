@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -31,7 +35,7 @@ func parseDemo(args []string, stdout io.Writer) (*demoConfig, error) {
 	fs.IntVar(&c.replicas, "replicas", 3, "simulated replicas")
 	fs.IntVar(&c.services, "services", 3, "services whose status is locked")
 	fs.DurationVar(&c.ttl, "ttl", 500*time.Millisecond, "status lock TTL")
-	fs.StringVar(&c.nodes, "nodes", "", "host:port,host:port,... (default: 5 memory nodes)")
+	nodesFlags(fs, &c.nodes) // default: 5 memory nodes; REDLOCK_NODES is not read
 	fs.StringVar(&c.metrics, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics while running (e.g. :9464)")
 	if err := parse(fs, "demo", usageDemo, args, stdout); err != nil {
 		return nil, err
@@ -57,16 +61,25 @@ type demoBackend struct {
 	nodes  []node.Node
 	memory []*node.Memory // nil on real nodes
 	label  string
+	prefix string // the lock clients' key prefix
 	close  func()
 }
 
-func newDemoBackend(ctx context.Context, c *demoConfig) (*demoBackend, error) {
-	if nodeSpec(c.nodes) == "" {
-		b := &demoBackend{label: "5 embedded memory nodes", close: func() {}}
+// newDemoBackend runs the demo on embedded memory nodes unless --nodes
+// names real ones. It does not read REDLOCK_NODES: an operator who
+// exported it for cron would otherwise run the demo on production nodes.
+// On real nodes every key gets a prefix of its own, "demo:RUN:", and
+// close removes them all.
+func newDemoBackend(ctx context.Context, c *demoConfig, stdout io.Writer) (*demoBackend, error) {
+	if c.nodes == "" {
+		b := &demoBackend{label: "5 embedded memory nodes", prefix: redlock.DefaultKeyPrefix, close: func() {}}
 		for i := range 5 {
 			m := node.NewMemory(fmt.Sprintf("n%d", i+1))
 			b.memory = append(b.memory, m)
 			b.nodes = append(b.nodes, m)
+		}
+		if os.Getenv(nodesEnv) != "" {
+			fmt.Fprintf(stdout, "redlock demo: %s ignored; pass --nodes to run on real nodes\n", nodesEnv)
 		}
 		return b, nil
 	}
@@ -74,7 +87,42 @@ func newDemoBackend(ctx context.Context, c *demoConfig) (*demoBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &demoBackend{nodes: r.nodes, label: fmt.Sprintf("%d Redis nodes", len(r.nodes)), close: r.Close}, nil
+	b := &demoBackend{nodes: r.nodes, prefix: "demo:" + randomHex() + ":"}
+	b.label = fmt.Sprintf("%d Redis nodes, keys under %s", len(r.nodes), b.prefix)
+	b.close = func() {
+		defer r.Close()
+		n, err := removeKeys(context.WithoutCancel(ctx), r.clients, b.prefix)
+		if err != nil {
+			fmt.Fprintf(stdout, "cleanup: removed %d keys under %s, then: %v (the rest expires within a day)\n", n, b.prefix, err)
+			return
+		}
+		fmt.Fprintf(stdout, "cleanup: removed %d keys under %s\n", n, b.prefix)
+	}
+	return b, nil
+}
+
+// removeKeys deletes every key that starts with prefix (no glob
+// characters in it) on every node, and returns how many it deleted.
+func removeKeys(ctx context.Context, clients []*redis.Client, prefix string) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	removed := 0
+	var errs []error
+	for _, c := range clients {
+		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			n, err := c.Unlink(ctx, iter.Val()).Result()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", c.Options().Addr, err))
+				break
+			}
+			removed += int(n)
+		}
+		if err := iter.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", c.Options().Addr, err))
+		}
+	}
+	return removed, errors.Join(errs...)
 }
 
 func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
@@ -82,7 +130,7 @@ func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	be, err := newDemoBackend(ctx, c)
+	be, err := newDemoBackend(ctx, c, stdout)
 	if err != nil {
 		return err
 	}
@@ -103,7 +151,7 @@ func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
 
 	replicas := make([]*replica, c.replicas)
 	for i := range replicas {
-		client, err := redlock.New(be.nodes, redlock.WithObserver(st))
+		client, err := redlock.New(be.nodes, redlock.WithObserver(st), redlock.WithKeyPrefix(be.prefix))
 		if err != nil {
 			return usageErr("demo", "%v", err)
 		}

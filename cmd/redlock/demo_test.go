@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
 )
 
 func TestDemoBinary(t *testing.T) {
@@ -113,4 +115,38 @@ func sample(text, series string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// An exported REDLOCK_NODES (here unreachable) is not the demo's: it runs
+// on its embedded nodes and says so.
+func TestDemoIgnoresNodesEnv(t *testing.T) {
+	r := runBin(t, []string{freeAddr(t)}, "demo", "--duration", "1s")
+	if r.code != 0 || !strings.Contains(r.stdout, "5 embedded memory nodes") || !strings.Contains(r.stdout, "REDLOCK_NODES ignored") {
+		t.Fatalf("demo with REDLOCK_NODES set: exit %d; want 0 on the embedded nodes, saying REDLOCK_NODES is ignored", r.code)
+	}
+}
+
+// On real nodes (--nodes) the demo writes under a "demo:" prefix of its own
+// and removes all of it: nothing is left under that prefix, and nothing
+// was written under the default "lock:".
+func TestDemoOnRealNodesRemovesItsKeys(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	r := runBin(t, nil, "demo", "--duration", "1s", "--nodes", strings.Join(c.Addrs(), ","))
+	if r.code != 0 || !verdict.MatchString(r.stdout) {
+		t.Fatalf("demo on real nodes: exit %d", r.code)
+	}
+	if !regexp.MustCompile(`cleanup: removed [1-9]\d* keys under demo:`).MatchString(r.stdout) {
+		t.Errorf("no cleanup line in the output")
+	}
+	for i, rc := range c.Clients() {
+		keys, err := rc.Keys(t.Context(), "*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if strings.HasPrefix(k, "demo:") || strings.HasPrefix(k, "lock:") {
+				t.Errorf("node %d: key %q left behind", i+1, k)
+			}
+		}
+	}
 }

@@ -12,12 +12,24 @@
 //	redlock unlock --force [--yes] KEY
 //	redlock demo [--duration D]
 //	redlock help [COMMAND]
+//	redlock --version
 //
 // The nodes are given with --nodes host:port,host:port,... (or redis://
 // URLs) or the REDLOCK_NODES environment variable. exec, ls and doctor need
 // them: there is no in-memory fallback, since a lock held in one process
 // excludes nobody else. demo runs on five embedded memory nodes unless
-// nodes are given.
+// --nodes is given; it does not read REDLOCK_NODES.
+//
+// Passwords: a node with a password is a URL, redis://user:password@host:port.
+// Put such a list in a file given with --nodes-file (one node per line,
+// blank lines and # comments skipped; mode 0600) or in REDLOCK_NODES (a
+// systemd EnvironmentFile= readable by the service's user only, a
+// Kubernetes Secret), not in --nodes: the command line of a process is
+// visible to every user through ps. --nodes and --nodes-file exclude each
+// other. redlock
+// never prints a password: an address it reports shows "xxxxx" for the
+// user and password, also when the address does not parse. exec removes
+// REDLOCK_NODES from CMD's environment.
 //
 // # exec
 //
@@ -28,6 +40,8 @@
 // releases it when CMD exits. Its conventions follow flock(1), etcdctl
 // lock and consul lock:
 //
+//   - KEY comes before "--": "exec -- echo hi" is a usage error (exit 2),
+//     not a lock named "echo".
 //   - Without -n or -w it waits for the lock as long as it takes.
 //   - -n, or -w 0 as in flock(1), gives up at once if another holder has the
 //     lock; -w TIMEOUT gives up after TIMEOUT. Both exit 1, or the code given
@@ -63,6 +77,12 @@
 //     its process group, which it has of its own unless stdin is a terminal
 //     (an interactive CMD stays in the terminal's foreground group, where
 //     Ctrl-C reaches it directly).
+//   - After SIGINT or SIGTERM, redlock ends: if CMD's unit is still running
+//     --grace (default 5s) after the signal, it gets SIGKILL and redlock
+//     exits 128+N (130 for SIGINT, 143 for SIGTERM); a CMD that ended
+//     within --grace has its own status passed through. The lock is
+//     released either way. SIGHUP is only passed on (a daemon may take it
+//     as "reload").
 //
 // How: redlock runs CMD under a small supervisor, a second redlock process
 // that is a child subreaper on Linux (PR_SET_CHILD_SUBREAPER): a process of
@@ -76,9 +96,10 @@
 // SIGKILLed, the unit is not ended (under systemd, the unit's cgroup is).
 // On other systems (BSD, macOS) the unit is CMD's process group only.
 //
-// A typical cron line on every replica:
+// A typical cron line on every replica (the job runs once per 5-minute
+// tick, however short it is; -n alone only keeps runs from overlapping):
 //
-//	redlock exec -n cron:penalties -- ./calculate-penalties
+//	redlock exec --once-per 5m cron:penalties -- ./calculate-penalties
 //
 // # ls
 //
@@ -110,6 +131,9 @@
 // rule), whether EVAL (a harmless script) and PUBLISH (to a throwaway
 // channel) are allowed, and whether two names reach one server (run_id).
 // A node that is unreachable, refuses EVAL or repeats another is not usable.
+// It also says how many more node failures the quorum survives. With some
+// nodes unusable but a quorum left, the verdict is DEGRADED (exit 5): locks
+// can be taken, but fewer failures stop them (none, with 1 of 3 nodes down).
 //
 // # inspect and unlock
 //
@@ -130,7 +154,9 @@
 // pauses one holder past its TTL so that its late write is refused by the
 // fenced status store, and prints a summary: acquisitions, wait times,
 // extensions, refused stale writes, overlaps (always 0) and the final
-// statuses. It needs no Redis server.
+// statuses. It needs no Redis server. With --nodes it runs on those Redis
+// nodes instead (REDLOCK_NODES is not read), with every key under a prefix
+// of its own, "demo:RUN:", and removes those keys when it ends.
 //
 // # Exit codes
 //
@@ -144,10 +170,12 @@
 //	     doctor: fewer usable distinct servers than a quorum, or one server
 //	     listed under two names
 //	4    exec: the lock was lost while CMD ran; CMD was terminated
+//	5    doctor: degraded: a quorum is usable, but some nodes are not
 //	126  exec: CMD found but not executable (a directory, no permission,
 //	     an exec format error)
 //	127  exec: CMD not found
-//	128+N  CMD (or redlock, while waiting) died by signal N
+//	128+N  CMD died by signal N, or redlock got SIGINT/SIGTERM (N) while
+//	     waiting, or while CMD ran and CMD outlived --grace
 //	other  exec: the exit status of CMD, passed through
 //
 // CMD's own exit status is passed through unchanged, so a CMD that can exit
@@ -167,9 +195,13 @@ Usage:
   redlock leader NAME
   redlock demo [--duration D]
   redlock help [COMMAND]
+  redlock --version
 
 Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec, ls,
-doctor, inspect, unlock, elect and leader; demo runs on 5 embedded memory nodes without them).
+doctor, inspect, unlock, elect and leader; demo runs on 5 embedded memory nodes
+unless --nodes is given). Put passwords (redis://user:password@host:port) in
+a --nodes-file FILE or REDLOCK_NODES, not in --nodes, which ps shows;
+redlock never prints them.
 
 Exit codes:
   0      success (exec: CMD exited 0; doctor: all checks passed)
@@ -180,9 +212,11 @@ Exit codes:
   3      too few nodes reachable (ls: readable) for a quorum; doctor: not trusted
   4      exec: lock lost while CMD ran (CMD got SIGTERM, then SIGKILL after --grace)
          elect: leadership lost while CMD ran (the same)
+  5      doctor: degraded (a quorum is usable, but some nodes are not)
   126    exec: CMD found but not executable (directory, permission, format)
   127    exec: CMD not found
-  128+N  CMD (or redlock while waiting) died by signal N
+  128+N  CMD died by signal N, or redlock got SIGINT/SIGTERM (N) and CMD
+         outlived --grace
   other  exec: CMD's own exit status, passed through
 `
 
@@ -202,14 +236,21 @@ gets SIGTERM, then SIGKILL after --grace, and redlock exits 4. If redlock
 itself dies (even by SIGKILL), the unit is ended the same way; what CMD
 leaves running when it exits is ended the same way before the lock is
 released. SIGINT, SIGTERM and SIGHUP are passed on to CMD (to its own
-process group unless stdin is a terminal).
+process group unless stdin is a terminal). After SIGINT or SIGTERM the unit
+gets SIGKILL if still running --grace later, and redlock exits 128+N (CMD's
+own status if it ended in time); the lock is released. CMD does not inherit
+REDLOCK_NODES.
+
+Without -n or -w, exec waits for the lock as long as it takes (forever).
 
 Flags:
   -n             fail at once if the lock is held elsewhere (exit 1, or -E)
-  -w TIMEOUT     give up after waiting TIMEOUT (exit 1, or -E); -w 0 is -n
+  -w TIMEOUT     give up after waiting TIMEOUT (exit 1, or -E); -w 0 is -n;
+                 default: wait forever
   -E CODE        exit code for -n conflicts and -w timeouts (default 1)
   --ttl D        lock time to live (default 10s)
-  --grace D      time between SIGTERM and SIGKILL (default 5s; keep it below --ttl)
+  --grace D      time between SIGTERM (or a SIGINT/SIGTERM passed on) and
+                 SIGKILL (default 5s; keep it below --ttl)
   --owner S      owner recorded with the lock (default host/PID/exec CMD; at
                  most 256 bytes of UTF-8, no control characters)
   --shared       take KEY's read-write lock as a reader: many --shared
@@ -219,9 +260,23 @@ Flags:
                  is at least that of the writers before it
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --nodes-file F the node list from file F (one node per line, # comments):
+                 keeps passwords off the command line, which ps shows
   --slots N      hold one of N permits of the semaphore KEY (1 to 256): at
                  most N commands run at once; REDLOCK_KEY is then the
                  permit's slot key (KEY}:slot:I), REDLOCK_FENCE its fence
+  --once-per D   run CMD once per tick on all replicas: KEY is the job, the
+                 tick is now rounded to the nearest multiple of D (UTC). A
+                 replica that finds the tick ran or running exits 1 (or -E)
+                 with a line saying which tick, who ran it, when
+  --tick VALUE   as --once-per, with the tick named by the caller, e.g.
+                 $(date -u +%Y-%m-%dT%H:%M) in a crontab
+  --at-least-once  rerun a tick whose runner died before it finished
+                 (default: at most once; the tick is "claimed, not finished")
+  --retention D  how long a tick's record turns replicas away (default
+                 twice --once-per, or 24h with --tick)
+  --min-hold D   a plain lock stays at least D after it was taken, even
+                 when CMD exits sooner (lockAtLeastFor)
 
 Without --shared or --exclusive, exec takes KEY's mutex, which is a lock
 apart from KEY's read-write lock: a plain exec and a --shared or
@@ -232,7 +287,7 @@ Durations: 500ms, 30s, 2m, or a bare number of seconds (-w 5 is 5s, as in flock)
 
 Exit codes: CMD's own; 1 conflict or timeout (-E); 2 usage; 3 nodes
 unreachable; 4 lock lost; 126 found but not executable; 127 not found;
-128+N signal N.
+128+N signal N (CMD's, or SIGINT/SIGTERM to redlock).
 `
 
 const usageLs = `Usage: redlock ls [flags] [PATTERN]
@@ -253,6 +308,8 @@ Flags:
                  quorum, majority, nodes)
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --nodes-file F the node list from file F (one node per line, # comments):
+                 keeps passwords off the command line, which ps shows
 
 Exit codes: 0 listed; 2 usage (a bad PATTERN: an unclosed '[', a trailing
 '\'); 3 fewer than a majority of the nodes readable.
@@ -265,14 +322,18 @@ Per node: reachable, Redis version, round-trip time, clock offset from this
 host (TIME), maxmemory-policy (anything but noeviction is a warning), what a
 restart would forget (appendonly/appendfsync/save: the delayed-restart rule),
 EVAL and PUBLISH allowed (ACL, rename-command), and distinct servers (run_id:
-two names of one server fail).
+two names of one server fail). Then how many more node failures the quorum
+survives.
 
 Flags:
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --nodes-file F the node list from file F (one node per line, # comments):
+                 keeps passwords off the command line, which ps shows
 
 Exit codes: 0 a lock can be trusted; 1 warnings (a lock can be taken, but a
 setting weakens it); 2 usage; 3 not trusted (fewer usable distinct servers
-than a quorum, or one server under two names).
+than a quorum, or one server under two names); 5 degraded (a quorum is
+usable, but some nodes are not: fewer node failures are survived).
 `
 
 const usageDemo = `Usage: redlock demo [flags]
@@ -289,7 +350,9 @@ Flags:
   --services N   services whose status is locked (default 3)
   --ttl D        status lock TTL (default 500ms)
   --nodes LIST   run on these Redis nodes instead of 5 embedded memory nodes
-                 (default $REDLOCK_NODES; a real node is not stopped midway)
+                 (REDLOCK_NODES is not read; a real node is not stopped
+                 midway; keys go under demo:RUN: and are removed at the end)
+  --nodes-file F the same list from file F (one node per line, # comments)
   --metrics-addr ADDR  serve Prometheus metrics at http://ADDR/metrics while
                  running (e.g. :9464); the names of the promlock module
 

@@ -18,6 +18,7 @@ import (
 const (
 	doctorWarnings  = 1               // a lock can be taken, but a setting weakens it
 	doctorUntrusted = exitUnreachable // fewer than a quorum of usable distinct servers, or one server listed twice
+	doctorDegraded  = 5               // a quorum is usable, but some nodes are not: fewer failures are survived
 )
 
 // maxClockOffset is the clock offset between this host and a node above
@@ -30,7 +31,7 @@ const nodeTimeout = 10 * time.Second
 
 func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("doctor")
-	nodes := fs.String("nodes", "", "host:port,host:port,...")
+	nodes := nodesFlags(fs, new(string))
 	if err := parse(fs, "doctor", usageDoctor, args, stdout); err != nil {
 		return err
 	}
@@ -39,7 +40,7 @@ func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	spec := nodeSpec(*nodes)
 	if spec == "" {
-		return usageErr("doctor", "no nodes: pass --nodes host:port,... or set %s", nodesEnv)
+		return usageErr("doctor", "no nodes: pass --nodes host:port,... or --nodes-file FILE, or set %s", nodesEnv)
 	}
 	opts, err := parseNodes(spec)
 	if err != nil {
@@ -214,20 +215,41 @@ func printVerdict(w io.Writer, reports []*nodeReport) error {
 		fmt.Fprintln(w, strings.TrimSpace(strings.ReplaceAll(line, "\n", " ")))
 	}
 	fmt.Fprintf(w, "%d of %d nodes usable (%s), quorum %d\n", usable, len(reports), listOr(unusable, "all"), quorum)
+	if usable >= quorum {
+		fmt.Fprintf(w, "fault tolerance: the quorum survives %s\n", failures(usable-quorum))
+	}
 	if forgets > 0 && usable >= quorum {
 		fmt.Fprintf(w, "note: %d of %d usable nodes forget locks on restart: restart a crashed node no sooner than the largest TTL in use (the delayed-restart rule), or run appendonly yes with appendfsync always\n", forgets, usable)
 	}
-	code, text := exitOK, "OK: a lock on these nodes can be trusted"
-	switch {
-	case usable < quorum:
-		code, text = doctorUntrusted, fmt.Sprintf("NOT TRUSTED: %d usable distinct servers, a quorum needs %d", usable, quorum)
-	case duplicates > 0:
-		code, text = doctorUntrusted, "NOT TRUSTED: a server is listed under two names; clients refuse such a node list"
-	case len(warned) > 0:
-		code, text = doctorWarnings, fmt.Sprintf("WARNINGS: a lock can be taken, but settings of %s weaken it", strings.Join(warned, ", "))
-	}
+	code, text := doctorVerdict(len(reports), usable, duplicates, unusable, warned)
 	fmt.Fprintf(w, "verdict: %s (exit %d)\n", text, code)
 	return &exitError{code: code}
+}
+
+// doctorVerdict is the exit code and verdict line for total nodes, of
+// which usable can take part in a lock.
+func doctorVerdict(total, usable, duplicates int, unusable, warned []string) (int, string) {
+	quorum := total/2 + 1
+	switch {
+	case usable < quorum:
+		return doctorUntrusted, fmt.Sprintf("NOT TRUSTED: %d usable distinct servers, a quorum needs %d", usable, quorum)
+	case duplicates > 0:
+		return doctorUntrusted, "NOT TRUSTED: a server is listed under two names; clients refuse such a node list"
+	case usable < total:
+		return doctorDegraded, fmt.Sprintf("DEGRADED: %s not usable: a lock can be taken, but the quorum survives only %s (%d with all %d nodes up)",
+			strings.Join(unusable, ", "), failures(usable-quorum), total-quorum, total)
+	case len(warned) > 0:
+		return doctorWarnings, fmt.Sprintf("WARNINGS: a lock can be taken, but settings of %s weaken it", strings.Join(warned, ", "))
+	}
+	return exitOK, "OK: a lock on these nodes can be trusted"
+}
+
+// failures is "N more node failure(s)".
+func failures(n int) string {
+	if n == 1 {
+		return "1 more node failure"
+	}
+	return fmt.Sprintf("%d more node failures", n)
 }
 
 // listOr lists labels as "n2, n3 not usable", or "all usable".

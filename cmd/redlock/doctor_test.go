@@ -25,7 +25,7 @@ func TestDoctorHealthy(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"3 of 3 nodes usable (all usable), quorum 2", "note: 3 of 3 usable nodes forget locks on restart", "verdict: OK"} {
+	for _, want := range []string{"3 of 3 nodes usable (all usable), quorum 2", "fault tolerance: the quorum survives 1 more node failure", "note: 3 of 3 usable nodes forget locks on restart", "verdict: OK"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
@@ -153,4 +153,35 @@ func matchLine(line, want string) bool {
 		rest = rest[i+len(p):]
 	}
 	return true
+}
+
+// One node of three down: a lock can still be taken, but one more failure
+// stops every lock. That is not OK: doctor says DEGRADED, with how many
+// more failures the quorum survives, and exits doctorDegraded.
+func TestDoctorDegraded(t *testing.T) {
+	c := redistest.StartT(t, 5)
+	if err := c.Nodes()[2].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		addrs     []string
+		survives  string
+		allUpText string
+	}{
+		{c.Addrs()[:3], "survives only 0 more node failures", "(1 with all 3 nodes up)"},
+		{c.Addrs(), "survives only 1 more node failure", "(2 with all 5 nodes up)"},
+	} {
+		r := runBin(t, tc.addrs, "doctor")
+		if r.code != doctorDegraded {
+			t.Errorf("%d nodes, one down: exit %d, want %d", len(tc.addrs), r.code, doctorDegraded)
+		}
+		for _, want := range []string{"FAIL n3 ", "verdict: DEGRADED: n3 not usable", tc.survives, tc.allUpText} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%d nodes, one down: output lacks %q:\n%s", len(tc.addrs), want, r.stdout)
+			}
+		}
+		if strings.Contains(r.stdout, "verdict: OK") {
+			t.Errorf("verdict OK with a node down:\n%s", r.stdout)
+		}
+	}
 }

@@ -40,6 +40,8 @@ Flags:
   --grace D      time between SIGTERM and SIGKILL (default 5s; keep it below --ttl)
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --nodes-file F the node list from file F (one node per line, # comments):
+                 keeps passwords off the command line, which ps shows
 
 Exit codes: CMD's own status when it exits while leading (128+N when killed
 by signal N); 2 usage; 3 too few nodes reachable; 4 leadership lost while
@@ -53,7 +55,7 @@ func runElect(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	durationFlag(fs, &a.ttl, "ttl", election.DefaultTTL, "term's lock time to live")
 	durationFlag(fs, &a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL")
 	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
-	fs.StringVar(&a.nodes, "nodes", "", "host:port,host:port,...")
+	nodesFlags(fs, &a.nodes)
 	fs.StringVar(&a.owner, "value", "", "the leader's value")
 	name, argv, err := parseAroundKey(fs, "elect", usageElect, args, stdout)
 	if err != nil {

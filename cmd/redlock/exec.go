@@ -34,6 +34,7 @@ type execArgs struct {
 	key          string
 	argv         []string // CMD ARGS...
 	slots        int      // --slots N: a permit of a semaphore (slots.go)
+	tick         tickArgs // --once-per, --tick, --min-hold (exec_tick.go)
 }
 
 func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
@@ -45,9 +46,10 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	durationFlag(fs, &a.ttl, "ttl", 10*time.Second, "lock time to live")
 	durationFlag(fs, &a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL")
 	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
-	fs.StringVar(&a.nodes, "nodes", "", "host:port,host:port,...")
+	nodesFlags(fs, &a.nodes)
 	owner := fs.String("owner", "", "who holds the lock, as inspect and ls show it")
 	slotsFlag(fs, a)
+	tickFlags(fs, a)
 	fs.BoolVar(&a.shared, "shared", false, "take KEY's read-write lock as a reader")
 	fs.BoolVar(&a.exclusive, "exclusive", false, "take KEY's read-write lock as the writer")
 	key, argv, err := parseAroundKey(fs, "exec", usageExec, args, stdout)
@@ -78,6 +80,9 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	if err := checkSlots(a); err != nil {
 		return nil, err
 	}
+	if err := checkTick(a); err != nil {
+		return nil, err
+	}
 	a.owner = *owner
 	if a.owner == "" {
 		a.owner = execOwner(a.argv[0])
@@ -90,23 +95,25 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 
 // parseAroundKey parses flags before and right after KEY, so that both
 // "exec -n KEY -- CMD" and "exec KEY -n -- CMD" work, and returns KEY and
-// CMD ARGS. Flags end at "--" or at CMD; "--" before KEY ends them too.
+// CMD ARGS. Flags end at "--" or at CMD. KEY comes before "--": in
+// "exec -- echo hi" the KEY is missing, and taking "echo" for it would run
+// the wrong command under a lock nobody meant.
 func parseAroundKey(fs *flag.FlagSet, cmd, usage string, args []string, stdout io.Writer) (string, []string, error) {
 	if err := parse(fs, cmd, usage, args, stdout); err != nil {
 		return "", nil, err
 	}
 	rest := fs.Args()
+	keyWord := "KEY"
+	if cmd == "elect" {
+		keyWord = "NAME"
+	}
 	if len(rest) == 0 {
-		return "", nil, usageErr(cmd, "missing KEY and CMD")
+		return "", nil, usageErr(cmd, "missing %s and CMD", keyWord)
+	}
+	if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
+		return "", nil, usageErr(cmd, "missing %s: it goes before \"--\" (redlock %s [flags] %s -- CMD [ARGS...])", keyWord, cmd, keyWord)
 	}
 	key, argv := rest[0], rest[1:]
-	if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
-		// "--" came before KEY: everything after KEY is CMD.
-		if len(argv) > 0 && argv[0] == "--" {
-			argv = argv[1:]
-		}
-		return key, argv, nil
-	}
 	if err := parse(fs, cmd, usage, argv, stdout); err != nil {
 		return "", nil, err
 	}
@@ -138,6 +145,9 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer r.Close()
+	if a.tick.on() {
+		return runTickExec(ctx, r.nodes, a, path, sigs, stderr)
+	}
 	lk, err := newLocker(r.nodes, a)
 	if err != nil { // a bad --owner, say: the library's message
 		return usageErr("exec", "%v", err)
@@ -148,6 +158,7 @@ func runExec(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	lock.HoldAtLeast(a.tick.minHold)
 	return runLocked(ctx, lock, a, path, sigs, stderr)
 }
 
@@ -201,7 +212,7 @@ func acquireForExec(ctx context.Context, lk locker, a *execArgs, sigs <-chan os.
 		case errors.Is(err, redlock.ErrQuorumUnreachable):
 			return nil, exitf(exitUnreachable, "redlock exec: %v", err)
 		case errors.Is(err, redlock.ErrNotAcquired) && a.nonblock:
-			return nil, exitf(a.conflictCode, "redlock exec: %q is held by another holder", a.key)
+			return nil, exitf(a.conflictCode, "redlock exec: %s", heldElsewhere(a))
 		case errors.Is(err, redlock.ErrNotAcquired):
 			continue // still held: keep waiting, as flock(1) does
 		default:
@@ -240,9 +251,17 @@ func unwrapExecErr(err error) error {
 	return err
 }
 
-// childEnv is the environment of CMD.
+// childEnv is the environment of CMD: redlock's, without REDLOCK_NODES
+// (it may hold passwords, and CMD has no use for the lock's nodes), plus
+// the lock's key, fence and owner.
 func childEnv(l *redlock.Lock) []string {
-	return append(os.Environ(),
+	var env []string
+	for _, e := range os.Environ() {
+		if !strings.HasPrefix(e, nodesEnv+"=") {
+			env = append(env, e)
+		}
+	}
+	return append(env,
 		"REDLOCK_KEY="+l.Key(),
 		"REDLOCK_FENCE="+strconv.FormatUint(l.Fence(), 10),
 		"REDLOCK_OWNER="+l.Owner(),
@@ -275,5 +294,8 @@ func describe(argv []string) string {
 	if len(argv) == 1 {
 		return argv[0]
 	}
-	return fmt.Sprintf("%s (and %d args)", argv[0], len(argv)-1)
+	if len(argv) == 2 {
+		return argv[0] + " (with 1 argument)"
+	}
+	return fmt.Sprintf("%s (with %d arguments)", argv[0], len(argv)-1)
 }

@@ -201,6 +201,7 @@ func TestExecBadUsage(t *testing.T) {
 		{"exec", "--bogus", "k", "--", "true"},
 		{"exec", "-w", "soon", "k", "--", "true"},
 		{"exec", "k"},
+		{"exec", "--", "echo", "hi"},
 		{"exec"},
 		{"exec", "-n", "-w", "1s", "k", "--", "true"},
 		{"exec", "-E", "300", "k", "--", "true"},
@@ -254,6 +255,23 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// The help says what no -n and no -w means: waiting forever.
+func TestExecHelpSaysDefaultWaitsForever(t *testing.T) {
+	r := runBin(t, nil, "exec", "-h")
+	if r.code != 0 || !strings.Contains(r.stdout, "Without -n or -w, exec waits for the lock as long as it takes (forever)") {
+		t.Errorf("exec -h: exit %d, stdout lacks the default wait:\n%s", r.code, r.stdout)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, arg := range []string{"--version", "version"} {
+		r := runBin(t, nil, arg)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "redlock ") || strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stdout, " go1.") {
+			t.Errorf("redlock %s: exit %d, stdout %q; want 0 and one line \"redlock VERSION ... goX\"", arg, r.code, r.stdout)
+		}
+	}
+}
+
 func waitFile(t *testing.T, path string, limit time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(limit)
@@ -275,4 +293,46 @@ func atoi(t *testing.T, s string) int {
 		n = n*10 + int(c-'0')
 	}
 	return n
+}
+
+// A password in a bad REDLOCK_NODES is not echoed, and CMD does not get
+// REDLOCK_NODES (which may hold passwords).
+func TestExecKeepsNodePasswordsSecret(t *testing.T) {
+	r := runBin(t, []string{"redis://user:s3cret@127.0.0.1:bad"}, "exec", "k", "--", "true")
+	if r.code != exitUsage || strings.Contains(r.stderr, "s3cret") {
+		t.Errorf("bad node URL: exit %d, stderr %q; want %d without the password", r.code, r.stderr, exitUsage)
+	}
+	c := redistest.StartT(t, 1)
+	r = runBin(t, c.Addrs(), "exec", "job:env-nodes", "--", "sh", "-c", `echo "nodes=${REDLOCK_NODES-unset}"`)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "nodes=unset" {
+		t.Errorf("CMD's environment: exit %d, stdout %q; want REDLOCK_NODES unset", r.code, r.stdout)
+	}
+}
+
+// --nodes-file keeps a password off the command line: the file's nodes
+// (one per line, # comments) are used; it excludes --nodes, and that
+// conflict does not echo a password either.
+func TestNodesFile(t *testing.T) {
+	c := redistest.StartT(t, 1)
+	configSet(t, c.Clients()[0], "requirepass", "s3cret")
+	file := filepath.Join(t.TempDir(), "nodes")
+	content := "# the lock's nodes\n\nredis://:s3cret@" + c.Addrs()[0] + "\n"
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runBin(t, nil, "exec", "--nodes-file", file, "-n", "job:file", "--", "true")
+	if r.code != 0 {
+		t.Errorf("exec --nodes-file: exit %d, want 0", r.code)
+	}
+	for _, args := range [][]string{
+		{"ls", "--nodes-file", file, "--nodes", "redis://:s3cret@127.0.0.1:1"},
+		{"ls", "--nodes", "redis://:s3cret@127.0.0.1:1", "--nodes-file", file},
+		{"ls", "--nodes-file", filepath.Join(t.TempDir(), "missing")},
+		{"ls", "--nodes-file", os.DevNull}, // lists no nodes
+	} {
+		r := runBin(t, nil, args...)
+		if r.code != exitUsage || strings.Contains(r.stderr, "s3cret") {
+			t.Errorf("%v: exit %d, stderr %q; want %d without the password", args, r.code, r.stderr, exitUsage)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/tick"
 )
 
 const usageInspect = `Usage: redlock inspect [flags] KEY
@@ -22,6 +23,8 @@ nodes agree, and what each node says. Changes nothing.
 Flags:
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --nodes-file F the node list from file F (one node per line, # comments):
+                 keeps passwords off the command line, which ps shows
 
 Exit codes: 0 shown (held or free); 2 usage; 3 nodes unreachable.
 `
@@ -29,7 +32,7 @@ Exit codes: 0 shown (held or free); 2 usage; 3 nodes unreachable.
 func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("inspect")
 	prefix := fs.String("prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
-	nodes := fs.String("nodes", "", "host:port,host:port,...")
+	nodes := nodesFlags(fs, new(string))
 	if err := parse(fs, "inspect", usageInspect, args, stdout); err != nil {
 		return err
 	}
@@ -89,6 +92,9 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 	} else {
 		fmt.Fprintf(tw, "held\tyes (%s)\n", agree)
 		fmt.Fprintf(tw, "owner\t%s\n", orDash(info.Owner))
+		if d, ok := tick.Describe(info.Key, info.Owner); ok {
+			fmt.Fprintf(tw, "tick\t%s\n", d)
+		}
 		fmt.Fprintf(tw, "acquired\t%s\n", when(info.AcquiredAt, now))
 		fmt.Fprintf(tw, "fence\t%d\n", info.Fence)
 		fmt.Fprintf(tw, "remaining\t%s on a majority\n", info.Remaining.Round(time.Millisecond))

@@ -21,6 +21,8 @@ the leader's clock). Changes nothing.
 Flags:
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --nodes-file F the node list from file F (one node per line, # comments):
+                 keeps passwords off the command line, which ps shows
 
 Exit codes: 0 a leader was printed; 1 no leader (nothing printed on
 stdout); 2 usage; 3 too few nodes reachable.
@@ -29,7 +31,7 @@ stdout); 2 usage; 3 too few nodes reachable.
 func runLeader(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("leader")
 	prefix := fs.String("prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
-	nodes := fs.String("nodes", "", "host:port,host:port,...")
+	nodes := nodesFlags(fs, new(string))
 	if err := parse(fs, "leader", usageLeader, args, stdout); err != nil {
 		return err
 	}

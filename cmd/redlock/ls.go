@@ -20,7 +20,7 @@ import (
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ls")
 	prefix := fs.String("prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
-	nodes := fs.String("nodes", "", "host:port,host:port,...")
+	nodes := nodesFlags(fs, new(string))
 	output := fs.String("o", "table", "output format: table or json")
 	if err := parse(fs, "ls", usageLs, args, stdout); err != nil {
 		return err
@@ -193,7 +193,7 @@ func printTable(w io.Writer, r *remote, rows []lockRow) {
 	for _, row := range rows {
 		owner, age := "-", "-"
 		if row.Owner != "" {
-			owner = quoteField(row.Owner)
+			owner = quoteField(tickOwner(row.Key, row.Owner))
 		}
 		if row.AgeMillis != nil {
 			age = fmtAge(time.Duration(*row.AgeMillis) * time.Millisecond)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
 )
 
@@ -44,6 +46,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runLeader(ctx, rest, stdout)
 	case "help", "-h", "-help", "--help":
 		return help(rest, stdout)
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, versionLine())
+		return nil
 	case unitCmd: // internal: the supervisor of exec's CMD
 		return &exitError{code: runUnit(rest)}
 	default:
@@ -96,6 +101,9 @@ func parse(fs *flag.FlagSet, cmd, usage string, args []string, stdout io.Writer)
 		fmt.Fprint(stdout, usage)
 		return errHelp
 	}
+	if err != nil && strings.Contains(err.Error(), errNodesTwice.Error()) {
+		return usageErr(cmd, "%v", errNodesTwice) // without the value
+	}
 	if err != nil {
 		return usageErr(cmd, "%s", strings.TrimSpace(err.Error()))
 	}
@@ -104,3 +112,29 @@ func parse(fs *flag.FlagSet, cmd, usage string, args []string, stdout io.Writer)
 
 // errHelp ends a command successfully after printing its usage.
 var errHelp = &exitError{code: exitOK}
+
+// versionLine is "redlock VERSION [REVISION[+modified]] GOVERSION", from
+// what the Go toolchain recorded in the binary: the module version with
+// go install, "(devel)" for a build in the repository.
+func versionLine() string {
+	version, rev, modified := "(unknown)", "", false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		version = bi.Main.Version
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value[:min(12, len(s.Value))]
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	parts := []string{"redlock", version}
+	if rev != "" {
+		if modified {
+			rev += "+modified"
+		}
+		parts = append(parts, rev)
+	}
+	return strings.Join(append(parts, runtime.Version()), " ")
+}

@@ -26,6 +26,9 @@ func stillHeld(t *testing.T, l *redlock.Lock) {
 func TestInspectShowsHolder(t *testing.T) {
 	c := redistest.StartT(t, 3)
 	l := hold(t, lockClient(t, c), "deploy:svc-1", 30*time.Second)
+	// Acquire returns once a majority granted; the third grant may still
+	// be on its way, and "nodes agree" needs it.
+	waitKeyEverywhere(t, c, "lock:{deploy:svc-1}")
 	r := runBin(t, c.Addrs(), "inspect", "deploy:svc-1")
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
@@ -144,8 +147,10 @@ func TestExecRecordsOwner(t *testing.T) {
 	}
 	// The child (sh) runs under the unit's supervisor, whose parent is
 	// redlock: the owner names that pid.
+	// CMD does not inherit REDLOCK_NODES: the nodes are passed on.
+	nodes := strings.Join(c.Addrs(), ",")
 	script := `echo "owner=$REDLOCK_OWNER"; read -r _ _ _ pp _ < /proc/$PPID/stat; echo "redlock=$pp"; '` +
-		bin + `' inspect job:own; '` + bin + `' ls 'job:*'`
+		bin + `' inspect --nodes ` + nodes + ` job:own; '` + bin + `' ls --nodes ` + nodes + ` 'job:*'`
 	r := runBin(t, c.Addrs(), "exec", "job:own", "--", "sh", "-c", script)
 	if r.code != 0 {
 		t.Fatalf("exit %d", r.code)
@@ -170,7 +175,7 @@ func TestExecRecordsOwner(t *testing.T) {
 	}
 
 	r = runBin(t, c.Addrs(), "exec", "--owner", "deploy-bot 7", "job:own", "--", "sh", "-c",
-		`echo "owner=$REDLOCK_OWNER"; '`+bin+`' inspect job:own`)
+		`echo "owner=$REDLOCK_OWNER"; '`+bin+`' inspect --nodes `+nodes+` job:own`)
 	if r.code != 0 || !strings.Contains(r.stdout, "owner=deploy-bot 7\n") || !strings.Contains(r.stdout, "owner      deploy-bot 7\n") {
 		t.Errorf("--owner: exit %d, stdout %q", r.code, r.stdout)
 	}
@@ -188,5 +193,19 @@ func TestExecRecordsOwner(t *testing.T) {
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("CMD ran with a bad --owner")
+	}
+}
+
+// waitKeyEverywhere waits until every node of c has key.
+func waitKeyEverywhere(t *testing.T, c *redistest.Cluster, key string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute) // hang guard
+	for _, rc := range c.Clients() {
+		for rc.Exists(t.Context(), key).Val() != 1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s not on %s within the hang guard", key, rc.Options().Addr)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,7 +19,6 @@ func TestParseAroundKey(t *testing.T) {
 		{[]string{"-n", "k", "--", "echo", "-n"}, "k", []string{"echo", "-n"}, true},
 		{[]string{"k", "-n", "--", "echo"}, "k", []string{"echo"}, true},
 		{[]string{"k", "echo", "-n"}, "k", []string{"echo", "-n"}, false},
-		{[]string{"--", "k", "-n"}, "k", []string{"-n"}, false},
 	} {
 		a, err := parseExec(tc.args, io.Discard)
 		if err != nil {
@@ -27,6 +27,36 @@ func TestParseAroundKey(t *testing.T) {
 		}
 		if a.key != tc.key || !slices.Equal(a.argv, tc.argv) || a.nonblock != tc.nonblock {
 			t.Errorf("%v: key %q argv %q -n %v; want %q %q %v", tc.args, a.key, a.argv, a.nonblock, tc.key, tc.argv, tc.nonblock)
+		}
+	}
+}
+
+// KEY goes before "--": after it, the first word is CMD's, and taking it
+// for KEY would run the wrong command under a lock nobody meant.
+func TestParseMissingKeyBeforeDashes(t *testing.T) {
+	for _, args := range [][]string{
+		{"--", "echo", "hi"},
+		{"-n", "--", "echo", "hi"},
+		{"--", "k", "--", "echo"},
+	} {
+		_, err := parseExec(args, io.Discard)
+		if code, msg := codeOf(err); code != exitUsage || !strings.Contains(msg, "missing KEY") {
+			t.Errorf("%v: exit %d %q, want %d and \"missing KEY\"", args, code, msg, exitUsage)
+		}
+	}
+}
+
+func TestDescribeCommand(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"job"}, "job"},
+		{[]string{"job", "-x"}, "job (with 1 argument)"},
+		{[]string{"job", "-x", "y"}, "job (with 2 arguments)"},
+	} {
+		if got := describe(tc.argv); got != tc.want {
+			t.Errorf("describe(%q) = %q, want %q", tc.argv, got, tc.want)
 		}
 	}
 }
@@ -81,5 +111,29 @@ func TestPercentile(t *testing.T) {
 	}
 	if p50, p99 := percentile(ds, 50), percentile(ds, 99); p50 != 50 || p99 != 99 {
 		t.Errorf("p50 %d p99 %d, want 50 and 99", p50, p99)
+	}
+}
+
+// A node address's password never shows in a message: not in the echo of
+// an address that does not parse, not in the parser's own complaint.
+func TestParseNodesRedactsPasswords(t *testing.T) {
+	for _, bad := range []string{
+		"redis://user:s3cret@127.0.0.1:bad",
+		"redis://user:s3cr/et@127.0.0.1:1",           // '/' in the password: misread as the host
+		"rediss://u:s3cr\"et/x@127.0.0.1:1",          // quoted by the parser
+		"redis://user:s3cret@127.0.0.1:1/notanumber", // bad database
+		"redis://:s3cret@[::1",
+		"http://user:s3cret@127.0.0.1:1",
+		"user:s3cret@127.0.0.1:1", // userinfo without a scheme
+		"127.0.0.1:1,redis://user:s3cret@127.0.0.1:1,127.0.0.1:1",
+	} {
+		_, err := parseNodes(bad)
+		if err == nil {
+			t.Errorf("parseNodes(%q): no error", bad)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cr") {
+			t.Errorf("parseNodes(%q) = %q: shows the password", bad, err)
+		}
 	}
 }

@@ -34,12 +34,16 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 	go func() { done <- sup.Wait() }()
 
 	var lostErr error
+	var stop stopRequest
 	for {
 		select {
 		case s := <-sigs:
-			if ss, ok := s.(syscall.Signal); ok && ss > 0 && ss < 256 {
-				_, _ = ctl.Write([]byte{byte(ss)})
-			}
+			forwardSignal(ctl, s)
+			stop.start(s, a.grace)
+			continue
+		case <-stop.deadline:
+			stop.deadline, stop.killed = nil, true
+			_, _ = ctl.Write([]byte{killUnit})
 			continue
 		case <-lost:
 			lost = nil
@@ -50,11 +54,15 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 		}
 		break
 	}
+	stop.cancel()
 	stopKeep()
 	if lostErr != nil {
 		return exitf(exitLockLost, "redlock exec: lock %q lost while %s ran, sent SIGTERM: %v", a.key, describe(a.argv), lostErr)
 	}
 	code := childCode(sup.ProcessState)
+	if a.tick.on() { // tick.Run records the finish, then releases the claim
+		return &exitError{code: code}
+	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	switch err := lock.Release(rctx); {
@@ -64,7 +72,46 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 	case err != nil:
 		fmt.Fprintf(stderr, "redlock exec: release %q: %v (the lock expires with its TTL)\n", a.key, err)
 	}
+	if stop.killed {
+		return signalExit(stop.signal, "redlock exec: %s: %s still ran %s later, killed it; lock %q released", stop.signal, describe(a.argv), a.grace, a.key)
+	}
 	return &exitError{code: code}
+}
+
+// stopRequest is a SIGINT or SIGTERM to redlock while CMD runs: redlock
+// must end, so CMD gets the signal and, when the grace period passes first,
+// its unit gets SIGKILL. redlock then exits 128+N, as if killed by the
+// signal; a CMD that ended within the grace period has its own status
+// passed through, as it chose it.
+type stopRequest struct {
+	signal   os.Signal
+	deadline <-chan time.Time // fires once the grace period is over
+	timer    *time.Timer
+	killed   bool // the grace period passed: the unit got SIGKILL
+}
+
+// start records the first stopping signal and starts the grace period.
+// SIGHUP is only passed on: a daemon may take it as "reload".
+func (r *stopRequest) start(s os.Signal, grace time.Duration) {
+	if r.signal != nil || (s != syscall.SIGINT && s != syscall.SIGTERM) {
+		return
+	}
+	r.signal = s
+	r.timer = time.NewTimer(grace)
+	r.deadline = r.timer.C
+}
+
+func (r *stopRequest) cancel() {
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+}
+
+// forwardSignal asks the supervisor to pass s on to CMD.
+func forwardSignal(ctl io.Writer, s os.Signal) {
+	if ss, ok := s.(syscall.Signal); ok && ss > 0 && byte(ss) != killUnit && ss < 256 {
+		_, _ = ctl.Write([]byte{byte(ss)})
+	}
 }
 
 // childCode is the exit code for how CMD ended: its status, or 128+N when

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"strings"
 	"time"
 
@@ -46,4 +47,12 @@ func slotLocker(client *redlock.Client, a *execArgs) (locker, error) {
 		}
 	}
 	return locker{try: permit(sem.TryAcquire), wait: permit(sem.Acquire), close: client.Close}, nil
+}
+
+// heldElsewhere says why -n gave up: a semaphore has N holders, a lock one.
+func heldElsewhere(a *execArgs) string {
+	if a.slots > 0 {
+		return fmt.Sprintf("all %d permits of %q are held", a.slots, a.key)
+	}
+	return fmt.Sprintf("%q is held by another holder", a.key)
 }

@@ -35,6 +35,7 @@ func TestExecSlots(t *testing.T) {
 	if r.code != exitConflict {
 		t.Fatalf("all permits held: exit %d, want %d (stderr %q)", r.code, exitConflict, r.stderr)
 	}
+	oneLine(t, r.stderr, `all 2 permits of "exports" are held`)
 	freed := held[1]
 	if err := freed.Release(t.Context()); err != nil {
 		t.Fatal(err)

@@ -32,8 +32,13 @@ import (
 //     supervisor exits with CMD's status (128+N for signal N).
 const unitCmd = "_unit"
 
-// endUnit on the control pipe asks the supervisor to end the unit.
-const endUnit byte = 0
+// On the control pipe, endUnit asks the supervisor to end the unit
+// (SIGTERM, SIGKILL after the grace period), killUnit to SIGKILL it at once
+// (its grace period already passed); any other byte is a signal to forward.
+const (
+	endUnit  byte = 0
+	killUnit byte = 255 // above every signal number
+)
 
 // startUnit starts the supervisor running path with argv. The returned
 // pipe is its control channel; closing it (or redlock dying) ends the unit.
@@ -113,17 +118,29 @@ func runUnit(args []string) int {
 	for {
 		select {
 		case b, ok := <-ctlc:
-			if ok && b != endUnit {
-				u.forward(syscall.Signal(b))
-				continue
+			if u.obey(b, ok, grace) {
+				return <-u.exited
 			}
-			u.end(grace)
-			return <-u.exited
 		case code := <-u.exited:
 			u.end(grace) // what CMD left running
 			return code
 		}
 	}
+}
+
+// obey carries out one control byte from redlock (ok false: the pipe is
+// closed, redlock is gone). It reports whether the unit was ended.
+func (u *unit) obey(b byte, ok bool, grace time.Duration) bool {
+	switch {
+	case ok && b == killUnit:
+		u.kill(fmt.Sprintf("%s after the signal", grace))
+	case ok && b != endUnit:
+		u.forward(syscall.Signal(b))
+		return false
+	default:
+		u.end(grace)
+	}
+	return true
 }
 
 // unit is CMD's process tree, seen from its supervisor.
@@ -197,7 +214,16 @@ func (u *unit) end(grace time.Duration) {
 	if u.waitGone(grace) {
 		return
 	}
-	fmt.Fprintf(os.Stderr, "redlock exec: %s (or what it started) still running %s after SIGTERM, sent SIGKILL\n", u.name, grace)
+	u.kill(fmt.Sprintf("%s after SIGTERM", grace))
+}
+
+// kill sends SIGKILL to the whole unit until no process of it is left;
+// since says how long it had to end by itself.
+func (u *unit) kill(since string) {
+	if !u.alive() {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "redlock exec: %s (or what it started) still running %s, sent SIGKILL\n", u.name, since)
 	for !u.waitGone(100 * time.Millisecond) { // again: a fork may race with the kill
 		u.signalAll(syscall.SIGKILL)
 	}

@@ -28,6 +28,8 @@ Flags:
   --yes          do not ask for confirmation
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
+  --nodes-file F the node list from file F (one node per line, # comments):
+                 keeps passwords off the command line, which ps shows
 
 Exit codes: 0 released; 1 not held, held by another holder than the one
 shown, or not confirmed; 2 usage (also: no terminal and no --yes); 3 nodes
@@ -46,7 +48,7 @@ func runUnlock(ctx context.Context, args []string, stdout io.Writer) error {
 	force := fs.Bool("force", false, "evict the holder")
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
 	prefix := fs.String("prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
-	nodes := fs.String("nodes", "", "host:port,host:port,...")
+	nodes := nodesFlags(fs, new(string))
 	if err := parse(fs, "unlock", usageUnlock, args, stdout); err != nil {
 		return err
 	}

@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/tick"
 )
 
 // newLockClient is the replica's lock client: on the configured nodes, or,
@@ -33,68 +32,72 @@ type replica struct {
 	client *redlock.Client
 }
 
+// strategy runs a replica's job for the tick scheduled at, or not; ran
+// says whether it did.
+type strategy func(ctx context.Context, r replica, job string, at time.Time, fn func(context.Context) error) (ran bool, err error)
+
+// oncePerTick is the fix: the tick claim of package tick. Its record turns
+// away every replica that comes after the run, however short the job.
+func oncePerTick(ctx context.Context, r replica, job string, at time.Time, fn func(context.Context) error) (bool, error) {
+	res, err := tick.Run(ctx, r.client, job, tick.At(at), fn)
+	return res.Ran, err
+}
+
+// plainLock is broken on purpose: one attempt at the job's lock, released
+// at the end, with no record of the tick. It keeps runs from overlapping,
+// not a later replica from running the same tick again.
+func plainLock(ctx context.Context, r replica, job string, _ time.Time, fn func(context.Context) error) (bool, error) {
+	return r.client.TryDo(ctx, job, 30*time.Second, fn)
+}
+
 // result is what the schedulers did.
 type result struct {
 	Ticks     int
 	RunsOf    []int            // per tick, how many replicas ran the job
 	ByReplica map[string]int   // runs per replica
 	Errors    map[string]error // per replica, the last unexpected error
-	// SplitGiveUps: attempts that ended "not acquired" after the split-vote
-	// rounds ran out (ErrNotAcquired saying "split vote"); the tick is judged
-	// by its run count, so one is harmless when another replica ran it.
-	SplitGiveUps int
 }
 
-// runSchedulers fires every replica's scheduler at the same moment, ticks
-// times. On a tick each replica makes a single attempt at the job's lock
-// (TryAcquire, as redlock exec -n does); the replica that gets it runs the
-// job and keeps the lock until every replica's attempt for the tick is over
-// (a job outlasts the replicas' skew), then releases it.
-func runSchedulers(ctx context.Context, replicas []replica, ticks int, job string) result {
+// runSchedulers fires every replica's scheduler, ticks times, with an
+// instant job. On each tick all replicas but the last fire at the same
+// moment; with late, the last fires only after they are done (a replica
+// whose clock is behind, or that started slowly), else with them.
+func runSchedulers(ctx context.Context, replicas []replica, ticks int, job string, late bool, run strategy) result {
 	res := result{Ticks: ticks, RunsOf: make([]int, ticks), ByReplica: map[string]int{}, Errors: map[string]error{}}
 	var mu sync.Mutex
-	for tick := range ticks {
-		var attempted, done sync.WaitGroup
-		attempted.Add(len(replicas))
-		done.Add(len(replicas))
+	base := time.Date(2026, 11, 24, 17, 0, 0, 0, time.UTC)
+	fire := func(k int, r replica) {
+		ran, err := run(ctx, r, job, base.Add(time.Duration(k)*time.Minute), func(context.Context) error {
+			mu.Lock()
+			defer mu.Unlock()
+			res.RunsOf[k]++ // the job itself
+			res.ByReplica[r.name]++
+			return nil
+		})
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			res.Errors[r.name] = fmt.Errorf("tick %d (ran %v): %w", k, ran, err)
+		}
+	}
+	for k := range ticks {
+		together := replicas
+		if late && len(replicas) > 1 {
+			together = replicas[:len(replicas)-1]
+		}
+		var wg sync.WaitGroup
 		start := make(chan struct{})
-		for _, r := range replicas {
-			go func() {
-				defer done.Done()
-				<-start
-				lock, err := r.client.TryAcquire(ctx, job, 30*time.Second)
-				attempted.Done()
-				if err != nil {
-					mu.Lock()
-					switch {
-					case errors.Is(err, redlock.ErrNotAcquired) && isSplit(err):
-						res.SplitGiveUps++ // the tick's verdict is its run count
-					case !errors.Is(err, redlock.ErrNotAcquired):
-						res.Errors[r.name] = err
-					}
-					mu.Unlock()
-					return
-				}
-				mu.Lock()
-				res.RunsOf[tick]++ // the job itself
-				res.ByReplica[r.name]++
-				mu.Unlock()
-				attempted.Wait()
-				if err := lock.Release(context.WithoutCancel(ctx)); err != nil {
-					mu.Lock()
-					res.Errors[r.name] = err
-					mu.Unlock()
-				}
-			}()
+		for _, r := range together {
+			wg.Go(func() { <-start; fire(k, r) })
 		}
 		close(start)
-		done.Wait()
+		wg.Wait()
+		if len(together) < len(replicas) {
+			fire(k, replicas[len(replicas)-1])
+		}
 	}
 	return res
 }
-
-// isSplit: the attempt gave up on a split vote (nobody won the tick).
-func isSplit(err error) bool { return strings.Contains(err.Error(), "split vote") }
 
 // exactlyOnce is the number of ticks on which exactly one replica ran.
 func (r result) exactlyOnce() int {
@@ -107,16 +110,19 @@ func (r result) exactlyOnce() int {
 	return n
 }
 
-func (r result) String() string {
-	missed, twice := 0, 0
+// twice is the number of ticks on which more than one replica ran.
+func (r result) twice() int {
+	n := 0
 	for _, runs := range r.RunsOf {
-		switch {
-		case runs == 0:
-			missed++
-		case runs > 1:
-			twice++
+		if runs > 1 {
+			n++
 		}
 	}
-	return fmt.Sprintf("%d ticks: exactly one run on %d, none on %d, more than one on %d; runs by replica %v; split-vote give-ups %d; errors %d",
-		r.Ticks, r.exactlyOnce(), missed, twice, r.ByReplica, r.SplitGiveUps, len(r.Errors))
+	return n
+}
+
+func (r result) String() string {
+	missed := r.Ticks - r.exactlyOnce() - r.twice()
+	return fmt.Sprintf("%d ticks: exactly one run on %d, none on %d, more than one on %d; runs by replica %v; errors %d",
+		r.Ticks, r.exactlyOnce(), missed, r.twice(), r.ByReplica, len(r.Errors))
 }

@@ -11,11 +11,8 @@ import (
 	"github.com/quorumlock/quorumlock/examples/internal/seed"
 )
 
-// Three replicas fire at the same moment on every tick, on 5 real nodes: the
-// job runs exactly once per tick (the split votes of simultaneous attempts
-// are resolved, not reported as "held"). 30 ticks here; the program runs 100.
-func TestExactlyOneRunPerTick(t *testing.T) {
-	env := seed.StartT(t, 5, false)
+func replicasOn(t *testing.T, env *seed.Env) []replica {
+	t.Helper()
 	var rs []replica
 	for i := range 3 {
 		name := fmt.Sprintf("replica-%d", i+1)
@@ -26,10 +23,32 @@ func TestExactlyOneRunPerTick(t *testing.T) {
 		t.Cleanup(func() { _ = c.Close() })
 		rs = append(rs, replica{name: name, client: c})
 	}
-	res := runSchedulers(context.Background(), rs, 30, "cron:penalties")
+	return rs
+}
+
+// Three replicas on 5 real nodes, an instant job: two fire at the same
+// moment (split votes resolved), the third after they are done. The tick
+// claim runs the job exactly once per tick. 30 ticks here; the program
+// runs 100.
+func TestExactlyOneRunPerTick(t *testing.T) {
+	env := seed.StartT(t, 5, false)
+	for _, late := range []bool{false, true} {
+		res := runSchedulers(context.Background(), replicasOn(t, env), 30, fmt.Sprintf("penalties-%v", late), late, oncePerTick)
+		t.Logf("late %v: %v", late, res)
+		if res.exactlyOnce() != 30 || len(res.Errors) != 0 {
+			t.Fatalf("late %v: not exactly once per tick: %v (errors %v)", late, res, res.Errors)
+		}
+	}
+}
+
+// Broken on purpose: a plain lock released at the end of an instant job
+// lets the late replica run the tick again.
+func TestPlainLockRunsLateTicksTwice(t *testing.T) {
+	env := seed.StartT(t, 5, false)
+	res := runSchedulers(context.Background(), replicasOn(t, env), 30, "cron:penalties", true, plainLock)
 	t.Log(res)
-	if res.exactlyOnce() != 30 || len(res.Errors) != 0 {
-		t.Fatalf("not exactly once per tick: %v (errors %v)", res, res.Errors)
+	if res.twice() == 0 {
+		t.Fatalf("the plain lock ran no tick twice: %v", res)
 	}
 }
 
@@ -50,7 +69,7 @@ func TestSingleInstanceModeIsLogged(t *testing.T) {
 	if !strings.Contains(log.String(), "single-instance mode") {
 		t.Fatalf("no warning logged: %q", log.String())
 	}
-	res := runSchedulers(context.Background(), rs, 3, "cron:penalties")
+	res := runSchedulers(context.Background(), rs, 3, "penalties", false, oncePerTick)
 	for tick, runs := range res.RunsOf {
 		if runs != 2 {
 			t.Fatalf("tick %d: %d runs, want 2 (one per process)", tick, runs)

@@ -1,9 +1,11 @@
 // Command cron is seed system 000: a job scheduled on every replica of a
-// service runs on exactly one of them per tick. Three replicas' schedulers
-// fire at the same moment, 100 times; each makes a single attempt at the
-// job's lock.
+// service runs on exactly one of them per tick, however short the job.
+// Three replicas' schedulers fire 100 times with an instant job: two at the
+// same moment, the third once they are done (-late=false: all together).
+// Each claims the tick with package tick.
 //
 //	go run ./cron                  # 3 replicas x 100 ticks on 5 redis-server nodes it starts
+//	go run ./cron -plain-lock      # broken on purpose: a lock released at the end, no tick record
 //	go run ./cron -nodes 0         # no nodes configured: the single-instance mode, logged
 //	REDLOCK_NODES=h1:6379,h2:6379,h3:6379 go run ./cron
 package main
@@ -25,14 +27,20 @@ func main() {
 	replicas := flag.Int("replicas", 3, "replicas (schedulers)")
 	ticks := flag.Int("ticks", 100, "ticks")
 	nodes := flag.Int("nodes", 5, "redis-server nodes to start when REDLOCK_NODES is not set; 0: none configured")
+	late := flag.Bool("late", true, "the last replica fires after the others are done")
+	plain := flag.Bool("plain-lock", false, "broken on purpose: a plain lock released at the end, no tick record")
 	flag.Parse()
-	if err := run(*replicas, *ticks, *nodes); err != nil {
+	run := strategy(oncePerTick)
+	if *plain {
+		run = plainLock
+	}
+	if err := runCron(*replicas, *ticks, *nodes, *late, run); err != nil {
 		fmt.Fprintln(os.Stderr, "cron:", err)
 		os.Exit(1)
 	}
 }
 
-func run(nReplicas, ticks, nNodes int) error {
+func runCron(nReplicas, ticks, nNodes int, late bool, run strategy) error {
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var newNodes func() []node.Node
@@ -70,7 +78,7 @@ func run(nReplicas, ticks, nNodes int) error {
 		}
 		rs = append(rs, replica{name: name, client: c})
 	}
-	res := runSchedulers(ctx, rs, ticks, "cron:penalties")
+	res := runSchedulers(ctx, rs, ticks, "penalties", late, run)
 	fmt.Println("cron:", res)
 	for name, err := range res.Errors {
 		fmt.Printf("cron: %s: %v\n", name, err)

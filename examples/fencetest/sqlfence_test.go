@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -182,6 +183,9 @@ func TestStatusStorePausedHolderRefused(t *testing.T) {
 	err = store.Set(ctx, "svc", statuslock.StatusRunning, wl.Fence())
 	if !errors.Is(err, statuslock.ErrStaleFence) || !errors.Is(err, sqlfence.ErrStaleFence) {
 		t.Fatalf("late RUNNING: %v, want ErrStaleFence", err)
+	}
+	if n := strings.Count(err.Error(), "stale fence"); n != 1 || !strings.Contains(err.Error(), "from a newer holder") {
+		t.Errorf("late RUNNING: %q says \"stale fence\" %d times, want once, and who wrote last", err, n)
 	}
 	rec, err := store.Get(ctx, "svc")
 	if err != nil || rec.Status != statuslock.StatusFailed || rec.Fence <= wl.Fence() {

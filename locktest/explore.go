@@ -1,0 +1,201 @@
+package locktest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"testing/cryptotest"
+	"testing/synctest"
+	"time"
+
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// ReplayEnv names the environment variable that replays one schedule: with
+// LOCKTEST_SEED=n, Explore and FirstFailure run the schedule of seed n
+// only.
+const ReplayEnv = "LOCKTEST_SEED"
+
+// Plan is a run of seeded fault schedules over a workload. Zero fields take
+// their defaults.
+type Plan struct {
+	Replicas  int           // replicas of the workload, each with a client of its own; default 3
+	Nodes     int           // memory nodes; default 3
+	Schedules int           // schedules to run; default 100
+	Seed      uint64        // seed of the first schedule, the others follow; default 1
+	Faults    int           // faults per schedule; default 4
+	Length    time.Duration // how long each schedule runs, on the bubble's clock; default 2 min
+	TTL       time.Duration // the workload's TTL, which fault durations follow; default 30 s
+	Options   []redlock.Option
+}
+
+func (p Plan) withDefaults() Plan {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&p.Replicas, 3)
+	def(&p.Nodes, 3)
+	def(&p.Schedules, 100)
+	def(&p.Faults, 4)
+	if p.Seed == 0 {
+		p.Seed = 1
+	}
+	if p.Length <= 0 {
+		p.Length = 2 * time.Minute
+	}
+	if p.TTL <= 0 {
+		p.TTL = 30 * time.Second
+	}
+	return p
+}
+
+// Replica is one replica of the workload in one schedule.
+type Replica struct {
+	ID     int    // from 0
+	Name   string // replica-1, replica-2, ...
+	Client *redlock.Client
+	Rec    *Recorder  // shared by the replicas of the schedule
+	Rand   *rand.Rand // seeded by the schedule, for the workload's own choices
+
+	q      *Quorum
+	stalls chan time.Duration // stalls the schedule has for this replica
+}
+
+// Checkpoint is where the schedule may stall the replica, as a
+// stop-the-world pause (GC, a VM migration) does: when a stall of this
+// replica is due, Checkpoint sleeps through it, whatever the lock says,
+// and the replica's client reaches no node meanwhile (its extensions do not
+// land, as those of a frozen process). Put it where a stall hurts most,
+// such as between a check and a write.
+func (r *Replica) Checkpoint() {
+	select {
+	case d := <-r.stalls:
+		id, _ := r.q.clientID(r.Client)
+		r.Rec.Note("%s stalls for %v", r.Name, d)
+		for _, nd := range r.q.nodes {
+			nd.cutID(id, true)
+		}
+		time.Sleep(d)
+		for _, nd := range r.q.nodes {
+			nd.cutID(id, false)
+		}
+		r.Rec.Note("%s wakes", r.Name)
+	default:
+	}
+}
+
+// Failure is the first schedule in which the Recorder found a violation.
+type Failure struct {
+	Seed       uint64
+	Faults     []string // the schedule's faults, in order
+	Violations []Violation
+	Timeline   string
+}
+
+func (f *Failure) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "locktest: schedule with seed %d: %d violation(s):\n", f.Seed, len(f.Violations))
+	for _, v := range f.Violations {
+		fmt.Fprintf(&b, "  %s\n", v)
+	}
+	b.WriteString("faults:\n")
+	for _, s := range f.Faults {
+		fmt.Fprintf(&b, "  %s\n", s)
+	}
+	b.WriteString("timeline:\n")
+	b.WriteString(f.Timeline)
+	return b.String()
+}
+
+// Explore runs work on p.Replicas replicas under p.Schedules seeded fault
+// schedules, each in its own testing/synctest bubble (so a schedule of
+// minutes takes milliseconds), and fails t at the first schedule in which
+// the Recorder found a violation, with its seed, faults, timeline and the
+// command that replays it. work runs once per replica and returns when ctx
+// ends (at p.Length); it marks its critical sections on r.Rec.
+//
+// A seed fixes the faults and their instants, the replicas' start instants
+// and Rand, and the clients' tokens (crypto/rand, through
+// testing/cryptotest: the test must not be parallel). Goroutines runnable at
+// one fake instant still run in the scheduler's order, and the client's
+// split-vote jitter has a source no seed fixes: draw the workload's delays
+// from r.Rand in milliseconds so that its steps rarely share an instant.
+// A violation that hangs on one interleaving may replay only sometimes;
+// rerun its seed a few times.
+func Explore(t *testing.T, p Plan, work func(ctx context.Context, r *Replica)) {
+	t.Helper()
+	if f := FirstFailure(t, p, work); f != nil {
+		t.Errorf("%v\nreplay: %s=%d go test -run '^%s$'", f, ReplayEnv, f.Seed, t.Name())
+	}
+}
+
+// FirstFailure runs the schedules of p as Explore does and returns the
+// first failure, or nil; it fails t only when the plan cannot run.
+func FirstFailure(t *testing.T, p Plan, work func(ctx context.Context, r *Replica)) *Failure {
+	t.Helper()
+	p = p.withDefaults()
+	first, n := p.Seed, p.Schedules
+	if s := os.Getenv(ReplayEnv); s != "" {
+		seed, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("locktest: %s=%q is not a seed: %v", ReplayEnv, s, err)
+		}
+		first, n = seed, 1
+	}
+	for seed := first; seed < first+uint64(n); seed++ {
+		var f *Failure
+		synctest.Test(t, func(t *testing.T) { f = runSchedule(t, p, seed, work) })
+		if f != nil {
+			return f
+		}
+	}
+	return nil
+}
+
+// runSchedule plays the schedule of seed; inside a bubble.
+func runSchedule(t *testing.T, p Plan, seed uint64, work func(ctx context.Context, r *Replica)) *Failure {
+	// Tokens from the seed too: the split-vote winner depends on them.
+	cryptotest.SetGlobalRandom(t, seed)
+	rng := rand.New(rand.NewPCG(seed, 0x10c7e57))
+	q := NewQuorum(t, p.Nodes)
+	rec := NewRecorder()
+	replicas := make([]*Replica, p.Replicas)
+	for i := range replicas {
+		replicas[i] = &Replica{ID: i, Name: fmt.Sprintf("replica-%d", i+1), Client: q.Client(p.Options...),
+			Rec: rec, Rand: rand.New(rand.NewPCG(seed, uint64(i))), q: q, stalls: make(chan time.Duration, p.Faults)}
+	}
+	faults := drawFaults(rng, p, q, replicas)
+	ctx, cancel := context.WithTimeout(context.Background(), p.Length)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, f := range faults {
+		wg.Go(func() { f.play(ctx, rec) })
+	}
+	for _, r := range replicas {
+		// Replicas start at distinct instants of the first second: two
+		// requests at one fake instant land in the scheduler's order, which
+		// no seed fixes.
+		start := time.Duration(rng.IntN(1000)) * time.Millisecond
+		wg.Go(func() {
+			if sleepCtx(ctx, start) {
+				work(ctx, r)
+			}
+		})
+	}
+	wg.Wait()
+	if vs := rec.Violations(); len(vs) > 0 {
+		descs := make([]string, len(faults))
+		for i, f := range faults {
+			descs[i] = f.desc
+		}
+		return &Failure{Seed: seed, Faults: descs, Violations: vs, Timeline: rec.Timeline()}
+	}
+	return nil
+}

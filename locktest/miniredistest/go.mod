@@ -1,0 +1,19 @@
+module github.com/quorumlock/quorumlock/locktest/miniredistest
+
+go 1.26.0
+
+replace github.com/quorumlock/quorumlock => ../../
+
+require (
+	github.com/alicebob/miniredis/v2 v2.40.0
+	github.com/quorumlock/quorumlock v0.0.0-00010101000000-000000000000
+	github.com/redis/go-redis/v9 v9.23.0
+)
+
+require (
+	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/yuin/gopher-lua v1.1.1 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)

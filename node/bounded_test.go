@@ -1,0 +1,48 @@
+package node_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/fakeresp"
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// Over a BoundedDialer, a reply announcing a length go-redis cannot
+// allocate (past the runtime's limit, which panics, or below it, which is
+// a fatal out-of-memory error) is ErrReplyTooLong, and so is a malformed
+// length; a well-formed reply within the limits is read as before.
+func TestBoundedDialerRefusesHugeLengths(t *testing.T) {
+	huge := []string{"$1000000000000000\r\n", "$100000000000000\r\n", "*100000000000\r\n",
+		"*2\r\n:1\r\n*1000000000000000\r\n", "*2\r\n$1\r\nx\r\n$9999999999\r\n", "$-7\r\n", "*12x\r\n"}
+	for _, reply := range huge {
+		srv, err := fakeresp.Start(fakeresp.Lying("", fakeresp.Fault{Reply: []byte(reply)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, Dialer: node.BoundedDialer(nil, nil)})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
+		_, err = node.NewRedis(rc).Inspect(ctx, "lock:{k}")
+		cancel()
+		_ = rc.Close()
+		_ = srv.Close()
+		if !errors.Is(err, node.ErrReplyTooLong) {
+			t.Errorf("reply %q: err = %v, want ErrReplyTooLong", reply, err)
+		}
+	}
+	srv, err := fakeresp.Start(fakeresp.Lying("run-1", fakeresp.Fault{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Close() }()
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, Dialer: node.BoundedDialer(nil, nil)})
+	defer func() { _ = rc.Close() }()
+	id, err := node.NewRedis(rc).Identify(context.Background())
+	if err != nil || id.ID != "run-1" || id.Eviction != "noeviction" {
+		t.Fatalf("Identify = %+v, %v; want run-1, noeviction", id, err)
+	}
+}
