@@ -174,13 +174,16 @@ func reset(ctx context.Context, cluster *redistest.Cluster, nw *Network) error {
 		return err
 	}
 	for _, n := range cluster.Nodes() {
-		if err := n.Resume(); err != nil {
-			return err
-		}
+		// A restart that the previous scenario's end cut short leaves its
+		// node down: restart it (a down node cannot be resumed).
 		if !n.Running() {
 			if err := n.Restart(ctx); err != nil {
 				return err
 			}
+			continue
+		}
+		if err := n.Resume(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -199,7 +202,7 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 		p.PerScenario = time.Duration(float64(p.PerScenario) * s.Scale)
 	}
 	notApplied := ""
-	reg := NewRegister(clock, !s.Broken)
+	reg := NewRegister(clock, s.fenced())
 	rec := &recorder{}
 	var workers []*worker
 	var closers []func()
@@ -213,6 +216,10 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 			// validity ends: room for a loaded machine's scheduling delays.
 			redlock.WithKeepAlive(extend.WithSafetyMargin(p.TTL / 5)),
 			redlock.WithObserver(redlock.ObserverFunc(w.observe)),
+			redlock.WithRecoveryPeriod(recoveryTTLs * p.TTL),
+		}
+		if s.NoRecovery {
+			opts = append(opts, redlock.WithRecoveryPeriod(0))
 		}
 		if s.Skew != nil {
 			nodes = skewNodes(nodes, s.Skew(c))
@@ -275,7 +282,7 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 		return nil, fmt.Errorf("fault injection: %w", injectErr)
 	}
 
-	f := Check(rec.css, rec.acqs, reg.Ops(), !s.Broken, p.CheckTimeout)
+	f := Check(rec.css, rec.acqs, reg.Ops(), s.fenced(), p.CheckTimeout)
 	res := &Result{Scenario: s.Name, What: s.What, Expect: s.Expect, Duration: elapsed, Findings: f, Windows: env.Windows(), NotApplied: notApplied}
 	liveness(res, rec, p.TTL)
 	for _, c := range rec.css {
@@ -297,7 +304,7 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 			_ = os.WriteFile(filepath.Join(p.OutDir, s.Name+".history.json"), b, 0o644)
 		}
 		path := filepath.Join(p.OutDir, s.Name+".html")
-		if err := timeline(path, res, rec.css, !s.Broken); err == nil {
+		if err := timeline(path, res, rec.css, s.fenced()); err == nil {
 			res.Timeline = path
 		} else {
 			res.Problems = append(res.Problems, "timeline: "+err.Error())

@@ -63,6 +63,11 @@ type Scenario struct {
 	LongEvery float64
 	// Broken: each client uses a minority of the nodes and no drift.
 	Broken bool
+	// NoRecovery: the clients do not sit out nodes that lost their data
+	// (WithRecoveryPeriod(0)), and the register is not fenced: the broken
+	// variant of a data-loss scenario. Otherwise their recovery period is
+	// recoveryTTLs TTLs.
+	NoRecovery bool
 	// GCPause: client 0 freezes between its validity check and its write.
 	GCPause bool
 	// Inject runs the fault schedule until ctx ends.
@@ -214,6 +219,8 @@ func Scenarios() []Scenario {
 				})
 			},
 		},
+		restartAtOnce(false),
+		restartAtOnce(true),
 		{
 			Name: "pause", Expect: ExpectSafe, Clients: 3, LongEvery: 8,
 			What: "SIGSTOP node 1 for 3 TTL, then SIGCONT",
@@ -453,4 +460,40 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+// recoveryTTLs is the clients' recovery period in TTLs: at least one TTL
+// (the rule), short enough that nodes back from a data loss serve again
+// within a scenario.
+const recoveryTTLs = 2
+
+// fenced reports whether the scenario's register refuses stale fences.
+func (s Scenario) fenced() bool { return !s.Broken && !s.NoRecovery }
+
+// restartAtOnce is a node of the holder's majority restarted empty with no
+// delay, while the lock is held: client A sees nodes 0-2, B sees 2-4, so
+// that node 2 would give B a majority. The clients sit node 2 out for their
+// recovery period, by which time the holder re-asserted its key there or
+// let it go: no overlap. Without recovery (the broken variant), B takes the
+// lock while A holds it.
+func restartAtOnce(broken bool) Scenario {
+	s := Scenario{
+		Name: "restart-at-once", Expect: ExpectFenceLoss, Clients: 2, LongEvery: 0.01,
+		What: "client A sees nodes 0-2, B sees 2-4; node 2 restarts empty at once while the lock is held; the clients sit it out for their recovery period",
+		Inject: func(ctx context.Context, e *Env) error {
+			if err := firstErr(e.Net.View(0, []int{0, 1, 2}), e.Net.View(1, []int{2, 3, 4})); err != nil {
+				return err
+			}
+			return cycle(ctx, 3*e.TTL, func() error {
+				e.awaitHolder(ctx)
+				return e.fault(ctx, "node 2 restarted empty at once", false, e.TTL/2,
+					func() error { return e.node(2).Restart(ctx) }, nil)
+			})
+		},
+	}
+	if broken {
+		s.Name, s.Expect, s.NoRecovery = "broken-restart-at-once", ExpectCaught, true
+		s.What = "restart-at-once with recovery off (WithRecoveryPeriod(0)) and an unfenced register: the checker must find B holding with A"
+	}
+	return s
 }

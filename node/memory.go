@@ -31,6 +31,7 @@ type Memory struct {
 	counters   map[string]memCount  // by lock name
 	tombstones map[string]time.Time // by TombstoneKey, until expiry
 	trails     map[string]memTrail  // by lock name
+	markers    map[string]memMarker // by lock name, see MarkerKey
 	writes     int                  // entries written since the last sweep
 	swept      int                  // entries left by the last sweep
 
@@ -54,6 +55,13 @@ type memTrail struct {
 	expires time.Time
 }
 
+// memMarker is when this node started keeping data for a lock (see
+// MarkerKey).
+type memMarker struct {
+	since   time.Time
+	expires time.Time
+}
+
 type memCount struct {
 	value   uint64
 	expires time.Time
@@ -73,6 +81,7 @@ func (m *Memory) reset() {
 	m.counters = map[string]memCount{}
 	m.tombstones = map[string]time.Time{}
 	m.trails = map[string]memTrail{}
+	m.markers = map[string]memMarker{}
 	m.rw.reset()
 	m.writes, m.swept = 0, 0
 }
@@ -112,7 +121,7 @@ func (m *Memory) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepAll(m.now())
-	return len(m.locks) + len(m.counters) + len(m.tombstones) + len(m.trails) + m.rw.len()
+	return len(m.locks) + len(m.counters) + len(m.tombstones) + len(m.trails) + len(m.markers) + m.rw.len()
 }
 
 // enter locks m for one call, or says why it cannot run.
@@ -206,8 +215,13 @@ func (m *Memory) sweepAll(now time.Time) {
 			delete(m.trails, k)
 		}
 	}
+	for k, t := range m.markers {
+		if !live(t.expires, now) {
+			delete(m.markers, k)
+		}
+	}
 	m.rw.sweep(now)
-	m.writes, m.swept = 0, len(m.locks)+len(m.counters)+len(m.tombstones)+len(m.trails)+m.rw.len()
+	m.writes, m.swept = 0, len(m.locks)+len(m.counters)+len(m.tombstones)+len(m.trails)+len(m.markers)+m.rw.len()
 }
 
 // Identify implements Node: the ID drawn at creation, and "noeviction"
@@ -230,17 +244,18 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	}
 	defer m.mu.Unlock()
 	now := m.now()
-	if m.tombstoned(a.Name, a.Token, now) {
-		return AcquireReply{}, nil
-	}
 	retention := RetentionOrDefault(a.Retention)
+	age := m.markData(a.Name, max(retention, a.TTL), now)
+	if m.tombstoned(a.Name, a.Token, now) {
+		return AcquireReply{}.WithDataAge(age), nil
+	}
 	e, held := m.lock(a.Name, now)
 	if held && e.token != a.Token {
 		if a.Waiter {
 			e.waited = true
 			m.locks[a.Name] = e
 		}
-		return AcquireReply{HolderTTL: e.expires.Sub(now), Holder: ReleaseID(e.token)}, nil
+		return AcquireReply{HolderTTL: e.expires.Sub(now), Holder: ReleaseID(e.token)}.WithDataAge(age), nil
 	}
 	c, ok := m.counter(a.Name, now)
 	if held { // a resend: the counter stays as the first acquire left it
@@ -249,7 +264,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 		if ok {
 			m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
 		}
-		return AcquireReply{Acquired: true, Fence: c}, nil
+		return AcquireReply{Acquired: true, Fence: c}.WithDataAge(age), nil
 	}
 	m.locks[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
 	if !ok {
@@ -257,7 +272,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	}
 	c++
 	m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
-	r := AcquireReply{Acquired: true, Fence: c}
+	r := AcquireReply{Acquired: true, Fence: c}.WithDataAge(age)
 	if prev, ok := m.trail(a.Name, now); ok && prev.h.Token != a.Token {
 		r.Previous = prev.h
 	}
@@ -265,6 +280,20 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	m.wrote(now)
 	m.wrote(now) // the trail is an entry of its own
 	return r, nil
+}
+
+// markData writes the marker of name when missing (see MarkerKey), resets
+// its expiry to keep, and returns its age in whole milliseconds, as
+// the Redis node does.
+func (m *Memory) markData(name string, keep time.Duration, now time.Time) int64 {
+	t, ok := m.markers[name]
+	if !ok || !live(t.expires, now) || t.since.After(now) {
+		t.since = now
+		m.wrote(now)
+	}
+	t.expires = now.Add(keep)
+	m.markers[name] = t
+	return now.Sub(t.since).Milliseconds()
 }
 
 // micro is t as the Redis node stores it: to the microsecond, without a
@@ -318,6 +347,10 @@ func (m *Memory) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, 
 		e.expires = now.Add(op.TTL)
 		m.locks[op.Name] = e
 		m.raise(op.Name, op.Fence, op.Retention, now)
+		if t, ok := m.markers[op.Name]; ok && live(t.expires, now) {
+			t.expires = now.Add(max(RetentionOrDefault(op.Retention), op.TTL))
+			m.markers[op.Name] = t
+		}
 		if t, ok := m.trail(op.Name, now); ok {
 			t.expires = now.Add(RetentionOrDefault(op.Retention))
 			if t.h.Token == op.Token && t.h.Fence < op.Fence {

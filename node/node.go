@@ -169,6 +169,28 @@ type AcquireReply struct {
 	// force-released). Its Token is empty when there was none; its Fence
 	// is that holder's fence as counted (or raised) on this node.
 	Previous Holding
+	// DataAge is how long this node has kept data for the key, by its own
+	// clock: the age of the key's marker (MarkerKey), which Acquire writes
+	// when missing, with the server's time, and keeps as long as the
+	// counter (and at least as long as the lock: its expiry is reset to
+	// the longer of the retention and the TTL by acquisitions and
+	// extensions). A node that lost its data (a restart without persistence,
+	// FLUSHALL, a failover to an empty replica) reports a young marker
+	// while the nodes that kept theirs report old ones; the client compares
+	// ages reported by each server on its own clock, never clocks across
+	// servers. Meaningful only with DataAgeKnown.
+	DataAge time.Duration
+	// DataAgeKnown is false for a node that keeps no marker.
+	DataAgeKnown bool
+}
+
+// WithDataAge returns r with DataAge set from ms, a marker's age in
+// milliseconds as the scripts report it (negative: unknown).
+func (r AcquireReply) WithDataAge(ms int64) AcquireReply {
+	if ms >= 0 {
+		r.DataAge, r.DataAgeKnown = time.Duration(ms)*time.Millisecond, true
+	}
+	return r
 }
 
 // ExtendArgs is one lock's extension in Node.Extend.
@@ -269,11 +291,17 @@ func CounterKey(name string) string { return name + ":fence" }
 // the counter.
 func TrailKey(name string) string { return name + ":holder" }
 
+// MarkerKey is the name of the marker of the lock key name: the server's
+// time (µs since the Unix epoch) when this node started keeping data for
+// the key (see AcquireReply.DataAge), kept as long as the counter.
+func MarkerKey(name string) string { return name + ":since" }
+
 // isCompanion reports whether a key name is a counter, tombstone or trail
 // of a lock, or a key of a read-write lock (lock names end in '}', their
 // companions after it).
 func isCompanion(name string) bool {
-	return strings.HasSuffix(name, "}:fence") || strings.HasSuffix(name, "}:holder") || strings.Contains(name, "}:gone:") ||
+	return strings.HasSuffix(name, "}:fence") || strings.HasSuffix(name, "}:holder") || strings.HasSuffix(name, "}:since") ||
+		strings.Contains(name, "}:gone:") ||
 		strings.Contains(name, "}:rw:")
 }
 

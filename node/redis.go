@@ -63,7 +63,7 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	if err != nil {
 		return AcquireReply{}, err
 	}
-	if len(vals) != 2 && len(vals) != 3 {
+	if len(vals) < 2 || len(vals) > 4 {
 		return AcquireReply{}, fmt.Errorf("node: unexpected acquire reply %v", vals)
 	}
 	ok, err1 := replyInt(vals[0])
@@ -72,10 +72,16 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 		return AcquireReply{}, fmt.Errorf("node: acquire reply %v: %w", vals, err)
 	}
 	var third string
-	if len(vals) == 3 {
+	if len(vals) >= 3 {
 		third, _ = vals[2].(string)
 	}
-	return AcquireReplyOf(ok == 1, v, third), nil
+	age := int64(-1)
+	if len(vals) == 4 {
+		if a, ok := vals[3].(int64); ok {
+			age = a
+		}
+	}
+	return AcquireReplyOf(ok == 1, v, third).WithDataAge(age), nil
 }
 
 // scriptArgs are the KEYS and ARGV of one script call.
@@ -112,7 +118,7 @@ func (p *preparedArgs) strings(build func() *scriptStrings) *scriptStrings {
 
 func (a AcquireArgs) scriptStrings() *scriptStrings {
 	return &scriptStrings{
-		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name)},
+		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name), MarkerKey(a.Name)},
 		argv: []string{a.Token, strconv.FormatInt(millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
 			strconv.FormatInt(millis(RetentionOrDefault(a.Retention)), 10), maxSkewMicros.(string), micros(a.At), a.Owner, waiterArg(a.Waiter)},
 	}
@@ -163,7 +169,7 @@ func (p *preparedArgs) get(build func() *scriptArgs) *scriptArgs {
 
 func (a AcquireArgs) scriptArgs() *scriptArgs {
 	return &scriptArgs{
-		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name)},
+		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name), MarkerKey(a.Name)},
 		argv: []any{a.Token, millis(a.TTL), strconv.FormatUint(a.Seed, 10), millis(RetentionOrDefault(a.Retention)),
 			maxSkewMicros, micros(a.At), a.Owner, waiterArg(a.Waiter)},
 	}
@@ -284,7 +290,7 @@ func (n *Redis) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, e
 }
 
 func extendKeys(op ExtendArgs) []string {
-	return []string{op.Name, CounterKey(op.Name), TombstoneKey(op.Name, op.Token), TrailKey(op.Name)}
+	return []string{op.Name, CounterKey(op.Name), TombstoneKey(op.Name, op.Token), TrailKey(op.Name), MarkerKey(op.Name)}
 }
 
 func extendArgs(op ExtendArgs) []any {

@@ -61,8 +61,8 @@ var (
 // milliseconds rounded up.
 // Times are µs since the Unix epoch ("0": unknown).
 type LuaScripts struct {
-	Acquire      string // KEYS lock, counter, tombstone, trail; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs, at µs, owner, waiter ("1" or "0"; AcquireArgs.ScriptArgs builds them all)
-	Extend       string // one op; KEYS lock, counter, tombstone, trail; ARGV token, ttl, fence, retention, at µs, owner
+	Acquire      string // KEYS lock, counter, tombstone, trail, marker; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs, at µs, owner, waiter ("1" or "0"; AcquireArgs.ScriptArgs builds them all)
+	Extend       string // one op; KEYS lock, counter, tombstone, trail, marker; ARGV token, ttl, fence, retention, at µs, owner
 	Release      string // KEYS lock, tombstone, trail; ARGV token, tombstone (0: none), channel ("": none)
 	RaiseFence   string // KEYS lock, counter, trail; ARGV token, fence, retention
 	Inspect      string // KEYS lock, counter

@@ -270,6 +270,8 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	)
 	var prev node.Holding
 	var configErr error // found while identifying a node late
+	// Nodes that lost their data sit out; see recovery.go.
+	rec := c.newRecovery(ttl)
 	tally := func(a answer[node.AcquireReply]) {
 		counts := a.err == nil && c.counts(a.node)
 		if a.err == nil && !counts && configErr == nil {
@@ -283,15 +285,17 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 			// node that did not answer "held".
 			failures = append(failures, &NodeError{Node: c.nodes[a.node].Name(), Op: "acquire", Err: errUnidentified(c.nodes[a.node].Name())})
 		case a.val.Acquired:
+			rec.note(a.node, a.val)
 			yes = append(yes, a)
 			if p := a.val.Previous; p.Token != "" && p.Fence >= prev.Fence {
 				prev = p
 			}
 		default:
+			rec.note(a.node, a.val)
 			others = append(others, a)
 		}
 	}
-	for len(yes) < q && len(others)+len(failures) <= n-q {
+	for counted, out := rec.counted(yes); counted < q && len(others)+len(failures)+out <= n-q; counted, out = rec.counted(yes) {
 		if r.onlyFailingLeft() {
 			// Every node that is not failing answered, and the outcome
 			// hinges on failing ones: do not wait for them.
@@ -314,14 +318,25 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		}
 		tally(a)
 	}
-	couldWin := len(others)+len(failures) <= n-q
+	if counted, _ := rec.counted(yes); counted >= q && rec.restsOnYoung(yes) {
+		// A key that looks new: give the other nodes a moment, as a split
+		// does; one of them may have kept it (see recovery.go).
+		stop := time.NewTimer(lingerFor(time.Since(start)))
+		for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
+			tally(a)
+		}
+		stop.Stop()
+	}
+	_, sitOut := rec.counted(yes)
+	couldWin := len(others)+len(failures)+sitOut <= n-q
 	rtt := r.repliedIn()
 	if configErr != nil {
 		c.undo(key, name, token, ttl, heldBy(others, n))
 		return outcome{err: configErr, rtt: rtt}
 	}
 
-	if len(yes) >= q {
+	if counted, _ := rec.counted(yes); counted >= q {
+		_ = c.reportRecovering(ctx, key, rec, yes)
 		fence, err := c.settleFence(ctx, key, name, token, timeout, yes)
 		if err == nil {
 			if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
@@ -358,6 +373,10 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		}
 		stop.Stop()
 		top, votes = leader(others, undone)
+	}
+	if recErr := c.reportRecovering(ctx, key, rec, yes); recErr != nil && votes < q { // a sitting-out node's yes is a no
+		c.undo(key, name, token, ttl, heldBy(others, n))
+		return outcome{err: recErr, rtt: rtt, wake: wakeOn{holder: top}}
 	}
 	if votes >= q {
 		c.undo(key, name, token, ttl, heldBy(others, n))

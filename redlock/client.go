@@ -174,7 +174,7 @@ func (c *Client) checkTTL(ttl time.Duration) error {
 	if need := c.cfg.drift(ttl) + c.cfg.timeoutFor(ttl); ttl <= need {
 		return invalidArg("ttl %s leaves no validity after drift %s and node timeout %s", ttl, c.cfg.drift(ttl), c.cfg.timeoutFor(ttl))
 	}
-	return nil
+	return c.cfg.checkRecoveryTTL(ttl)
 }
 
 func (c *Client) nodeError(ctx context.Context, key string, n node.Node, op string, err error) error {

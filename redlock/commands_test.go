@@ -73,10 +73,11 @@ func (r releasedNode) Release(ctx context.Context, a node.ReleaseArgs) (bool, er
 
 // The server commands of one uncontended TryAcquire + Release, counted as
 // INFO commandstats counts them (each EVALSHA and each command its script
-// runs): at most 8 per node when the key was used before (40 on 5 nodes),
-// 9 for a new key (its counter starts from the server's TIME). A plain
-// Redlock (SET NX PX, then a compare-and-delete script: GET, DEL) runs 4
-// per node. The breakdown is logged (go test -v).
+// runs): at most 10 per node (50 on 5 nodes), of which 2 are the data
+// marker's (the server's TIME and the marker's SET, see
+// WithRecoveryPeriod), the same for a new key (its counter starts from
+// that TIME). A plain Redlock (SET NX PX, then a compare-and-delete script:
+// GET, DEL) runs 4 per node. The breakdown is logged (go test -v).
 func TestCommandsPerCycle(t *testing.T) {
 	const cycles = 20
 	for _, tc := range []struct {
@@ -85,11 +86,11 @@ func TestCommandsPerCycle(t *testing.T) {
 		key   func(i int) string
 		max   int // per cycle
 	}{
-		{"same key", 5, func(int) string { return "cmds" }, 40},
+		{"same key", 5, func(int) string { return "cmds" }, 50},
 		// On one node: on several, the new counters may start apart (see
 		// "Fences": a seed that arrives late starts from the node's
 		// clock), and the fence settle's round then adds its commands.
-		{"new keys", 1, func(i int) string { return fmt.Sprintf("cmds-%d", i) }, 9},
+		{"new keys", 1, func(i int) string { return fmt.Sprintf("cmds-%d", i) }, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := redistest.StartT(t, tc.nodes)

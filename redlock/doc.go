@@ -58,9 +58,16 @@
 // go-redis client so that the node timeout cuts slow requests short. The
 // nodes must be independent servers (one server under two names is
 // refused) running with maxmemory-policy noeviction (another policy is
-// logged once, or refused with WithRequireNoEviction). A node that restarts
-// empty forgets who holds what: restart it no sooner than the largest TTL
-// in use, or run it with appendfsync always.
+// logged once, or refused with WithRequireNoEviction).
+//
+// A node that restarts empty (or is flushed, or fails over to an empty
+// replica) forgets who holds what. The client enforces the delayed-restart
+// rule itself: such a node sits out each key it lost, its yes not counted,
+// for the recovery period (WithRecoveryPeriod, default 10 minutes; it must
+// be at least every TTL in use, and a longer TTL is refused). A new key is
+// usable at once. Limits: every node losing its data at once, or a majority
+// losing it while the nodes that kept it are silent. Persistence
+// (appendfsync always) avoids the sit-out.
 //
 // # Errors
 //

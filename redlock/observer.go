@@ -26,7 +26,9 @@ const (
 	// ran out), "split_vote" (the split-vote rounds ran out),
 	// "quorum_unreachable", "canceled" (the caller's context ended),
 	// "expired" (validity used up while acquiring: nodes too slow for the
-	// TTL), "invalid" (a node found misconfigured, ErrInvalidArgument).
+	// TTL), "invalid" (a node found misconfigured, ErrInvalidArgument),
+	// "recovering" (nodes that lost their data for the key sat out, see
+	// WithRecoveryPeriod).
 	EventNotAcquired
 	// EventExtended: an extension round for the lock finished. Err is nil
 	// when a majority confirmed; otherwise it wraps ErrQuorumUnreachable,
@@ -47,7 +49,9 @@ const (
 	EventKept
 	// EventNode: one node answered one request of a quorum round. Node,
 	// Op ("acquire", "extend", "release", "fence", "identify"), Latency;
-	// Err is nil, or the node's failure.
+	// Err is nil, or the node's failure. A node whose yes did not count
+	// because it lost its data for the key is reported once more after the
+	// round, with Reason "recovering" and a *RecoveringError.
 	EventNode
 )
 
@@ -130,6 +134,8 @@ func (o outcome) reason() string {
 		return reasonNoQuorum
 	case errors.Is(o.err, ErrInvalidArgument):
 		return reasonInvalid
+	case errors.As(o.err, new(*RecoveringError)):
+		return reasonRecovering
 	}
 	return reasonExpired // validity used up while acquiring or settling the fence
 }

@@ -50,13 +50,14 @@ type config struct {
 	strict      bool             // WithRequireNoEviction
 	wallClock   func() time.Time // seeds of new fence counters; tests skew it
 	owner       string           // WithOwner; see owner.go
+	recovery    time.Duration    // WithRecoveryPeriod; see recovery.go
 
 	keep []extend.Option // WithKeepAlive; see watchdog.go
 }
 
 func defaultConfig() config {
 	return config{prefix: DefaultKeyPrefix, driftFactor: defaultDriftFactor, retry: defaultRetry(),
-		retention: node.DefaultRetention, wallClock: time.Now, owner: defaultOwner()}
+		retention: node.DefaultRetention, wallClock: time.Now, owner: defaultOwner(), recovery: defaultRecoveryPeriod}
 }
 
 // WithKeyPrefix sets the prefix of every key on the nodes, which name a
@@ -118,6 +119,8 @@ func (c *config) validate() error {
 		return invalidArg("key prefix %q has a brace: keys are named prefix{key}", c.prefix)
 	case c.retention < minRetention:
 		return invalidArg("fence retention %s is under %s", c.retention, minRetention)
+	case c.recovery < 0:
+		return invalidArg("recovery period %s is negative", c.recovery)
 	}
 	if c.owner == "" {
 		return invalidArg("empty owner")

@@ -76,7 +76,9 @@ func TestRoundDecidesWithoutSilentNode(t *testing.T) {
 		nodes := asNodes(ms)
 		block := make(chan struct{})
 		nodes[4] = stuck{Node: ms[4], release: block}
-		c := mustNew(t, nodes, WithNodeTimeout(time.Second))
+		// Without recovery: a key in its first recovery period gives the
+		// other nodes a moment (see TestFreshKeyWaitsAMomentForTheOtherNodes).
+		c := mustNew(t, nodes, WithNodeTimeout(time.Second), WithRecoveryPeriod(0))
 		ctx := context.Background()
 		// First contact: the stuck node's Identify answers (only its
 		// acquire and release are stuck).
@@ -88,7 +90,7 @@ func TestRoundDecidesWithoutSilentNode(t *testing.T) {
 		if d := time.Since(start); d != 0 {
 			t.Fatalf("a won attempt waited %s for the silent node", d)
 		}
-		other := mustNew(t, nodes, WithNodeTimeout(time.Second))
+		other := mustNew(t, nodes, WithNodeTimeout(time.Second), WithRecoveryPeriod(0))
 		start = time.Now()
 		_, err = other.TryAcquire(ctx, "k", 10*time.Second)
 		if !errors.Is(err, ErrNotAcquired) {

@@ -76,7 +76,7 @@ func TestReleaseTombstonesOnlyUnansweredNodes(t *testing.T) {
 			if !tc.late {
 				timeout = 10 * time.Minute
 			}
-			c := newClient(t, nodes, redlock.WithNodeTimeout(timeout))
+			c := newClient(t, nodes, redlock.WithNodeTimeout(timeout), redlock.WithRecoveryPeriod(time.Hour))
 			t.Cleanup(open) // runs before the client's Close, which waits for the held-back request
 			ctx := ctxFor(t)
 			key := uniqueKey(t)

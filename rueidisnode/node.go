@@ -105,7 +105,7 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if err != nil {
 		return node.AcquireReply{}, err
 	}
-	if len(vals) != 2 && len(vals) != 3 {
+	if len(vals) < 2 || len(vals) > 4 {
 		return node.AcquireReply{}, fmt.Errorf("rueidisnode: unexpected acquire reply of %d values", len(vals))
 	}
 	ok, err := vals[0].AsInt64()
@@ -117,10 +117,16 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 		return node.AcquireReply{}, err
 	}
 	var third string
-	if len(vals) == 3 {
+	if len(vals) >= 3 {
 		third, _ = vals[2].ToString()
 	}
-	return node.AcquireReplyOf(ok == 1, v, third), nil
+	age := int64(-1)
+	if len(vals) == 4 {
+		if a, err := vals[3].AsInt64(); err == nil {
+			age = a
+		}
+	}
+	return node.AcquireReplyOf(ok == 1, v, third).WithDataAge(age), nil
 }
 
 // Extend implements node.Node: every op as EVALSHA in one DoMulti, which
@@ -141,7 +147,7 @@ func (n *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 	build := func(eval bool) rueidis.Commands {
 		cmds := make(rueidis.Commands, len(ops))
 		for i, op := range ops {
-			keys := []string{op.Name, node.CounterKey(op.Name), node.TombstoneKey(op.Name, op.Token), node.TrailKey(op.Name)}
+			keys := []string{op.Name, node.CounterKey(op.Name), node.TombstoneKey(op.Name, op.Token), node.TrailKey(op.Name), node.MarkerKey(op.Name)}
 			args := []string{op.Token, ms(op.TTL), u64(op.Fence), ms(node.RetentionOrDefault(op.Retention)),
 				node.Micros(op.At), op.Owner}
 			if eval {

@@ -66,7 +66,7 @@ func BenchmarkCycle(b *testing.B) {
 			b.Fatal(err)
 		}
 		for range held {
-			p, err := sem.TryAcquire(ctx, time.Hour)
+			p, err := sem.TryAcquire(ctx, 5*time.Minute)
 			if err != nil {
 				b.Fatal(err)
 			}

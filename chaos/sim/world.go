@@ -73,7 +73,7 @@ func Run(s *Schedule) (*Outcome, error) {
 			w.links[c] = append(w.links[c], l)
 			nodes[n] = l
 		}
-		opts := []redlock.Option{redlock.WithObserver(w.rec.observer(c, w.clock))}
+		opts := []redlock.Option{redlock.WithObserver(w.rec.observer(c, w.clock)), redlock.WithRecoveryPeriod(s.Recovery)}
 		if s.Bug == BugNoQuorum { // a minority of the nodes, its own for each client
 			k := s.Nodes / 2
 			nodes = append([]node.Node(nil), nodes[(c*k)%s.Nodes:]...)[:min(k, s.Nodes-(c*k)%s.Nodes)]

@@ -1,4 +1,6 @@
--- Extend one lock. KEYS: lock, counter, tombstone of the token, trail.
+-- Extend one lock. KEYS: lock, counter, tombstone of the token, trail,
+-- marker (its expiry is reset, as the counter's but never below the TTL; a
+-- missing one stays missing: the next acquire writes it).
 -- ARGV: token, ttl ms, fence, retention ms, acquisition time µs, owner.
 -- Reply: 1 extended, 2 re-asserted a missing key, 0 not held (another
 -- token holds it, or the token was released here).
@@ -21,4 +23,5 @@ end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 raiseTrail(KEYS[4], ARGV[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[4], ARGV[4])
+redis.call('PEXPIRE', KEYS[5], math.max(tonumber(ARGV[4]), tonumber(ARGV[2])))
 return res

@@ -73,6 +73,10 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"ForceReleaseAnnounced", forceReleaseAnnounced},
 		{"ScanMatches", scanMatches},
 		{"InvalidOwnerArguments", invalidOwnerArguments},
+		{"MarkerReportsDataAge", markerReportsDataAge},
+		{"MarkerOutlivesRelease", markerOutlivesRelease},
+		{"MarkerExpiresWithRetention", markerExpiresWithRetention},
+		{"ExtendKeepsMarkerAlive", extendKeepsMarkerAlive},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(&fixture{t: t, n: newNode(t)}) })
 	}

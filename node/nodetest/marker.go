@@ -1,0 +1,71 @@
+package nodetest
+
+import (
+	"time"
+
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// markerGap is how long the marker cases let pass between calls: the ages
+// they check are lower bounds, so a slow machine only makes them larger.
+const markerGap = 30 * time.Millisecond
+
+// Every acquire reply (acquired, held by another, refused by a tombstone)
+// reports the key's marker age, which grows with the node's clock.
+func markerReportsDataAge(f *fixture) {
+	name := f.name()
+	first := f.acquire(name, "a", long)
+	if !first.DataAgeKnown {
+		f.t.Fatalf("first acquire = %+v: no data age reported", first)
+	}
+	time.Sleep(markerGap)
+	held := f.acquire(name, "b", long)
+	if held.Acquired || !held.DataAgeKnown || held.DataAge < markerGap {
+		f.t.Fatalf("acquire of a held key after %s = %+v: want the marker's age of at least that", markerGap, held)
+	}
+	f.release(name, "a", long)
+	gone := f.acquire(name, "a", long)
+	if gone.Acquired || !gone.DataAgeKnown || gone.DataAge < markerGap {
+		f.t.Fatalf("acquire refused by a tombstone = %+v: want the marker's age of at least %s", gone, markerGap)
+	}
+}
+
+// A release keeps the marker: the next acquisition reports its age, not a
+// new marker.
+func markerOutlivesRelease(f *fixture) {
+	name := f.name()
+	f.acquire(name, "a", long)
+	f.release(name, "a", 0)
+	time.Sleep(markerGap)
+	r := f.acquire(name, "b", long)
+	if !r.Acquired || r.DataAge < markerGap {
+		f.t.Fatalf("acquire after a release = %+v: the marker was not kept", r)
+	}
+}
+
+// The marker expires with the retention when the key is idle, and a new one
+// starts from zero.
+func markerExpiresWithRetention(f *fixture) {
+	name := f.name()
+	short := 50 * time.Millisecond
+	f.acquireArgs(node.AcquireArgs{Name: name, Token: "a", TTL: short, Retention: short})
+	time.Sleep(3 * short)
+	r := f.acquireArgs(node.AcquireArgs{Name: name, Token: "b", TTL: short, Retention: short})
+	if !r.Acquired || !r.DataAgeKnown || r.DataAge != 0 {
+		f.t.Fatalf("acquire after the retention ran out = %+v: want a new marker (age 0)", r)
+	}
+}
+
+// An extension resets the marker's expiry as it does the counter's: a lock
+// held longer than its acquisition's retention keeps its marker.
+func extendKeepsMarkerAlive(f *fixture) {
+	name := f.name()
+	short := 100 * time.Millisecond
+	r := f.acquireArgs(node.AcquireArgs{Name: name, Token: "a", TTL: long, Retention: short})
+	f.extend(ext(name, "a", long, r.Fence))
+	time.Sleep(3 * short)
+	held := f.acquire(name, "b", long)
+	if !held.DataAgeKnown || held.DataAge < 3*short {
+		f.t.Fatalf("acquire after the extension = %+v: the marker did not outlive the acquisition's retention", held)
+	}
+}

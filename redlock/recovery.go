@@ -1,0 +1,173 @@
+package redlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// Recovery: a node that lost its lock data (a restart without persistence,
+// FLUSHALL, a failover to an empty replica) would grant a key still held on
+// the other nodes. Each node keeps, per lock key, a marker of when it
+// started keeping data for the key, and reports its age by its own clock
+// with every acquire reply (node.AcquireReply.DataAge). Within one round,
+// a node whose marker is younger than the recovery period while another
+// answering node's is older than it by more than the slack has lost its
+// data for the key: its yes does not count toward the majority, and an
+// attempt it keeps from a majority is lost, not a split, until its marker
+// reaches the period. A period at least as long as every TTL means that
+// every lock the node forgot has expired or been re-asserted there by its
+// holder's extensions by then. When every answering node's marker is young
+// and of one age, the key is new (a fresh deployment, or its first use):
+// they count, once the other nodes had a moment to answer (two round
+// trips), so that a node that kept the key is heard unless it is silent
+// or much slower than the others.
+
+// defaultRecoveryPeriod is the recovery period unless WithRecoveryPeriod
+// says otherwise: longer than the TTLs locks usually take (the keep-alive
+// holds a lock longer with a short TTL); a node back from a data loss
+// serves each key again within it, where the delayed-restart rule kept it
+// down for as long.
+const defaultRecoveryPeriod = 10 * time.Minute
+
+// WithRecoveryPeriod sets how long a node that lost its lock data sits out
+// of acquisitions of each key it lost (see "Nodes that lost their data" in
+// the package doc). Default 10 minutes. It must be at
+// least the longest TTL any client of these nodes uses: this client refuses
+// a TTL longer than the period with a *RecoveryPeriodError (wrapping
+// ErrInvalidArgument), but it cannot see the TTLs of other clients. 0 turns
+// recovery off (the nodes' operators must then delay restarts themselves).
+// Negative is refused by New.
+func WithRecoveryPeriod(d time.Duration) Option {
+	return func(c *config) { c.recovery = d }
+}
+
+// RecoveryPeriodError is the error of an operation whose TTL is longer than
+// the client's recovery period. It wraps ErrInvalidArgument.
+type RecoveryPeriodError struct {
+	TTL, Period time.Duration
+}
+
+func (e *RecoveryPeriodError) Error() string {
+	return fmt.Sprintf("%v: ttl %s is longer than the recovery period %s (raise it with WithRecoveryPeriod)", ErrInvalidArgument, e.TTL, e.Period)
+}
+
+func (e *RecoveryPeriodError) Unwrap() error { return ErrInvalidArgument }
+
+// checkRecoveryTTL refuses a TTL the recovery period does not cover.
+func (c *config) checkRecoveryTTL(ttl time.Duration) error {
+	if c.recovery > 0 && ttl > c.recovery {
+		return &RecoveryPeriodError{TTL: ttl, Period: c.recovery}
+	}
+	return nil
+}
+
+// RecoveringError is the reason of an EventNode (Op "acquire", Reason
+// "recovering") for a node whose yes did not count because it lost its data
+// for the key: Remaining is how long it still sits out for that key, by its
+// own clock.
+type RecoveringError struct {
+	Node      string
+	Age       time.Duration // its marker's age for the key
+	Remaining time.Duration
+}
+
+func (e *RecoveringError) Error() string {
+	return fmt.Sprintf("node %s lost its data for the key %s ago: recovering for %s more", e.Node, e.Age.Round(time.Millisecond), e.Remaining.Round(time.Millisecond))
+}
+
+// reasonRecovering is the Reason of an EventNode for a node that sat out,
+// and of an attempt lost because nodes sat out.
+const reasonRecovering = "recovering"
+
+// recovery judges, within one acquire round, which nodes sit out.
+type recovery struct {
+	period time.Duration
+	slack  time.Duration // how far apart the markers of one first use can be
+	oldest time.Duration // the oldest marker among the answers so far
+	age    []time.Duration
+	known  []bool
+}
+
+// newRecovery returns the judge of one round, or nil when recovery is off.
+func (c *Client) newRecovery(ttl time.Duration) *recovery {
+	if c.cfg.recovery <= 0 {
+		return nil
+	}
+	// Markers written by one round differ by at most the node timeout,
+	// and are read back within another; ages are whole milliseconds.
+	return &recovery{period: c.cfg.recovery, slack: c.cfg.timeoutFor(ttl) + 2*time.Millisecond,
+		age: make([]time.Duration, len(c.nodes)), known: make([]bool, len(c.nodes))}
+}
+
+// lingerFor is how long a round whose majority rests on young markers
+// waits for the other nodes' answers, after rtt: long enough for a healthy
+// node to answer (its answer is usually on its way), short enough that a
+// silent node does not hold the call up (the call returns once decided).
+func lingerFor(rtt time.Duration) time.Duration { return max(2*rtt, 2*time.Millisecond) }
+
+// note records one node's answer.
+func (r *recovery) note(i int, v node.AcquireReply) {
+	if r == nil || !v.DataAgeKnown {
+		return
+	}
+	r.age[i], r.known[i] = v.DataAge, true
+	r.oldest = max(r.oldest, v.DataAge)
+}
+
+// sitsOut reports whether node i lost its data for the key.
+func (r *recovery) sitsOut(i int) bool {
+	return r != nil && r.known[i] && r.age[i] < r.period && r.oldest-r.age[i] > r.slack
+}
+
+// young reports whether node i's yes rests on a new key's marker.
+func (r *recovery) young(i int) bool {
+	return r != nil && r.known[i] && r.age[i] < r.period
+}
+
+// counted returns how many of yes count, and how many sit out.
+func (r *recovery) counted(yes []answer[node.AcquireReply]) (counted, out int) {
+	for _, a := range yes {
+		if r.sitsOut(a.node) {
+			out++
+		}
+	}
+	return len(yes) - out, out
+}
+
+// restsOnYoung reports whether a majority of yes votes needs a young
+// marker's: the key looks new, which only the answers of every healthy
+// node can confirm.
+func (r *recovery) restsOnYoung(yes []answer[node.AcquireReply]) bool {
+	for _, a := range yes {
+		if r.young(a.node) {
+			return true
+		}
+	}
+	return false
+}
+
+// reportRecovering observes each node that sat out, and returns the attempt's error
+// when they kept it from a majority.
+func (c *Client) reportRecovering(ctx context.Context, key string, r *recovery, yes []answer[node.AcquireReply]) error {
+	if r == nil {
+		return nil
+	}
+	var first *RecoveringError
+	for _, a := range yes {
+		if !r.sitsOut(a.node) {
+			continue
+		}
+		e := &RecoveringError{Node: c.nodes[a.node].Name(), Age: r.age[a.node], Remaining: r.period - r.age[a.node]}
+		c.observe(Event{Kind: EventNode, Key: key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: ctx})
+		if first == nil {
+			first = e
+		}
+	}
+	if first == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: %q: too few nodes kept their data for the key (%w)", ErrNotAcquired, key, first)
+}

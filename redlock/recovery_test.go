@@ -1,0 +1,262 @@
+package redlock_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/redis/go-redis/v9"
+)
+
+// recoveringLog records the nodes a client reported as recovering.
+type recoveringLog struct {
+	mu    sync.Mutex
+	seen  []*redlock.RecoveringError
+	count map[string]int
+}
+
+func (l *recoveringLog) Observe(e redlock.Event) {
+	var re *redlock.RecoveringError
+	if e.Kind != redlock.EventNode || e.Reason != "recovering" || !errors.As(e.Err, &re) {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == nil {
+		l.count = map[string]int{}
+	}
+	l.seen = append(l.seen, re)
+	l.count[re.Node]++
+}
+
+func (l *recoveringLog) of(name string) (n int, all []*redlock.RecoveringError) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.seen {
+		if e.Node == name {
+			all = append(all, e)
+		}
+	}
+	return l.count[name], all
+}
+
+// markerAge reads the age of a lock's data marker on one server, by that
+// server's clock (0 when missing).
+func markerAge(t *testing.T, n *redistest.Node, name string) time.Duration {
+	t.Helper()
+	ctx := ctxFor(t)
+	v, err := n.Client().Get(ctx, node.MarkerKey(name)).Result()
+	if err != nil {
+		return 0
+	}
+	since, _ := strconv.ParseInt(v, 10, 64)
+	now, err := n.Client().Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return now.Sub(time.UnixMicro(since))
+}
+
+// waitMarkerOlder waits until the marker on n is older than d: the ages
+// are the nodes' own, so the wait is for a state, not a duration.
+func waitMarkerOlder(t *testing.T, n *redistest.Node, name string, d time.Duration) {
+	t.Helper()
+	ctx := ctxFor(t)
+	for markerAge(t, n, name) <= d {
+		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
+			t.Fatalf("marker of %s on %v never got older than %s", name, n, d)
+		}
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// The holder holds 3 of 5 nodes (two were down when it acquired, and came
+// back empty); FLUSHALL on 2 of its 3 leaves its key on one node. A
+// competitor would get 4 yes votes from nodes that do not know the key; the
+// one node that kept it shows they lost their data, so none counts, and
+// nobody acquires while the holder holds.
+func TestFlushAllOfTwoNodesKeepsHeldLockExclusive(t *testing.T) {
+	cl := redistest.StartT(t, 5)
+	log := &recoveringLog{}
+	// The holder's requests to the down nodes are not retried: they fail,
+	// and never land after the restart.
+	var holderNodes []node.Node
+	for _, n := range cl.Nodes() {
+		rc := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, DialerRetries: 1})
+		t.Cleanup(func() { _ = rc.Close() })
+		holderNodes = append(holderNodes, node.NewRedis(rc))
+	}
+	holder := newClient(t, holderNodes, redlock.WithNodeTimeout(testNodeTimeout))
+	competitor := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(log))
+	ctx, key := ctxFor(t), uniqueKey(t)
+	name := "lock:{" + key + "}"
+	nodes := cl.Nodes()
+	for _, i := range []int{3, 4} {
+		if err := nodes[i].Kill(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := holder.TryAcquire(ctx, key, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := holders(t, cl, name); countEqual(h, l.Token()) != 3 {
+		t.Fatalf("the holder holds %v, want 3 nodes", h)
+	}
+	for _, i := range []int{3, 4} {
+		if err := nodes[i].Restart(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitMarkerOlder(t, nodes[2], name, testNodeTimeout+100*time.Millisecond)
+	for _, i := range []int{0, 1} {
+		if err := nodes[i].Client().FlushAll(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acquired := 0
+	for range 3 {
+		l2, err := competitor.TryAcquire(ctx, key, 30*time.Second)
+		if err == nil {
+			acquired++
+			_ = l2.Release(ctx)
+			continue
+		}
+		if !errors.Is(err, redlock.ErrNotAcquired) {
+			t.Fatalf("competitor: %v, want ErrNotAcquired", err)
+		}
+	}
+	if acquired > 0 {
+		t.Fatalf("a competitor acquired %d time(s) while the holder held the key on a majority before the flush", acquired)
+	}
+	for _, i := range []int{0, 1, 3, 4} {
+		if n, _ := log.of(nodes[i].Addr()); n == 0 {
+			t.Errorf("%v lost its data but was never reported recovering", nodes[i])
+		}
+	}
+	if n, _ := log.of(nodes[2].Addr()); n != 0 {
+		t.Errorf("%v kept its data but was reported recovering", nodes[2])
+	}
+	// The holder's key is left on one node: its release reports the loss.
+	if err := l.Release(ctx); err != nil && !errors.Is(err, redlock.ErrLockLost) {
+		t.Fatalf("the holder's release: %v", err)
+	}
+}
+
+// A node restarted empty sits out until its marker for the key reaches the
+// recovery period, and counts again from then: with another node down, the
+// acquisitions that succeed are the ones that needed its yes.
+func TestRestartedNodeCountsAfterRecoveryPeriod(t *testing.T) {
+	const period = 5 * time.Second
+	cl := redistest.StartT(t, 3)
+	log := &recoveringLog{}
+	c := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithRecoveryPeriod(period),
+		redlock.WithObserver(log))
+	ctx, key := ctxFor(t), uniqueKey(t)
+	name := "lock:{" + key + "}"
+	ttl := 3 * time.Second
+	l, err := c.TryAcquire(ctx, key, ttl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	nodes := cl.Nodes()
+	waitMarkerOlder(t, nodes[2], name, testNodeTimeout+100*time.Millisecond)
+	if err := nodes[0].Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := nodes[1].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for {
+		l, err := c.TryAcquire(ctx, key, ttl)
+		if err == nil {
+			if h := holders(t, cl, name); h[0] != l.Token() {
+				t.Fatalf("acquired without the restarted node: holders %v", h)
+			}
+			_ = l.Release(ctx)
+			break
+		}
+		if !errors.Is(err, redlock.ErrNotAcquired) || ctx.Err() != nil {
+			t.Fatalf("attempt while %v recovers: %v", nodes[0], err)
+		}
+		refused++
+		_ = sleepCtx(ctx, 200*time.Millisecond)
+	}
+	n, reports := log.of(nodes[0].Addr())
+	if refused == 0 || n != refused {
+		t.Fatalf("%d attempts refused, %d reports of the restarted node recovering: want as many, at least one", refused, n)
+	}
+	for _, r := range reports {
+		if r.Age >= period || r.Remaining != period-r.Age {
+			t.Fatalf("reported recovering at age %s (remaining %s) with a period of %s", r.Age, r.Remaining, period)
+		}
+	}
+	if age := markerAge(t, nodes[0], name); age < period {
+		t.Fatalf("the restarted node counted at marker age %s, before the period %s", age, period)
+	}
+}
+
+// A fresh deployment (every marker new, written by one round) acquires at
+// once, and nobody is reported recovering.
+func TestFreshDeploymentAcquiresAtOnce(t *testing.T) {
+	log := &recoveringLog{}
+	_, c := start(t, 5, redlock.WithObserver(log))
+	ctx := ctxFor(t)
+	for range 3 {
+		key := uniqueKey(t)
+		l, err := c.TryAcquire(ctx, key, 5*time.Second)
+		if err != nil {
+			t.Fatalf("first acquisition of a new key: %v", err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		l, err = c.TryAcquire(ctx, key, 5*time.Second)
+		if err != nil {
+			t.Fatalf("second acquisition of a new key: %v", err)
+		}
+		_ = l.Release(ctx)
+	}
+	if len(log.seen) != 0 {
+		t.Fatalf("nodes reported recovering on a fresh deployment: %v", log.seen[0])
+	}
+}
+
+// A TTL longer than the recovery period is refused, typed, and nothing is
+// held anywhere.
+func TestTTLLongerThanRecoveryPeriodRefused(t *testing.T) {
+	cl, c := start(t, 3, redlock.WithRecoveryPeriod(3*time.Second))
+	ctx, key := ctxFor(t), uniqueKey(t)
+	_, err := c.TryAcquire(ctx, key, 4*time.Second)
+	var re *redlock.RecoveryPeriodError
+	if !errors.As(err, &re) || !errors.Is(err, redlock.ErrInvalidArgument) || re.TTL != 4*time.Second || re.Period != 3*time.Second {
+		t.Fatalf("TryAcquire with a TTL over the recovery period = %v, want a *RecoveryPeriodError wrapping ErrInvalidArgument", err)
+	}
+	if _, err := c.Acquire(ctx, key, 4*time.Second); !errors.As(err, &re) {
+		t.Fatalf("Acquire with a TTL over the recovery period = %v", err)
+	}
+	if h := holders(t, cl, "lock:{"+key+"}"); countEqual(h, "") != len(h) {
+		t.Fatalf("a refused TTL left keys: %v", h)
+	}
+	if _, err := redlock.New(nodesOf(cl), redlock.WithRecoveryPeriod(-time.Second)); !errors.Is(err, redlock.ErrInvalidArgument) {
+		t.Fatalf("New with a negative recovery period = %v", err)
+	}
+}
