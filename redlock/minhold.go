@@ -17,7 +17,9 @@ import (
 //
 // The key may stay a little longer than d when the hold left at Release is
 // shorter than an extension round can grant. A Release after d deletes as
-// usual; d <= 0 turns it off.
+// usual; d <= 0 turns it off. A hold longer than the recovery period
+// (WithRecoveryPeriod) lasts while the nodes keep their data: a node that
+// lost the key counts again for it once the period has passed.
 func (l *Lock) HoldAtLeast(d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
