@@ -250,7 +250,6 @@ type outcome struct {
 // the holder, so that their release is announced.
 func (c *Client) attempt(ctx context.Context, key, name, token string, sent *unanswered, ttl time.Duration, waiter bool, undone []string) outcome {
 	timeout := c.cfg.timeoutFor(ttl)
-	n, q := len(c.nodes), c.quorum
 	start := time.Now()                                 // monotonic: validity is measured from before the first request
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
@@ -264,107 +263,107 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	})
 	defer r.close()
 
-	var (
-		yes      []answer[node.AcquireReply]
-		others   []answer[node.AcquireReply] // held by another token
-		failures []error
-	)
-	var prev node.Holding
-	var configErr error // found while identifying a node late
-	tally := func(a answer[node.AcquireReply]) {
+	b := ballot{t: c.newTally()}
+	tally := func(a answer[node.AcquireReply]) error {
 		counts := a.err == nil && c.counts(a.node)
-		if a.err == nil && !counts && configErr == nil {
-			counts, configErr = c.identifyNow(ctx, a.node, timeout)
+		if a.err == nil && !counts && b.configErr == nil {
+			counts, b.configErr = c.identifyNow(ctx, a.node, timeout)
 		}
 		switch {
 		case a.err != nil:
-			failures = append(failures, a.err)
+			b.t.fail(a.err)
 		case !counts:
 			// Its yes does not count, and the undo reaches it like every
 			// node that did not answer "held".
-			failures = append(failures, &NodeError{Node: c.nodes[a.node].Name(), Op: "acquire", Err: errUnidentified(c.nodes[a.node].Name())})
+			b.t.notCounted(c.nodes[a.node].Name(), "acquire", errUnidentified(c.nodes[a.node].Name()))
 		case a.val.Acquired:
-			yes = append(yes, a)
-			if p := a.val.Previous; p.Token != "" && p.Fence >= prev.Fence {
-				prev = p
+			b.t.yes++
+			b.yes = append(b.yes, a)
+			if p := a.val.Previous; p.Token != "" && p.Fence >= b.prev.Fence {
+				b.prev = p
 			}
 		default:
-			others = append(others, a)
+			b.t.no++
+			b.others = append(b.others, a)
 		}
+		return nil
 	}
-	for len(yes) < q && len(others)+len(failures) <= n-q {
-		if r.onlyFailingLeft() {
-			// Every node that is not failing answered, and the outcome
-			// hinges on failing ones: do not wait for them.
-			failures = append(failures, r.presumeFailing()...)
-			break
-		}
-		var stragglers <-chan time.Time
-		if r.replies >= q {
-			// A majority replied and the rest could still give either
-			// side its majority: wait for them only a moment (see
-			// stragglersDue), not their timeout. A node still silent then
-			// is marked failing until it answers, and the split is called
-			// with the live nodes' answers.
-			stragglers = r.stragglersDue(timeout / stragglerShare)
-		}
-		a, ok := r.nextBefore(stragglers)
-		if !ok {
-			failures = append(failures, r.presumeSilent()...)
-			break
-		}
-		tally(a)
-	}
-	couldWin := len(others)+len(failures) <= n-q
+	// A majority replied and the rest could still give either side its
+	// majority: wait for them only a moment, not their timeout. A node
+	// still silent then is marked failing until it answers, and the split
+	// is called with the live nodes' answers.
+	_ = r.collect(&b.t, collectRules{untilDecided: true, stragglers: timeout / stragglerShare}, tally)
+	couldWin := !b.t.beyondReach()
 	rtt := r.repliedIn()
-	if configErr != nil {
-		c.undo(key, name, token, ttl, heldBy(others, n))
-		return outcome{err: configErr, rtt: rtt}
-	}
-
-	if len(yes) >= q {
-		fence, err := c.settleFence(ctx, key, name, token, timeout, yes)
-		if err == nil {
-			if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
-				l := newLock(c, key, name, token, sent, fence, ttl, start)
-				l.owner, l.acquiredAt = args.Owner, at
-				return outcome{lock: l, prev: prev}
-			}
-			err = fmt.Errorf("%w: %q: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, key, time.Since(start), ttl)
-		}
-		c.undo(key, name, token, ttl, nil)
-		return outcome{err: err, rtt: rtt}
-	}
-	if len(failures) > n-q {
-		c.undo(key, name, token, ttl, heldBy(others, n))
+	switch {
+	case b.configErr != nil:
+		c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
+		return outcome{err: b.configErr, rtt: rtt}
+	case b.t.won():
+		return c.acquired(ctx, key, token, sent, ttl, timeout, start, args, &b, rtt)
+	case b.t.unreachable():
+		c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
 		// Too few nodes answered. If nodes that did named a holder, its
 		// release can help (the others may only have been slow); another
 		// token's cannot.
 		var wake wakeOn
-		if top, votes := leader(others, undone); votes > 0 {
+		if top, votes := leader(b.others, undone); votes > 0 {
 			wake.holder = top
 		}
-		return outcome{err: quorumErr(fmt.Sprintf("acquire %q", key), failures, n), rtt: rtt, wake: wake}
+		return outcome{err: b.t.err(fmt.Sprintf("acquire %q", key)), rtt: rtt, wake: wake}
 	}
-
-	top, votes := leader(others, undone)
-	if votes < q && !couldWin && r.pending > r.failingPending() {
-		// We cannot win, and nobody holds a majority of the answers so
-		// far: before calling it a split, give the other nodes a moment
-		// to complete the picture. A silent node costs that moment, not
-		// its timeout.
-		stop := time.NewTimer(max(time.Since(start), time.Millisecond))
-		for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
-			tally(a)
+	if !couldWin && r.pending > r.failingPending() {
+		if _, votes := leader(b.others, undone); votes < b.t.q {
+			// We cannot win, and nobody holds a majority of the answers so
+			// far: before calling it a split, give the other nodes a moment
+			// to complete the picture. A silent node costs that moment, not
+			// its timeout.
+			stop := time.NewTimer(max(time.Since(start), time.Millisecond))
+			for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
+				_ = tally(a)
+			}
+			stop.Stop()
 		}
-		stop.Stop()
-		top, votes = leader(others, undone)
 	}
-	if votes >= q {
-		c.undo(key, name, token, ttl, heldBy(others, n))
+	return c.refused(key, name, token, ttl, &b, undone, rtt)
+}
+
+// ballot is what an attempt's answers came to.
+type ballot struct {
+	t         tally
+	yes       []answer[node.AcquireReply] // said yes
+	others    []answer[node.AcquireReply] // held by another token
+	prev      node.Holding                // the previous holder with the largest fence reported
+	configErr error                       // found while identifying a node late
+}
+
+// acquired is the verdict of an attempt that a majority granted: the lock,
+// once its fence is settled, if validity is left.
+func (c *Client) acquired(ctx context.Context, key, token string, sent *unanswered, ttl, timeout time.Duration, start time.Time, args node.AcquireArgs, b *ballot, rtt time.Duration) outcome {
+	name := args.Name
+	fence, err := c.settleFence(ctx, key, name, token, timeout, b.yes)
+	if err == nil {
+		if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
+			l := newLock(c, key, name, token, sent, fence, ttl, start)
+			l.owner, l.acquiredAt = args.Owner, args.At
+			return outcome{lock: l, prev: b.prev}
+		}
+		err = fmt.Errorf("%w: %q: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, key, time.Since(start), ttl)
+	}
+	c.undo(key, name, token, ttl, nil)
+	return outcome{err: err, rtt: rtt}
+}
+
+// refused is the verdict of an attempt that no majority granted and enough
+// nodes answered: held by another client, or a split.
+func (c *Client) refused(key, name, token string, ttl time.Duration, b *ballot, undone []string, rtt time.Duration) outcome {
+	n := b.t.n
+	top, votes := leader(b.others, undone)
+	if votes >= b.t.q {
+		c.undo(key, name, token, ttl, heldBy(b.others, n))
 		return outcome{
 			err:  fmt.Errorf("%w: %q is held by another client (on %d of %d nodes)", ErrNotAcquired, key, votes, n),
-			wait: c.holderWait(others, n), rtt: rtt, held: true, wake: wakeOn{holder: top},
+			wait: c.holderWait(b.others, n), rtt: rtt, held: true, wake: wakeOn{holder: top},
 		}
 	}
 	// A split: no token holds a majority of the nodes that answered. Every
@@ -372,17 +371,18 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	// from, so they agree on a winner without talking to each other: the
 	// token with the most nodes, ties going to the smallest release id.
 	ours := node.ReleaseID(token)
-	win := len(yes) > votes || (len(yes) == votes && len(yes) > 0 && ours < top)
+	yes := len(b.yes)
+	win := yes > votes || (yes == votes && yes > 0 && ours < top)
 	err := fmt.Errorf("%w: %q: no client holds a majority (%d of %d nodes ours, at most %d another's, %d failed or silent)",
-		ErrSplitVote, key, len(yes), n, votes, n-len(yes)-len(others))
+		ErrSplitVote, key, yes, n, votes, n-yes-len(b.others))
 	if !win {
-		c.undo(key, name, token, ttl, heldBy(others, n))
+		c.undo(key, name, token, ttl, heldBy(b.others, n))
 	}
 	wake := wakeOn{all: true}
 	if !win {
 		wake = wakeOn{holder: top} // the winner
 	}
-	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: prev, wake: wake}
+	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: b.prev, wake: wake}
 }
 
 // leader returns the holder with the most nodes among answers (ties: the
