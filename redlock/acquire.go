@@ -65,128 +65,179 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 	if err := c.ready(ctx, c.cfg.timeoutFor(ttl)); err != nil {
 		return nil, err
 	}
-	name := c.keyName(key)
-	began := time.Now()
-	var w *waiter
+	a := acquisition{c: c, ctx: ctx, key: key, name: c.keyName(key), ttl: ttl, policy: b, began: time.Now()}
 	if waits {
 		// Registered before the first attempt, so that a release that
 		// lands while an attempt is in flight is not missed.
-		w = c.joinWaiters(ctx, name, c.cfg.timeoutFor(ttl))
+		a.w = c.joinWaiters(ctx, a.name, c.cfg.timeoutFor(ttl))
 	}
 	acquired := false
-	defer func() { c.leaveWaiters(w, acquired) }()
-	var (
-		retryAt time.Time    // when the current retry delay of the policy runs out
-		token   string       // kept across rounds while we win a split
-		sent    *unanswered  // the token's requests per node
-		splits  int          // split rounds in a row
-		prev    node.Holding // the holder before us, seen by the rounds of token
-		behind  int          // attempts in a row lost to the holder whose release woke us
-		ahead   string       // that holder's release id
-		undone  []string     // release ids of the tokens this call gave up (see gaveUpToken)
-	)
+	defer func() { c.leaveWaiters(a.w, acquired) }()
 	for attempts := 1; ; attempts++ {
-		if token == "" {
-			token, sent, prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
+		if a.token == "" {
+			a.token, a.sent, a.prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
 		}
 		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts, Context: ctx})
-		seen := c.notify.mark(w, token)
-		o := c.attempt(ctx, key, name, token, sent, ttl, w != nil || c.notify.watched(name), undone)
-		if o.prev.Token != "" && o.prev.Fence >= prev.Fence {
-			prev = o.prev
+		seen := c.notify.mark(a.w, a.token)
+		o := c.attempt(ctx, key, a.name, a.token, a.sent, ttl, a.w != nil || c.notify.watched(a.name), a.undone)
+		if o.prev.Token != "" && o.prev.Fence >= a.prev.Fence {
+			a.prev = o.prev
 		}
 		if o.lock != nil {
-			o.lock.previous = prev
 			acquired = true
-			e := Event{Kind: EventAcquired, Key: key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(began), Context: ctx}
-			if prev.Token != "" { // what TookOver reports
-				e.Reason = reasonTookOver
-			}
-			c.observe(e)
-			if c.logger.Enabled(ctx, slog.LevelDebug) {
-				c.logger.DebugContext(ctx, "redlock: acquired", "key", key, "token", shortToken(token),
-					"fence", o.lock.fence, "attempts", attempts, "validity", time.Until(o.lock.ValidUntil()))
-			}
-			return o.lock, nil
+			return a.won(o, attempts), nil
 		}
-		if !o.keep {
-			undone = gaveUpToken(undone, token)
-			token = ""
-		}
-		if errors.Is(o.err, ErrInvalidArgument) { // a node found to be a duplicate, say
-			return nil, c.gaveUp(ctx, key, reasonInvalid, attempts, began, o.err)
-		}
-		if o.held || o.split {
-			c.observe(Event{Kind: EventContended, Key: key, Attempts: attempts, Reason: o.reason(), Context: ctx})
-		}
-		if ctx.Err() != nil {
-			c.abandon(key, name, token, ttl)
-			return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, context.Cause(ctx)))
-		}
-		if o.split {
-			// Resolve the split now, without using up a retry: the winner
-			// asks again as soon as the losers' undo can have landed, the
-			// losers look again once the winner can have finished, or
-			// when it releases.
-			if splits++; splits <= maxSplitRounds {
-				d := o.rtt + rand.N(o.rtt/2+time.Microsecond)
-				if !o.keep {
-					d = 3*o.rtt + rand.N(o.rtt+time.Microsecond)
-				}
-				d = max(d, 100*time.Microsecond)
-				var err error
-				if o.keep {
-					err = sleep(ctx, d)
-				} else {
-					err = c.waitRelease(ctx, w, seen, o.wake, d)
-				}
-				if err != nil {
-					c.abandon(key, name, token, ttl)
-					return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
-				}
-				continue
-			}
-			c.abandon(key, name, token, ttl)
-			undone = gaveUpToken(undone, token)
-			token = ""
-		}
-		splits = 0
-		// A retry of the policy is used up when its delay runs out, not
-		// when a release notification or the holder's expiry brings us
-		// back early: within one delay we try again on every such wake, so
-		// notifications speed waiters up without shrinking their budget.
-		now := time.Now()
-		if !now.Before(retryAt) {
-			delay := b.NextBackOff()
-			if delay == backoff.Stop {
-				return nil, c.gaveUp(ctx, key, o.reason(), attempts, began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", key, attempts, o.err))
-			}
-			retryAt = now.Add(delay)
-		}
-		delay := retryAt.Sub(now)
-		if o.wait > 0 && o.wait < delay {
-			// The holder's key expires before our next scheduled try: come
-			// back just then, spread by a little jitter.
-			delay = o.wait + rand.N(2*time.Millisecond)
-		}
-		if o.held && o.wake.holder != "" && c.notify.wokeBy(w) == o.wake.holder {
-			ahead = o.wake.holder
-		}
-		if o.held && o.wake.holder == ahead && behind < maxBehind {
-			// A node announced the holder's release, but the release had
-			// not reached a majority when we tried: it is on its way, and
-			// nodes that cannot announce it would leave us asleep. Look
-			// again in two round trips, then four, then six
-			// (TestNotifyWokenAheadOfTheRelease).
-			behind++
-			delay = min(delay, time.Duration(behind)*max(2*o.rtt, time.Millisecond)+rand.N(o.rtt+time.Microsecond))
-		} else {
-			behind, ahead = 0, ""
-		}
-		if err := c.waitRelease(ctx, w, seen, o.wake, delay); err != nil {
-			return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
+		if err := a.lost(o, attempts, seen); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// acquisition is the state of one Acquire or TryAcquire call across its
+// attempts.
+type acquisition struct {
+	c         *Client
+	ctx       context.Context
+	key, name string
+	ttl       time.Duration
+	policy    backoff.BackOff
+	began     time.Time
+	w         *waiter // nil unless the call waits for release notifications
+
+	retryAt time.Time    // when the current retry delay of the policy runs out
+	token   string       // kept across rounds while we win a split
+	sent    *unanswered  // the token's requests per node
+	splits  int          // split rounds in a row
+	prev    node.Holding // the holder before us, seen by the rounds of token
+	behind  int          // attempts in a row lost to the holder whose release woke us
+	ahead   string       // that holder's release id
+	undone  []string     // release ids of the tokens this call gave up (see gaveUpToken)
+}
+
+// won hands out the lock of a successful attempt, and reports it.
+func (a *acquisition) won(o outcome, attempts int) *Lock {
+	c, ctx := a.c, a.ctx
+	o.lock.previous = a.prev
+	e := Event{Kind: EventAcquired, Key: a.key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(a.began), Context: ctx}
+	if a.prev.Token != "" { // what TookOver reports
+		e.Reason = reasonTookOver
+	}
+	c.observe(e)
+	if c.logger.Enabled(ctx, slog.LevelDebug) {
+		c.logger.DebugContext(ctx, "redlock: acquired", "key", a.key, "token", shortToken(a.token),
+			"fence", o.lock.fence, "attempts", attempts, "validity", time.Until(o.lock.ValidUntil()))
+	}
+	return o.lock
+}
+
+// lost handles a failed attempt: it returns the call's error when the call
+// gives up, or nil once it is time for the next attempt.
+func (a *acquisition) lost(o outcome, attempts int, s seen) error {
+	c, ctx := a.c, a.ctx
+	if !o.keep {
+		a.undone = gaveUpToken(a.undone, a.token)
+		a.token = ""
+	}
+	if errors.Is(o.err, ErrInvalidArgument) { // a node found to be a duplicate, say
+		return c.gaveUp(ctx, a.key, reasonInvalid, attempts, a.began, o.err)
+	}
+	if o.held || o.split {
+		c.observe(Event{Kind: EventContended, Key: a.key, Attempts: attempts, Reason: o.reason(), Context: ctx})
+	}
+	if ctx.Err() != nil {
+		c.abandon(a.key, a.name, a.token, a.ttl)
+		return a.canceled(attempts, context.Cause(ctx))
+	}
+	if o.split {
+		if resolving, err := a.resolveSplit(o, attempts, s); resolving {
+			return err
+		}
+	}
+	a.splits = 0
+	return a.retry(o, attempts, s)
+}
+
+// canceled is the error of a call whose context ended (cause) or whose
+// wait failed.
+func (a *acquisition) canceled(attempts int, cause error) error {
+	return a.c.gaveUp(a.ctx, a.key, reasonCanceled, attempts, a.began, fmt.Errorf("redlock: acquire %q: %w", a.key, cause))
+}
+
+// resolveSplit resolves a split now, without using up a retry: the winner
+// asks again as soon as the losers' undo can have landed, the losers look
+// again once the winner can have finished, or when it releases. It reports
+// false once the call has spent maxSplitRounds in a row on splits: the
+// token is then given up and the split counts as a contended attempt.
+func (a *acquisition) resolveSplit(o outcome, attempts int, s seen) (bool, error) {
+	c := a.c
+	if a.splits++; a.splits <= maxSplitRounds {
+		d := o.rtt + rand.N(o.rtt/2+time.Microsecond)
+		if !o.keep {
+			d = 3*o.rtt + rand.N(o.rtt+time.Microsecond)
+		}
+		d = max(d, 100*time.Microsecond)
+		var err error
+		if o.keep {
+			err = sleep(a.ctx, d)
+		} else {
+			err = c.waitRelease(a.ctx, a.w, s, o.wake, d)
+		}
+		if err != nil {
+			c.abandon(a.key, a.name, a.token, a.ttl)
+			return true, a.canceled(attempts, err)
+		}
+		return true, nil
+	}
+	c.abandon(a.key, a.name, a.token, a.ttl)
+	a.undone = gaveUpToken(a.undone, a.token)
+	a.token = ""
+	return false, nil
+}
+
+// retry waits for the next attempt of a contended or failed call: the
+// policy's delay, cut short by the holder's expiry or release. It returns
+// the call's error when the policy gives up or the wait fails.
+func (a *acquisition) retry(o outcome, attempts int, s seen) error {
+	c := a.c
+	// A retry of the policy is used up when its delay runs out, not
+	// when a release notification or the holder's expiry brings us
+	// back early: within one delay we try again on every such wake, so
+	// notifications speed waiters up without shrinking their budget.
+	now := time.Now()
+	if !now.Before(a.retryAt) {
+		delay := a.policy.NextBackOff()
+		if delay == backoff.Stop {
+			return c.gaveUp(a.ctx, a.key, o.reason(), attempts, a.began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", a.key, attempts, o.err))
+		}
+		a.retryAt = now.Add(delay)
+	}
+	delay := a.retryAt.Sub(now)
+	if o.wait > 0 && o.wait < delay {
+		// The holder's key expires before our next scheduled try: come
+		// back just then, spread by a little jitter.
+		delay = o.wait + rand.N(2*time.Millisecond)
+	}
+	delay = a.lookAgain(o, delay)
+	if err := c.waitRelease(a.ctx, a.w, s, o.wake, delay); err != nil {
+		return a.canceled(attempts, err)
+	}
+	return nil
+}
+
+// lookAgain shortens delay after a wake by a holder's release that had not
+// reached a majority when we tried: it is on its way, and nodes that cannot
+// announce it would leave us asleep. We look again in two round trips,
+// then four, then six, at most maxBehind times in a row.
+func (a *acquisition) lookAgain(o outcome, delay time.Duration) time.Duration {
+	if o.held && o.wake.holder != "" && a.c.notify.wokeBy(a.w) == o.wake.holder {
+		a.ahead = o.wake.holder
+	}
+	if o.held && o.wake.holder == a.ahead && a.behind < maxBehind {
+		a.behind++
+		return min(delay, time.Duration(a.behind)*max(2*o.rtt, time.Millisecond)+rand.N(o.rtt+time.Microsecond))
+	}
+	a.behind, a.ahead = 0, ""
+	return delay
 }
 
 // maxUndone bounds the tokens a call remembers having given up.
@@ -288,12 +339,9 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		}
 		return nil
 	}
-	// A majority replied and the rest could still give either side its
-	// majority: wait for them only a moment, not their timeout. A node
-	// still silent then is marked failing until it answers, and the split
-	// is called with the live nodes' answers.
+	// Once a majority replied, the rest get a moment, not their timeout: a
+	// split is then called with the live nodes' answers.
 	_ = r.collect(&b.t, collectRules{untilDecided: true, stragglers: timeout / stragglerShare}, tally)
-	couldWin := !b.t.beyondReach()
 	rtt := r.repliedIn()
 	switch {
 	case b.configErr != nil:
@@ -302,30 +350,39 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	case b.t.won():
 		return c.acquired(ctx, key, token, sent, ttl, timeout, start, args, &b, rtt)
 	case b.t.unreachable():
-		c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
-		// Too few nodes answered. If nodes that did named a holder, its
-		// release can help (the others may only have been slow); another
-		// token's cannot.
-		var wake wakeOn
-		if top, votes := leader(b.others, undone); votes > 0 {
-			wake.holder = top
-		}
-		return outcome{err: b.t.err(fmt.Sprintf("acquire %q", key)), rtt: rtt, wake: wake}
-	}
-	if !couldWin && r.pending > r.failingPending() {
+		return c.unreachable(key, name, token, ttl, &b, undone, rtt)
+	case b.t.beyondReach() && r.pending > r.failingPending():
 		if _, votes := leader(b.others, undone); votes < b.t.q {
-			// We cannot win, and nobody holds a majority of the answers so
-			// far: before calling it a split, give the other nodes a moment
-			// to complete the picture. A silent node costs that moment, not
-			// its timeout.
-			stop := time.NewTimer(max(time.Since(start), time.Millisecond))
-			for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
-				_ = tally(a)
-			}
-			stop.Stop()
+			awaitPicture(r, start, tally)
 		}
 	}
 	return c.refused(key, name, token, ttl, &b, undone, rtt)
+}
+
+// awaitPicture tallies the answers that come within a moment (as long again
+// as the attempt took, at least 1 ms): an attempt that cannot win, and in
+// which nobody holds a majority of the answers so far, gives the other
+// nodes that moment to complete the picture before calling it a split. A
+// silent node costs that moment, not its timeout.
+func awaitPicture[T any](r *round[T], start time.Time, tally func(answer[T]) error) {
+	stop := time.NewTimer(max(time.Since(start), time.Millisecond))
+	defer stop.Stop()
+	for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
+		_ = tally(a)
+	}
+}
+
+// unreachable is the verdict of an attempt that too many nodes failed.
+func (c *Client) unreachable(key, name, token string, ttl time.Duration, b *ballot, undone []string, rtt time.Duration) outcome {
+	c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
+	// Too few nodes answered. If nodes that did named a holder, its
+	// release can help (the others may only have been slow); another
+	// token's cannot.
+	var wake wakeOn
+	if top, votes := leader(b.others, undone); votes > 0 {
+		wake.holder = top
+	}
+	return outcome{err: b.t.err(fmt.Sprintf("acquire %q", key)), rtt: rtt, wake: wake}
 }
 
 // ballot is what an attempt's answers came to.
