@@ -113,22 +113,19 @@ const (
 	kindOther       = "other"
 )
 
-// attemptKind classifies the outcome of TryAcquire or Acquire. An attempt
-// that lost is "split vote" or "held" after the wording of its error (core
-// v2 says "split vote" when nobody reached a majority; today every lost
-// attempt says "held by another client on k of n nodes"). If core v2 gives
-// split votes a sentinel error, test it here first.
+// attemptKind classifies the outcome of TryAcquire or Acquire. A split vote
+// (nobody reached a majority) has its own sentinel, tested before
+// ErrNotAcquired, which it wraps; any other lost attempt is "held" after the
+// wording of its error ("held by another client on k of n nodes").
 func attemptKind(err error) string {
 	switch {
 	case err == nil:
 		return kindAcquired
+	case errors.Is(err, redlock.ErrSplitVote):
+		return kindSplit
 	case errors.Is(err, redlock.ErrNotAcquired):
 		// The wording, not the key (which may contain anything).
-		msg := strings.ToLower(err.Error())
-		switch {
-		case strings.Contains(msg, "split vote"):
-			return kindSplit
-		case strings.Contains(msg, "held by another"):
+		if strings.Contains(strings.ToLower(err.Error()), "held by another") {
 			return kindHeld
 		}
 		return kindNotAcquired

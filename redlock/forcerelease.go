@@ -29,14 +29,13 @@ const forceTombstoneMargin = time.Minute
 // Fencing stays sound: every later acquisition's majority meets a node
 // whose counter was raised, so it gets a fence larger than the evicted
 // holder's, and a resource that refuses older fences refuses the evicted
-// holder's late writes once the new holder has written
-// (TestForceReleaseFencesEvictedHolder, with the statuslock fenced store).
+// holder's late writes once the new holder has written.
 // The evicted holder learns of the loss at its next extension (manual or
 // KeepAlive): a majority refuses its token, so Extend returns ErrLockLost
-// and Done closes with a cause that wraps it (TestForceReleaseEndsKeptLock:
-// Do's work context ends, and Do returns ErrLockLost; a waiter of another
-// client is woken by the announcement: TestForceReleaseWakesWaiter). Its next acquisition reports
-// TookOver with the evicted holder.
+// and Done closes with a cause that wraps it (Do's work context ends, and
+// Do returns ErrLockLost). A waiter of another client is woken by the
+// announcement. Its next acquisition reports TookOver with the evicted
+// holder.
 //
 // Errors: ErrLockLost when no token holds the key on a majority, or
 // another holder than holder does (nothing was changed; the Info says who

@@ -57,8 +57,7 @@ func (c *Client) adminTimeout() time.Duration {
 // (Node.Inspect), waiting for each answer up to the node timeout
 // (WithNodeTimeout, default 1s). The Info says whether a majority holds
 // it, the holder's owner, acquisition time and fence, how long a majority
-// keeps it, whether all nodes agree, and each node's view
-// (TestInspectAgreesWithNodesAfterRestart, TestInspectHeldAndFree).
+// keeps it, whether all nodes agree, and each node's view.
 //
 // Errors: ErrInvalidArgument for a bad key; ErrQuorumUnreachable when too
 // many nodes failed for a majority to answer; ctx's error.

@@ -75,8 +75,7 @@ func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
 // without Release) or was force-released. The Info has the previous
 // holder's Key, Holder, Owner and AcquiredAt, and a Fence below ours; ok
 // is false when the key was released (or free) before. Use it to recover
-// what the previous holder left half done (TestTakeoverAfterKilledHolder,
-// TestTakeoverAfterClosedClient, TestNoTakeoverAfterRelease).
+// what the previous holder left half done.
 //
 // The Fence is the largest that the trails found record. Each node's trail
 // records that node's count when it granted the lock, raised to the lock's
@@ -88,7 +87,7 @@ func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
 // apart, a node that granted the previous acquisition after it was
 // decided, and that no extension reached before the holder died, records
 // its own lower count, and a successor that finds only that trail reports
-// that count (TestTookOverFenceWithDriftingCounters).
+// that count.
 //
 // It relies on the trail each acquisition leaves on its nodes, which
 // Release deletes with the key and which lives as long as the fence
@@ -226,17 +225,15 @@ func (l *Lock) lost(ctx context.Context, reason string, err error) error {
 // was not ours on a majority; ErrQuorumUnreachable when too many nodes
 // failed while the lock was still valid (Release may be tried again; the
 // keys expire with their TTL in any case). A lock that had ended before
-// Release was called gets ErrLockLost whatever the nodes answer
-// (TestReleaseOfEndedLockWithFailingNodesIsLost).
+// Release was called gets ErrLockLost whatever the nodes answer.
 //
 // Every node that processes the release afterwards refuses the lock's
 // requests still in flight (an acquire or extend that a slow node has not
 // run yet): its request to each node first waits a little (a quarter of
 // the node timeout at most; not once the lock was extended) for the lock's
-// requests to that node still on their way, and where one failed or did not come back, the release leaves
-// a tombstone of the token for a TTL
-// (TestReleaseTombstonesOnlyUnansweredNodes). Release
-// returns once a majority deleted the key and the others had a short while
+// requests to that node still on their way, and where one failed or did
+// not come back, the release leaves a tombstone of the token for a TTL.
+// Release returns once a majority deleted the key and the others had a short while
 // to answer (as long again as the majority took, at least 1 ms), so a dead
 // node does not hold it up for a whole node timeout; a slow node may hold
 // the key until the release reaches it.

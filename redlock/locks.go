@@ -12,7 +12,7 @@ import (
 
 // Locks iterates over the locks whose keys match the glob pattern (Redis's
 // glob: * ? [abc] [^a-z], \ escapes) and that a majority of the nodes
-// holds, as Inspect describes them (TestLocksListsMatchingHeldAmong10000).
+// holds, as Inspect describes them.
 // It never uses KEYS: each step is one round of Node.Scan (SCAN MATCH
 // COUNT 100 on Redis) to every node still scanning, then one Inspect
 // round per key not seen before, so the cost of a step is bounded by the

@@ -32,7 +32,7 @@ const subscriptionLinger = time.Minute
 // Only the release of the holder that beat the last attempt wakes a waiter
 // (see wakeOn): the undo of another client's failed attempt also announces
 // a release, and two waiters woken by each other's undo would retry in a loop
-// while the holder keeps the lock (TestNotifyUndoDoesNotWakeWaiters).
+// while the holder keeps the lock.
 type notifyHub struct {
 	mu       sync.Mutex
 	closed   bool

@@ -14,14 +14,14 @@ import (
 // break (a release may have gone unheard meanwhile). Nodes announce only the
 // release of a key that a waiter marked: an attempt that found it held,
 // made by an Acquire that waits or by a client with a Released watcher on
-// the key (TestReleasedHearsOnlyMarkedReleases); a release nobody asked for
+// the key; a release nobody asked for
 // publishes nothing. It is a hint, for watchers such as election.Observe
 // (whose campaigners mark the key): a lock that expires is not announced,
 // and with notifications off (WithReleaseNotifications(false)), on nodes
 // that cannot subscribe, or after Close, the channel never receives; so
 // pair it with polling. It waits up to a second for the first subscription
-// to come up, so that a release right after it returns is heard
-// (TestReleasedAnnouncesRelease). Errors: ErrInvalidArgument for a bad key.
+// to come up, so that a release right after it returns is heard.
+// Errors: ErrInvalidArgument for a bad key.
 func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, error) {
 	if err := checkKey(ctx, key); err != nil {
 		return nil, err

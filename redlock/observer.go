@@ -16,8 +16,7 @@ const (
 	// EventAcquired: the call acquired the lock. Attempts, Fence, and
 	// Latency from the start of the call. Reason is "took_over" when the
 	// lock took over from a holder that never released it (Lock.TookOver
-	// reports it, with the same limits), else empty
-	// (TestEventsTakeover).
+	// reports it, with the same limits), else empty.
 	EventAcquired
 	// EventContended: an attempt lost. Reason "contended" (another client
 	// holds a majority) or "split_vote" (no client holds a majority).

@@ -14,11 +14,10 @@ import (
 // WithOwner names who takes the client's locks: every acquisition records
 // it on the nodes with the token and the time (in the same script call, no
 // extra round trip), and Inspect, Locks and TookOver report it. Default:
-// "host/pid/program" of this process (TestOwnerDefaultIsHostPidProgram).
+// "host/pid/program" of this process.
 // Use a worker id, a pod name, or anything that tells an operator who
 // holds a lock; at most node.MaxOwnerLen (256) bytes of UTF-8 without
-// control characters, not empty (ErrInvalidArgument otherwise, from New;
-// TestOwnerBadInput).
+// control characters, not empty (ErrInvalidArgument otherwise, from New).
 func WithOwner(owner string) Option { return func(c *config) { c.owner = owner } }
 
 // defaultOwner is host/pid/program, with control characters (which owners
@@ -50,7 +49,7 @@ type ownerKey struct{}
 // ContextWithOwner returns a copy of ctx with which Acquire, TryAcquire, Do
 // and TryDo record owner instead of the client's WithOwner, for callers that
 // take locks on behalf of several parties with one Client (package election
-// records a candidate's value this way; TestContextWithOwner). The owner
+// records a candidate's value this way). The owner
 // follows WithOwner's rules; a bad one fails the acquisition with
 // ErrInvalidArgument before anything is sent.
 func ContextWithOwner(ctx context.Context, owner string) context.Context {

@@ -13,8 +13,7 @@ import (
 // node still on their way, and leaves a tombstone only if one of them
 // failed or did not come back in time. On the other nodes every request of
 // the token has already run, so none can set the key after the release,
-// and the tombstone, a write and a key per release, is not needed
-// (TestReleaseTombstonesOnlyUnansweredNodes, TestCommandsPerCycle).
+// and the tombstone, a write and a key per release, is not needed.
 type unanswered struct {
 	mu       sync.Mutex
 	nodes    []requests
@@ -63,8 +62,7 @@ func (u *unanswered) answered(i int, err error) {
 // on its way, and reports whether one may still land there (it failed, or
 // is still on its way). A nil unanswered knows nothing: one may. It does
 // not wait once an extension was sent: a kept lock has extension rounds in
-// flight most of the time, and its release must not queue behind them
-// (TestNoExtensionAfterRelease).
+// flight most of the time, and its release must not queue behind them.
 func (u *unanswered) settle(i int, d time.Duration) (mayLand bool) {
 	if u == nil {
 		return true

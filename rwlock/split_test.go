@@ -3,7 +3,6 @@ package rwlock_test
 import (
 	"context"
 	"errors"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,7 +83,7 @@ func TestSplitBetweenWriterAndReaderHasOneWinner(t *testing.T) {
 		case !w && !r:
 			neither++
 		}
-		if err != nil && strings.Contains(err.Error(), "split vote") {
+		if err != nil && errors.Is(err, redlock.ErrSplitVote) {
 			gaveUp++ // the rounds of split votes ran out
 			lost = append(lost, err.Error())
 		}

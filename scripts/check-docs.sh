@@ -9,7 +9,7 @@
 #   - docs/guarantees.md names a test that does not exist.
 #
 # Usage: scripts/check-docs.sh [--skip-comments] [README]
-#   README           the README to check (default README.md), e.g. README.new.md
+#   README           the README to check (default README.md)
 #   --skip-comments  skip the check of non-test .go comments (also: CHECK_DOCS_SKIP_COMMENTS=1)
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -21,15 +21,14 @@ type Violation struct {
 }
 
 // knownFindings are violations the simulator found on main, reported to
-// the library's owners with a reproducer (TestKnown*), recognized by kind
-// and a part of the detail.
+// the library's owners with a reproducer test, recognized by kind and a
+// part of the detail.
 var knownFindings = []struct{ name, kind, detail string }{
-	// Fixed since: split-loser-sleep (TestKnownSplitLoserSleep,
-	// redlock/acquire.go) and retry-storm (TestKnownRetryStorm,
-	// redlock/notify.go). split-held-at-resume was the checker's own
-	// (TestKnownSplitHeldAtResume): a resumed server applied its queued
-	// requests in no order and at one instant, and the ground truth did
-	// not count a holder's span of zero length.
+	// Fixed since, each still run by its reproducer: split-loser-sleep
+	// (redlock/acquire.go) and retry-storm (redlock/notify.go).
+	// split-held-at-resume was the checker's own: a resumed server applied
+	// its queued requests in no order and at one instant, and the ground
+	// truth did not count a holder's span of zero length.
 }
 
 func known(v Violation) string {

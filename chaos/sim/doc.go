@@ -53,26 +53,25 @@
 // (SIM_KNOWN=1); the reproducers of findings since fixed run as regression
 // tests.
 //
-// Bug re-introduces, at the servers and links, each review finding that
-// core v2 fixed, to show that the checks find it (TestFindsReviewFindings).
+// Bug re-introduces, at the servers and links, each fixed review finding,
+// to show that the checks find it.
 //
 // # Profiles
 //
-// TestSimulation runs SIM_SCHEDULES schedules from SIM_FROM on every core:
-// 10,000 by default (100 under -race); make sim runs 1,000,000 with
+// The simulation test runs SIM_SCHEDULES schedules from SIM_FROM on every
+// core: 10,000 by default (100 under -race); make sim runs 1,000,000 with
 // progress. A failing schedule is printed with its seed, a one-command
-// replay (TestReplay) and a porcupine timeline (Timeline).
+// replay and a porcupine timeline (Timeline).
 //
 // # Replay
 //
-// What a seed fixes exactly: the schedule (TestSameSeedSameSchedule), each
-// link's sequence of delays and losses, and each client's sequence of
-// workload choices. What it does not: the library draws its tokens from
-// crypto/rand (TestReplay fixes them with testing/cryptotest) and its retry
+// What a seed fixes exactly: the schedule, each link's sequence of delays
+// and losses, and each client's sequence of workload choices. What it does not: the library draws its tokens from
+// crypto/rand (the replay fixes them with testing/cryptotest) and its retry
 // and split jitter from math/rand/v2's global source, which no test can
 // seed; and goroutines runnable at the same fake instant run in the order
 // Go's scheduler picks. So two runs of one seed face the same faults at the
 // same instants, but may interleave differently. In practice a failing seed
-// fails again on most reruns (TestFailingSeedFailsAgain; the README lists
-// the measured rates), and TestReplay (SIM_RUNS=N) reruns a seed N times.
+// fails again on most reruns (the README lists the measured rates), and
+// the replay reruns a seed N times with SIM_RUNS=N.
 package sim

@@ -77,10 +77,10 @@ func errClass(err error) string {
 	switch {
 	case err == nil:
 		return ""
+	case errors.Is(err, redlock.ErrSplitVote):
+		return "split"
 	case errors.Is(err, redlock.ErrNotAcquired) && strings.Contains(err.Error(), "held by another"):
 		return "held"
-	case errors.Is(err, redlock.ErrNotAcquired) && strings.Contains(err.Error(), "split vote"):
-		return "split"
 	case errors.Is(err, redlock.ErrNotAcquired):
 		return "not_acquired"
 	case errors.Is(err, redlock.ErrQuorumUnreachable):

@@ -13,7 +13,7 @@ import (
 )
 
 // readmePath is the README whose snippets are built, relative to this package.
-const readmePath = "../../README.new.md"
+const readmePath = "../../README.md"
 
 // repoRoot is the root module's directory, relative to this package.
 const repoRoot = "../.."

@@ -1,10 +1,9 @@
 package redlock_test
 
-// Issue 9, finding 6 (fences), on real redis-server nodes: fences keep
-// growing across data loss whatever the clients' clocks say, fence counters
-// expire when their key is idle, and one client's lock names never collide
-// with another's counters. The Redis Cluster part of finding 6 is in
-// v2_nodes_test.go.
+// Fences on real redis-server nodes: fences keep growing across data loss
+// whatever the clients' clocks say, fence counters expire when their key is
+// idle, and one client's lock names never collide with another's counters.
+// The Redis Cluster part is in cluster_mode_test.go.
 
 import (
 	"context"
@@ -21,28 +20,28 @@ import (
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// v2TTL is the TTL of locks whose TTL does not matter to the test: long
+// longTTL is the TTL of locks whose TTL does not matter to the test: long
 // enough that a slow, busy machine never lets one expire by accident.
-const v2TTL = 10 * time.Second
+const longTTL = 10 * time.Second
 
-// v2NodeTimeout is generous for the same reason.
-const v2NodeTimeout = 2 * time.Second
+// slowNodeTimeout is generous for the same reason.
+const slowNodeTimeout = 2 * time.Second
 
-// v2SkewedClock is a wall clock that is off by skew.
-func v2SkewedClock(skew time.Duration) func() time.Time {
+// skewedClock is a wall clock that is off by skew.
+func skewedClock(skew time.Duration) func() time.Time {
 	return func() time.Time { return time.Now().Add(skew) }
 }
 
-// v2FenceWithClock acquires and releases key with a fresh client whose wall
+// fenceWithClock acquires and releases key with a fresh client whose wall
 // clock is off by skew, and returns the acquisition's fence. The client is
 // closed before it returns, so none of its requests is in flight when the
 // caller restarts nodes.
-func v2FenceWithClock(t *testing.T, nodes []node.Node, key string, skew time.Duration) uint64 {
+func fenceWithClock(t *testing.T, nodes []node.Node, key string, skew time.Duration) uint64 {
 	t.Helper()
-	c := newClient(t, nodes, redlock.WithNodeTimeout(v2NodeTimeout), redlock.WithWallClock(v2SkewedClock(skew)))
+	c := newClient(t, nodes, redlock.WithNodeTimeout(slowNodeTimeout), redlock.WithWallClock(skewedClock(skew)))
 	defer func() { _ = c.Close() }()
 	ctx := ctxFor(t)
-	l, err := c.Acquire(ctx, key, v2TTL)
+	l, err := c.Acquire(ctx, key, longTTL)
 	if err != nil {
 		t.Fatalf("clock %+v: acquire %q: %v", skew, key, err)
 	}
@@ -52,9 +51,9 @@ func v2FenceWithClock(t *testing.T, nodes []node.Node, key string, skew time.Dur
 	return l.Fence()
 }
 
-// v2RestartEmpty restarts the given nodes (all of them when none are given),
+// restartEmpty restarts the given nodes (all of them when none are given),
 // in parallel, and checks that each came back empty.
-func v2RestartEmpty(t *testing.T, cl *redistest.Cluster, which ...int) {
+func restartEmpty(t *testing.T, cl *redistest.Cluster, which ...int) {
 	t.Helper()
 	if len(which) == 0 {
 		for i := range cl.Nodes() {
@@ -80,12 +79,12 @@ func v2RestartEmpty(t *testing.T, cl *redistest.Cluster, which ...int) {
 	}
 }
 
-// TestV2FenceSkewedClocksAfterDataLoss: a fence handed out by a client whose
+// TestFenceSkewedClocksAfterDataLoss: a fence handed out by a client whose
 // clock is 60 s fast (or a correct client's, before a client 60 s slow) must
 // stay below every later fence of the key after all nodes lost their data.
 // On the old design a missing counter started from the acquiring client's
 // wall clock, so the fence went back by the skew.
-func TestV2FenceSkewedClocksAfterDataLoss(t *testing.T) {
+func TestFenceSkewedClocksAfterDataLoss(t *testing.T) {
 	const skew = 60 * time.Second
 	for _, tc := range []struct {
 		name  string
@@ -104,9 +103,9 @@ func TestV2FenceSkewedClocksAfterDataLoss(t *testing.T) {
 			var fences []uint64
 			for i, s := range tc.skews {
 				if i > 0 {
-					v2RestartEmpty(t, cl) // every node lost the key's counter
+					restartEmpty(t, cl) // every node lost the key's counter
 				}
-				f := v2FenceWithClock(t, nodes, key, s)
+				f := fenceWithClock(t, nodes, key, s)
 				t.Logf("acquisition %d: clock %+v, fence %d", i, s, f)
 				for j, prev := range fences {
 					if f <= prev {
@@ -120,11 +119,11 @@ func TestV2FenceSkewedClocksAfterDataLoss(t *testing.T) {
 	}
 }
 
-// TestV2FenceSkewedClocksOneNodeRestart: one node at a time restarts empty
+// TestFenceSkewedClocksOneNodeRestart: one node at a time restarts empty
 // (rolling, as an operator would), between acquisitions by clients whose
 // clocks are 60 s fast, 60 s slow or correct: every fence is above all
 // earlier ones.
-func TestV2FenceSkewedClocksOneNodeRestart(t *testing.T) {
+func TestFenceSkewedClocksOneNodeRestart(t *testing.T) {
 	const skew = 60 * time.Second
 	cl := startCluster(t, 3)
 	nodes := nodesOf(cl)
@@ -133,9 +132,9 @@ func TestV2FenceSkewedClocksOneNodeRestart(t *testing.T) {
 	var fences []uint64
 	for i, s := range skews {
 		if i > 0 {
-			v2RestartEmpty(t, cl, (i-1)%3)
+			restartEmpty(t, cl, (i-1)%3)
 		}
-		f := v2FenceWithClock(t, nodes, key, s)
+		f := fenceWithClock(t, nodes, key, s)
 		t.Logf("acquisition %d: clock %+v, fence %d", i, s, f)
 		for j, prev := range fences {
 			if f <= prev {
@@ -147,8 +146,8 @@ func TestV2FenceSkewedClocksOneNodeRestart(t *testing.T) {
 	}
 }
 
-// v2DumpKeys lists every key of every node with its PTTL, for failure messages.
-func v2DumpKeys(ctx context.Context, cl *redistest.Cluster) string {
+// dumpKeys lists every key of every node with its PTTL, for failure messages.
+func dumpKeys(ctx context.Context, cl *redistest.Cluster) string {
 	var b strings.Builder
 	for i, n := range cl.Nodes() {
 		keys, err := n.Client().Keys(ctx, "*").Result()
@@ -170,13 +169,13 @@ func v2DumpKeys(ctx context.Context, cl *redistest.Cluster) string {
 	return b.String()
 }
 
-// TestV2FenceCountersExpireWhenIdle: with WithFenceRetention(2s), the fence
+// TestFenceCountersExpireWhenIdle: with WithFenceRetention(2s), the fence
 // counters (and the tombstones that releases leave for one TTL) of 50 idle
 // keys expire, and every node's key count goes back to zero. On the old
 // design one counter per key stayed forever. A key acquired again after
 // its counter expired still gets a larger fence than before (the counter
 // starts again from the clock).
-func TestV2FenceCountersExpireWhenIdle(t *testing.T) {
+func TestFenceCountersExpireWhenIdle(t *testing.T) {
 	const (
 		keys      = 50
 		ttl       = 2 * time.Second // tombstones live one TTL
@@ -247,7 +246,7 @@ func TestV2FenceCountersExpireWhenIdle(t *testing.T) {
 		select {
 		case <-guard.C:
 			t.Fatalf("hang guard: %d keys still on the nodes %v after the last release (fence retention %v, ttl %v):%s",
-				total, hangGuard, retention, ttl, v2DumpKeys(ctx, cl))
+				total, hangGuard, retention, ttl, dumpKeys(ctx, cl))
 		case <-tick.C:
 		}
 	}
@@ -255,9 +254,9 @@ func TestV2FenceCountersExpireWhenIdle(t *testing.T) {
 
 	// Acquire some of the keys again: their counters start over, above the
 	// fences handed out before.
-	c2 := newClient(t, nodesOf(cl), redlock.WithFenceRetention(retention), redlock.WithNodeTimeout(v2NodeTimeout))
+	c2 := newClient(t, nodesOf(cl), redlock.WithFenceRetention(retention), redlock.WithNodeTimeout(slowNodeTimeout))
 	for _, key := range []string{names[0], names[keys/2], names[keys-1]} {
-		l, err := c2.Acquire(ctx, key, v2TTL)
+		l, err := c2.Acquire(ctx, key, longTTL)
 		if err != nil {
 			t.Fatalf("acquire %q again: %v", key, err)
 		}
@@ -284,15 +283,15 @@ func TestV2FenceCountersExpireWhenIdle(t *testing.T) {
 	}
 }
 
-// TestV2FencePrefixesDoNotCollide: client A (prefix "lock:a:") holds key
+// TestFencePrefixesDoNotCollide: client A (prefix "lock:a:") holds key
 // "fence" while client B (prefix "lock:") takes and releases key "a" again
 // and again, and the other way round. On the old design A's lock key was
 // B's fence counter ("lock:a:fence"): B's acquisitions failed, or A could
 // not acquire at all.
-func TestV2FencePrefixesDoNotCollide(t *testing.T) {
+func TestFencePrefixesDoNotCollide(t *testing.T) {
 	cl := startCluster(t, 3)
-	a := newClient(t, nodesOf(cl), redlock.WithKeyPrefix("lock:a:"), redlock.WithNodeTimeout(v2NodeTimeout))
-	b := newClient(t, nodesOf(cl), redlock.WithKeyPrefix("lock:"), redlock.WithNodeTimeout(v2NodeTimeout))
+	a := newClient(t, nodesOf(cl), redlock.WithKeyPrefix("lock:a:"), redlock.WithNodeTimeout(slowNodeTimeout))
+	b := newClient(t, nodesOf(cl), redlock.WithKeyPrefix("lock:"), redlock.WithNodeTimeout(slowNodeTimeout))
 	ctx := ctxFor(t)
 
 	aName, bName := a.KeyName("fence"), b.KeyName("a")
