@@ -30,41 +30,8 @@ func globMatch(pattern, s string) bool {
 			if i >= len(s) {
 				return false
 			}
-			p++
-			not := p < len(pattern) && pattern[p] == '^'
-			if not {
-				p++
-			}
-			match := false
-			for {
-				if p >= len(pattern) {
-					p-- // an unclosed class ends the pattern, as in Redis
-					break
-				}
-				c := pattern[p]
-				switch {
-				case c == '\\' && p+1 < len(pattern):
-					p++
-					match = match || pattern[p] == s[i]
-				case c == ']':
-				case p+2 < len(pattern) && pattern[p+1] == '-':
-					lo, hi := c, pattern[p+2]
-					if lo > hi {
-						lo, hi = hi, lo
-					}
-					p += 2
-					match = match || (s[i] >= lo && s[i] <= hi)
-				default:
-					match = match || c == s[i]
-				}
-				if c == ']' {
-					break
-				}
-				p++
-			}
-			if not {
-				match = !match
-			}
+			var match bool
+			match, p = matchClass(pattern, p+1, s[i])
 			if !match {
 				return false
 			}
@@ -83,4 +50,43 @@ func globMatch(pattern, s string) bool {
 		p++
 	}
 	return i == len(s)
+}
+
+// matchClass reports whether b matches the class of pattern that starts at
+// p (just after its '['), and returns the index of the class's closing ']'
+// (the pattern's last byte when the class is unclosed: it ends the
+// pattern, as in Redis).
+func matchClass(pattern string, p int, b byte) (bool, int) {
+	not := p < len(pattern) && pattern[p] == '^'
+	if not {
+		p++
+	}
+	match := false
+	for {
+		if p >= len(pattern) {
+			p--
+			break
+		}
+		c := pattern[p]
+		switch {
+		case c == '\\' && p+1 < len(pattern):
+			p++
+			match = match || pattern[p] == b
+		case c == ']':
+		case p+2 < len(pattern) && pattern[p+1] == '-':
+			lo, hi := c, pattern[p+2]
+			if lo > hi {
+				lo, hi = hi, lo
+			}
+			p += 2
+			match = match || (b >= lo && b <= hi)
+		default:
+			match = match || c == b
+		}
+		if c == ']' {
+			break
+		}
+		p++
+	}
+	return match != not, p
 }

@@ -65,127 +65,179 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 	if err := c.ready(ctx, c.cfg.timeoutFor(ttl)); err != nil {
 		return nil, err
 	}
-	name := c.keyName(key)
-	began := time.Now()
-	var w *waiter
+	a := acquisition{c: c, ctx: ctx, key: key, name: c.keyName(key), ttl: ttl, policy: b, began: time.Now()}
 	if waits {
 		// Registered before the first attempt, so that a release that
 		// lands while an attempt is in flight is not missed.
-		w = c.joinWaiters(ctx, name, c.cfg.timeoutFor(ttl))
+		a.w = c.joinWaiters(ctx, a.name, c.cfg.timeoutFor(ttl))
 	}
 	acquired := false
-	defer func() { c.leaveWaiters(w, acquired) }()
-	var (
-		retryAt time.Time    // when the current retry delay of the policy runs out
-		token   string       // kept across rounds while we win a split
-		sent    *unanswered  // the token's requests per node
-		splits  int          // split rounds in a row
-		prev    node.Holding // the holder before us, seen by the rounds of token
-		behind  int          // attempts in a row lost to the holder whose release woke us
-		ahead   string       // that holder's release id
-		undone  []string     // release ids of the tokens this call gave up (see gaveUpToken)
-	)
+	defer func() { c.leaveWaiters(a.w, acquired) }()
 	for attempts := 1; ; attempts++ {
-		if token == "" {
-			token, sent, prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
+		if a.token == "" {
+			a.token, a.sent, a.prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
 		}
 		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts, Context: ctx})
-		seen := c.notify.mark(w, token)
-		o := c.attempt(ctx, key, name, token, sent, ttl, w != nil || c.notify.watched(name), undone)
-		if o.prev.Token != "" && o.prev.Fence >= prev.Fence {
-			prev = o.prev
+		seen := c.notify.mark(a.w, a.token)
+		o := c.attempt(ctx, key, a.name, a.token, a.sent, ttl, a.w != nil || c.notify.watched(a.name), a.undone)
+		if o.prev.Token != "" && o.prev.Fence >= a.prev.Fence {
+			a.prev = o.prev
 		}
 		if o.lock != nil {
-			o.lock.previous = prev
 			acquired = true
-			e := Event{Kind: EventAcquired, Key: key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(began), Context: ctx}
-			if prev.Token != "" { // what TookOver reports
-				e.Reason = reasonTookOver
-			}
-			c.observe(e)
-			if c.logger.Enabled(ctx, slog.LevelDebug) {
-				c.logger.DebugContext(ctx, "redlock: acquired", "key", key, "token", shortToken(token),
-					"fence", o.lock.fence, "attempts", attempts, "validity", time.Until(o.lock.ValidUntil()))
-			}
-			return o.lock, nil
+			return a.won(o, attempts), nil
 		}
-		if !o.keep {
-			undone = gaveUpToken(undone, token)
-			token = ""
-		}
-		if errors.Is(o.err, ErrInvalidArgument) { // a node found to be a duplicate, say
-			return nil, c.gaveUp(ctx, key, reasonInvalid, attempts, began, o.err)
-		}
-		if o.held || o.split {
-			c.observe(Event{Kind: EventContended, Key: key, Attempts: attempts, Reason: o.reason(), Context: ctx})
-		}
-		if ctx.Err() != nil {
-			c.abandon(key, name, token, ttl)
-			return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, context.Cause(ctx)))
-		}
-		if o.split {
-			// Resolve the split now, without using up a retry: the winner
-			// asks again as soon as the losers' undo can have landed, the
-			// losers look again once the winner can have finished, or
-			// when it releases.
-			if splits++; splits <= maxSplitRounds {
-				d := o.rtt + rand.N(o.rtt/2+time.Microsecond)
-				if !o.keep {
-					d = 3*o.rtt + rand.N(o.rtt+time.Microsecond)
-				}
-				d = max(d, 100*time.Microsecond)
-				var err error
-				if o.keep {
-					err = sleep(ctx, d)
-				} else {
-					err = c.waitRelease(ctx, w, seen, o.wake, d)
-				}
-				if err != nil {
-					c.abandon(key, name, token, ttl)
-					return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
-				}
-				continue
-			}
-			c.abandon(key, name, token, ttl)
-			undone = gaveUpToken(undone, token)
-			token = ""
-		}
-		splits = 0
-		// A retry of the policy is used up when its delay runs out, not
-		// when a release notification or the holder's expiry brings us
-		// back early: within one delay we try again on every such wake, so
-		// notifications speed waiters up without shrinking their budget.
-		now := time.Now()
-		if !now.Before(retryAt) {
-			delay := b.NextBackOff()
-			if delay == backoff.Stop {
-				return nil, c.gaveUp(ctx, key, o.reason(), attempts, began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", key, attempts, o.err))
-			}
-			retryAt = now.Add(delay)
-		}
-		delay := retryAt.Sub(now)
-		if o.wait > 0 && o.wait < delay {
-			// The holder's key expires before our next scheduled try: come
-			// back just then, spread by a little jitter.
-			delay = o.wait + rand.N(2*time.Millisecond)
-		}
-		if o.held && o.wake.holder != "" && c.notify.wokeBy(w) == o.wake.holder {
-			ahead = o.wake.holder
-		}
-		if o.held && o.wake.holder == ahead && behind < maxBehind {
-			// A node announced the holder's release, but the release had
-			// not reached a majority when we tried: it is on its way, and
-			// nodes that cannot announce it would leave us asleep. Look
-			// again in two round trips, then four, then six.
-			behind++
-			delay = min(delay, time.Duration(behind)*max(2*o.rtt, time.Millisecond)+rand.N(o.rtt+time.Microsecond))
-		} else {
-			behind, ahead = 0, ""
-		}
-		if err := c.waitRelease(ctx, w, seen, o.wake, delay); err != nil {
-			return nil, c.gaveUp(ctx, key, reasonCanceled, attempts, began, fmt.Errorf("redlock: acquire %q: %w", key, err))
+		if err := a.lost(o, attempts, seen); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// acquisition is the state of one Acquire or TryAcquire call across its
+// attempts.
+type acquisition struct {
+	c         *Client
+	ctx       context.Context
+	key, name string
+	ttl       time.Duration
+	policy    backoff.BackOff
+	began     time.Time
+	w         *waiter // nil unless the call waits for release notifications
+
+	retryAt time.Time    // when the current retry delay of the policy runs out
+	token   string       // kept across rounds while we win a split
+	sent    *unanswered  // the token's requests per node
+	splits  int          // split rounds in a row
+	prev    node.Holding // the holder before us, seen by the rounds of token
+	behind  int          // attempts in a row lost to the holder whose release woke us
+	ahead   string       // that holder's release id
+	undone  []string     // release ids of the tokens this call gave up (see gaveUpToken)
+}
+
+// won hands out the lock of a successful attempt, and reports it.
+func (a *acquisition) won(o outcome, attempts int) *Lock {
+	c, ctx := a.c, a.ctx
+	o.lock.previous = a.prev
+	e := Event{Kind: EventAcquired, Key: a.key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(a.began), Context: ctx}
+	if a.prev.Token != "" { // what TookOver reports
+		e.Reason = reasonTookOver
+	}
+	c.observe(e)
+	if c.logger.Enabled(ctx, slog.LevelDebug) {
+		c.logger.DebugContext(ctx, "redlock: acquired", "key", a.key, "token", shortToken(a.token),
+			"fence", o.lock.fence, "attempts", attempts, "validity", time.Until(o.lock.ValidUntil()))
+	}
+	return o.lock
+}
+
+// lost handles a failed attempt: it returns the call's error when the call
+// gives up, or nil once it is time for the next attempt.
+func (a *acquisition) lost(o outcome, attempts int, s seen) error {
+	c, ctx := a.c, a.ctx
+	if !o.keep {
+		a.undone = gaveUpToken(a.undone, a.token)
+		a.token = ""
+	}
+	if errors.Is(o.err, ErrInvalidArgument) { // a node found to be a duplicate, say
+		return c.gaveUp(ctx, a.key, reasonInvalid, attempts, a.began, o.err)
+	}
+	if o.held || o.split {
+		c.observe(Event{Kind: EventContended, Key: a.key, Attempts: attempts, Reason: o.reason(), Context: ctx})
+	}
+	if ctx.Err() != nil {
+		c.abandon(a.key, a.name, a.token, a.ttl)
+		return a.canceled(attempts, context.Cause(ctx))
+	}
+	if o.split {
+		if resolving, err := a.resolveSplit(o, attempts, s); resolving {
+			return err
+		}
+	}
+	a.splits = 0
+	return a.retry(o, attempts, s)
+}
+
+// canceled is the error of a call whose context ended (cause) or whose
+// wait failed.
+func (a *acquisition) canceled(attempts int, cause error) error {
+	return a.c.gaveUp(a.ctx, a.key, reasonCanceled, attempts, a.began, fmt.Errorf("redlock: acquire %q: %w", a.key, cause))
+}
+
+// resolveSplit resolves a split now, without using up a retry: the winner
+// asks again as soon as the losers' undo can have landed, the losers look
+// again once the winner can have finished, or when it releases. It reports
+// false once the call has spent maxSplitRounds in a row on splits: the
+// token is then given up and the split counts as a contended attempt.
+func (a *acquisition) resolveSplit(o outcome, attempts int, s seen) (bool, error) {
+	c := a.c
+	if a.splits++; a.splits <= maxSplitRounds {
+		d := o.rtt + rand.N(o.rtt/2+time.Microsecond)
+		if !o.keep {
+			d = 3*o.rtt + rand.N(o.rtt+time.Microsecond)
+		}
+		d = max(d, 100*time.Microsecond)
+		var err error
+		if o.keep {
+			err = sleep(a.ctx, d)
+		} else {
+			err = c.waitRelease(a.ctx, a.w, s, o.wake, d)
+		}
+		if err != nil {
+			c.abandon(a.key, a.name, a.token, a.ttl)
+			return true, a.canceled(attempts, err)
+		}
+		return true, nil
+	}
+	c.abandon(a.key, a.name, a.token, a.ttl)
+	a.undone = gaveUpToken(a.undone, a.token)
+	a.token = ""
+	return false, nil
+}
+
+// retry waits for the next attempt of a contended or failed call: the
+// policy's delay, cut short by the holder's expiry or release. It returns
+// the call's error when the policy gives up or the wait fails.
+func (a *acquisition) retry(o outcome, attempts int, s seen) error {
+	c := a.c
+	// A retry of the policy is used up when its delay runs out, not
+	// when a release notification or the holder's expiry brings us
+	// back early: within one delay we try again on every such wake, so
+	// notifications speed waiters up without shrinking their budget.
+	now := time.Now()
+	if !now.Before(a.retryAt) {
+		delay := a.policy.NextBackOff()
+		if delay == backoff.Stop {
+			return c.gaveUp(a.ctx, a.key, o.reason(), attempts, a.began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", a.key, attempts, o.err))
+		}
+		a.retryAt = now.Add(delay)
+	}
+	delay := a.retryAt.Sub(now)
+	if o.wait > 0 && o.wait < delay {
+		// The holder's key expires before our next scheduled try: come
+		// back just then, spread by a little jitter.
+		delay = o.wait + rand.N(2*time.Millisecond)
+	}
+	delay = a.lookAgain(o, delay)
+	if err := c.waitRelease(a.ctx, a.w, s, o.wake, delay); err != nil {
+		return a.canceled(attempts, err)
+	}
+	return nil
+}
+
+// lookAgain shortens delay after a wake by a holder's release that had not
+// reached a majority when we tried: it is on its way, and nodes that cannot
+// announce it would leave us asleep. We look again in two round trips,
+// then four, then six, at most maxBehind times in a row.
+func (a *acquisition) lookAgain(o outcome, delay time.Duration) time.Duration {
+	if o.held && o.wake.holder != "" && a.c.notify.wokeBy(a.w) == o.wake.holder {
+		a.ahead = o.wake.holder
+	}
+	if o.held && o.wake.holder == a.ahead && a.behind < maxBehind {
+		a.behind++
+		return min(delay, time.Duration(a.behind)*max(2*o.rtt, time.Millisecond)+rand.N(o.rtt+time.Microsecond))
+	}
+	a.behind, a.ahead = 0, ""
+	return delay
 }
 
 // maxUndone bounds the tokens a call remembers having given up.
@@ -249,7 +301,6 @@ type outcome struct {
 // the holder, so that their release is announced.
 func (c *Client) attempt(ctx context.Context, key, name, token string, sent *unanswered, ttl time.Duration, waiter bool, undone []string) outcome {
 	timeout := c.cfg.timeoutFor(ttl)
-	n, q := len(c.nodes), c.quorum
 	start := time.Now()                                 // monotonic: validity is measured from before the first request
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
@@ -263,126 +314,144 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	})
 	defer r.close()
 
-	var (
-		yes      []answer[node.AcquireReply]
-		others   []answer[node.AcquireReply] // held by another token
-		failures []error
-	)
-	var prev node.Holding
-	var configErr error // found while identifying a node late
-	// Nodes that lost their data sit out; see recovery.go.
-	rec := c.newRecovery(ttl)
-	tally := func(a answer[node.AcquireReply]) {
+	b := ballot{t: c.newTally(), rec: c.newRecovery(ttl)} // nodes that lost their data sit out: recovery.go
+	tally := func(a answer[node.AcquireReply]) error {
+		defer b.recount()
 		counts := a.err == nil && c.counts(a.node)
-		if a.err == nil && !counts && configErr == nil {
-			counts, configErr = c.identifyNow(ctx, a.node, timeout)
+		if a.err == nil && !counts && b.configErr == nil {
+			counts, b.configErr = c.identifyNow(ctx, a.node, timeout)
 		}
 		switch {
 		case a.err != nil:
-			failures = append(failures, a.err)
+			b.t.fail(a.err)
 		case !counts:
 			// Its yes does not count, and the undo reaches it like every
 			// node that did not answer "held".
-			failures = append(failures, &NodeError{Node: c.nodes[a.node].Name(), Op: "acquire", Err: errUnidentified(c.nodes[a.node].Name())})
+			b.t.notCounted(c.nodes[a.node].Name(), "acquire", errUnidentified(c.nodes[a.node].Name()))
 		case a.val.Acquired:
-			rec.note(a.node, a.val)
-			yes = append(yes, a)
-			if p := a.val.Previous; p.Token != "" && p.Fence >= prev.Fence {
-				prev = p
+			b.rec.note(a.node, a.val)
+			b.yes = append(b.yes, a)
+			if p := a.val.Previous; p.Token != "" && p.Fence >= b.prev.Fence {
+				b.prev = p
 			}
 		default:
-			rec.note(a.node, a.val)
-			others = append(others, a)
+			b.rec.note(a.node, a.val)
+			b.t.no++
+			b.others = append(b.others, a)
 		}
+		return nil
 	}
-	for counted, out := rec.counted(yes); counted < q && len(others)+len(failures)+out <= n-q; counted, out = rec.counted(yes) {
-		if r.onlyFailingLeft() {
-			// Every node that is not failing answered, and the outcome
-			// hinges on failing ones: do not wait for them.
-			failures = append(failures, r.presumeFailing()...)
-			break
-		}
-		var stragglers <-chan time.Time
-		if r.replies >= q {
-			// A majority replied and the rest could still give either
-			// side its majority: wait for them only a moment (see
-			// stragglersDue), not their timeout. A node still silent then
-			// is marked failing until it answers, and the split is called
-			// with the live nodes' answers.
-			stragglers = r.stragglersDue(timeout / stragglerShare)
-		}
-		a, ok := r.nextBefore(stragglers)
-		if !ok {
-			failures = append(failures, r.presumeSilent()...)
-			break
-		}
-		tally(a)
+	// Once a majority replied, the rest get a moment, not their timeout: a
+	// split is then called with the live nodes' answers.
+	_ = r.collect(&b.t, collectRules{untilDecided: true, stragglers: timeout / stragglerShare}, tally)
+	if b.t.won() && b.rec.restsOnYoung(b.yes) {
+		lingerForKeepers(r, start, tally) // the key looks new: one of the others may have kept it
 	}
-	if counted, _ := rec.counted(yes); counted >= q && rec.restsOnYoung(yes) {
-		// A key that looks new: give the other nodes a moment, as a split
-		// does; one of them may have kept it (see recovery.go).
-		stop := time.NewTimer(lingerFor(time.Since(start)))
-		for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
-			tally(a)
-		}
-		stop.Stop()
-	}
-	_, sitOut := rec.counted(yes)
-	couldWin := len(others)+len(failures)+sitOut <= n-q
 	rtt := r.repliedIn()
-	if configErr != nil {
-		c.undo(key, name, token, ttl, heldBy(others, n))
-		return outcome{err: configErr, rtt: rtt}
+	switch {
+	case b.configErr != nil:
+		c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
+		return outcome{err: b.configErr, rtt: rtt}
+	case b.t.won():
+		_ = c.reportRecovering(ctx, key, b.rec, b.yes)
+		return c.acquired(ctx, key, token, sent, ttl, timeout, start, args, &b, rtt)
+	case b.t.unreachable():
+		return c.unreachable(key, name, token, ttl, &b, undone, rtt)
+	case b.t.beyondReach() && r.pending > r.failingPending():
+		if _, votes := leader(b.others, undone); votes < b.t.q {
+			awaitPicture(r, start, tally)
+		}
 	}
+	if top, votes := leader(b.others, undone); votes < b.t.q {
+		// A sitting-out node's yes is a no: the attempt is lost, not a split.
+		if err := c.reportRecovering(ctx, key, b.rec, b.yes); err != nil {
+			c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
+			return outcome{err: err, rtt: rtt, wake: wakeOn{holder: top}}
+		}
+	}
+	return c.refused(key, name, token, ttl, &b, undone, rtt)
+}
 
-	if counted, _ := rec.counted(yes); counted >= q {
-		_ = c.reportRecovering(ctx, key, rec, yes)
-		fence, err := c.settleFence(ctx, key, name, token, timeout, yes)
-		if err == nil {
-			if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
-				l := newLock(c, key, name, token, sent, fence, ttl, start)
-				l.owner, l.acquiredAt = args.Owner, at
-				return outcome{lock: l, prev: prev}
-			}
-			err = fmt.Errorf("%w: %q: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, key, time.Since(start), ttl)
-		}
-		c.undo(key, name, token, ttl, nil)
-		return outcome{err: err, rtt: rtt}
+// lingerForKeepers tallies the answers that come within lingerFor: a
+// majority that rests on young markers is confirmed only by the answers of
+// the other healthy nodes, one of which may have kept the key.
+func lingerForKeepers[T any](r *round[T], start time.Time, tally func(answer[T]) error) {
+	stop := time.NewTimer(lingerFor(time.Since(start)))
+	defer stop.Stop()
+	for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
+		_ = tally(a)
 	}
-	if len(failures) > n-q {
-		c.undo(key, name, token, ttl, heldBy(others, n))
-		// Too few nodes answered. If nodes that did named a holder, its
-		// release can help (the others may only have been slow); another
-		// token's cannot.
-		var wake wakeOn
-		if top, votes := leader(others, undone); votes > 0 {
-			wake.holder = top
-		}
-		return outcome{err: quorumErr(fmt.Sprintf("acquire %q", key), failures, n), rtt: rtt, wake: wake}
-	}
+}
 
-	top, votes := leader(others, undone)
-	if votes < q && !couldWin && r.pending > r.failingPending() {
-		// We cannot win, and nobody holds a majority of the answers so
-		// far: before calling it a split, give the other nodes a moment
-		// to complete the picture. A silent node costs that moment, not
-		// its timeout.
-		stop := time.NewTimer(max(time.Since(start), time.Millisecond))
-		for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
-			tally(a)
+// awaitPicture tallies the answers that come within a moment (as long again
+// as the attempt took, at least 1 ms): an attempt that cannot win, and in
+// which nobody holds a majority of the answers so far, gives the other
+// nodes that moment to complete the picture before calling it a split. A
+// silent node costs that moment, not its timeout.
+func awaitPicture[T any](r *round[T], start time.Time, tally func(answer[T]) error) {
+	stop := time.NewTimer(max(time.Since(start), time.Millisecond))
+	defer stop.Stop()
+	for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
+		_ = tally(a)
+	}
+}
+
+// unreachable is the verdict of an attempt that too many nodes failed.
+func (c *Client) unreachable(key, name, token string, ttl time.Duration, b *ballot, undone []string, rtt time.Duration) outcome {
+	c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
+	// Too few nodes answered. If nodes that did named a holder, its
+	// release can help (the others may only have been slow); another
+	// token's cannot.
+	var wake wakeOn
+	if top, votes := leader(b.others, undone); votes > 0 {
+		wake.holder = top
+	}
+	return outcome{err: b.t.err(fmt.Sprintf("acquire %q", key)), rtt: rtt, wake: wake}
+}
+
+// ballot is what an attempt's answers came to.
+type ballot struct {
+	t         tally
+	yes       []answer[node.AcquireReply] // said yes
+	others    []answer[node.AcquireReply] // held by another token
+	prev      node.Holding                // the previous holder with the largest fence reported
+	configErr error                       // found while identifying a node late
+	rec       *recovery                   // nil when recovery is off
+}
+
+// recount makes the tally's yes the votes that count: a node's yes stops
+// counting when a later answer shows it lost its data for the key.
+func (b *ballot) recount() {
+	b.t.yes, b.t.out = b.rec.counted(b.yes)
+}
+
+// acquired is the verdict of an attempt that a majority granted: the lock,
+// once its fence is settled, if validity is left.
+func (c *Client) acquired(ctx context.Context, key, token string, sent *unanswered, ttl, timeout time.Duration, start time.Time, args node.AcquireArgs, b *ballot, rtt time.Duration) outcome {
+	name := args.Name
+	fence, err := c.settleFence(ctx, key, name, token, timeout, b.yes)
+	if err == nil {
+		if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
+			l := newLock(c, key, name, token, sent, fence, ttl, start)
+			l.owner, l.acquiredAt = args.Owner, args.At
+			return outcome{lock: l, prev: b.prev}
 		}
-		stop.Stop()
-		top, votes = leader(others, undone)
+		err = fmt.Errorf("%w: %q: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, key, time.Since(start), ttl)
 	}
-	if recErr := c.reportRecovering(ctx, key, rec, yes); recErr != nil && votes < q { // a sitting-out node's yes is a no
-		c.undo(key, name, token, ttl, heldBy(others, n))
-		return outcome{err: recErr, rtt: rtt, wake: wakeOn{holder: top}}
-	}
-	if votes >= q {
-		c.undo(key, name, token, ttl, heldBy(others, n))
+	c.undo(key, name, token, ttl, nil)
+	return outcome{err: err, rtt: rtt}
+}
+
+// refused is the verdict of an attempt that no majority granted and enough
+// nodes answered: held by another client, or a split.
+func (c *Client) refused(key, name, token string, ttl time.Duration, b *ballot, undone []string, rtt time.Duration) outcome {
+	n := b.t.n
+	top, votes := leader(b.others, undone)
+	if votes >= b.t.q {
+		c.undo(key, name, token, ttl, heldBy(b.others, n))
 		return outcome{
 			err:  fmt.Errorf("%w: %q is held by another client (on %d of %d nodes)", ErrNotAcquired, key, votes, n),
-			wait: c.holderWait(others, n), rtt: rtt, held: true, wake: wakeOn{holder: top},
+			wait: c.holderWait(b.others, n), rtt: rtt, held: true, wake: wakeOn{holder: top},
 		}
 	}
 	// A split: no token holds a majority of the nodes that answered. Every
@@ -390,17 +459,18 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	// from, so they agree on a winner without talking to each other: the
 	// token with the most nodes, ties going to the smallest release id.
 	ours := node.ReleaseID(token)
-	win := len(yes) > votes || (len(yes) == votes && len(yes) > 0 && ours < top)
+	yes := len(b.yes)
+	win := yes > votes || (yes == votes && yes > 0 && ours < top)
 	err := fmt.Errorf("%w: %q: no client holds a majority (%d of %d nodes ours, at most %d another's, %d failed or silent)",
-		ErrSplitVote, key, len(yes), n, votes, n-len(yes)-len(others))
+		ErrSplitVote, key, yes, n, votes, n-yes-len(b.others))
 	if !win {
-		c.undo(key, name, token, ttl, heldBy(others, n))
+		c.undo(key, name, token, ttl, heldBy(b.others, n))
 	}
 	wake := wakeOn{all: true}
 	if !win {
 		wake = wakeOn{holder: top} // the winner
 	}
-	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: prev, wake: wake}
+	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: b.prev, wake: wake}
 }
 
 // leader returns the holder with the most nodes among answers (ties: the

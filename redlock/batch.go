@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -25,7 +24,25 @@ type extendItem struct {
 // The caller holds each lock's op mutex. It returns one error per item.
 func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 	start := time.Now()
-	n, q := len(c.nodes), c.quorum
+	r := c.startExtendRound(ctx, items, start)
+	defer r.close()
+	t := c.collectExtensions(r, len(items))
+	out := make([]error, len(items))
+	for k, it := range items {
+		out[k] = c.extendVerdict(ctx, it, &t[k], start)
+	}
+	return out
+}
+
+// extendTally is one lock's tally in an extension round.
+type extendTally struct {
+	tally
+	decidedAt time.Time // when the q-th Extended arrived
+}
+
+// startExtendRound sends every item's extension to every node, under the
+// earliest of each lock's validity and node timeout (the latest of those).
+func (c *Client) startExtendRound(ctx context.Context, items []extendItem, start time.Time) *round[[]node.ExtendResult] {
 	ops := make([]node.ExtendArgs, len(items))
 	var deadline time.Time
 	for k, it := range items {
@@ -42,7 +59,7 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 	for _, it := range items { // an extension can set a missing key
 		it.l.sent.send(true)
 	}
-	r := startRoundAt(c, ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
+	return startRoundAt(c, ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
 		res, err := c.nodes[i].Extend(ctx, ops)
 		for _, it := range items {
 			it.l.sent.answered(i, err)
@@ -52,18 +69,18 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 		}
 		return res, err
 	})
-	defer r.close()
+}
 
-	type tally struct {
-		yes, no   int
-		decidedAt time.Time // when the q-th Extended arrived
+// collectExtensions tallies the round's answers per lock until every
+// lock's outcome is decided (a node's failure counts against each lock).
+func (c *Client) collectExtensions(r *round[[]node.ExtendResult], locks int) []extendTally {
+	t := make([]extendTally, locks)
+	for k := range t {
+		t[k].tally = c.newTally()
 	}
-	t := make([]tally, len(items))
-	var failures []error
-	decided := func(tk tally) bool { return tk.yes >= q || tk.no+len(failures) > n-q }
 	all := func() bool {
-		for _, tk := range t {
-			if !decided(tk) {
+		for k := range t {
+			if !t[k].decided() {
 				return false
 			}
 		}
@@ -74,17 +91,15 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 		if !ok {
 			break
 		}
-		if a.err != nil {
-			failures = append(failures, a.err)
-			continue
-		}
 		now := time.Now()
 		for k := range t {
 			tk := &t[k]
 			switch {
-			case decided(*tk):
+			case a.err != nil:
+				tk.fail(a.err)
+			case tk.decided():
 			case a.val[k] == node.Extended:
-				if tk.yes++; tk.yes == q {
+				if tk.yes++; tk.yes == tk.q {
 					tk.decidedAt = now
 				}
 			default:
@@ -92,36 +107,39 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 			}
 		}
 	}
+	return t
+}
 
-	out := make([]error, len(items))
-	for k, it := range items {
-		l, tk := it.l, t[k]
-		switch {
-		case tk.yes >= q && tk.decidedAt.Before(it.vu):
-			l.mu.Lock()
-			ok := !l.released && l.Err() == nil
-			if ok {
-				l.ttl, l.validUntil = it.ttl, start.Add(it.ttl-c.cfg.drift(it.ttl))
-			}
-			l.mu.Unlock()
-			if !ok { // ended while the round was in flight
-				out[k] = fmt.Errorf("%w: extend %q: lock ended during the round", ErrLockLost, l.key)
-				continue
-			}
-			l.rearm()
-			c.observe(Event{Kind: EventExtended, Key: l.key, Latency: tk.decidedAt.Sub(start), Context: ctx})
-		case tk.no > n-q:
-			out[k] = l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: extend %q: held by us on too few nodes (%d of %d not ours)", ErrLockLost, l.key, tk.no, n))
-			l.dropKeys(it.ttl)
-		case tk.yes >= q || !time.Now().Before(it.vu):
-			out[k] = l.lost(ctx, reasonUnconfirmed, fmt.Errorf("%w: extend %q: a majority did not confirm before the validity ended", ErrLockLost, l.key))
-			l.dropKeys(it.ttl)
-		default:
-			out[k] = fmt.Errorf("%w: extend %q: %d of %d nodes failed: %w", ErrQuorumUnreachable, l.key, len(failures), n, errors.Join(failures...))
-			c.observe(Event{Kind: EventExtended, Key: l.key, Reason: reasonNoQuorum, Latency: time.Since(start), Err: out[k], Context: ctx})
+// extendVerdict applies one lock's tally: the lock's new validity, or why
+// it was not extended.
+func (c *Client) extendVerdict(ctx context.Context, it extendItem, tk *extendTally, start time.Time) error {
+	l := it.l
+	switch {
+	case tk.won() && tk.decidedAt.Before(it.vu):
+		l.mu.Lock()
+		ok := !l.released && l.Err() == nil
+		if ok {
+			l.ttl, l.validUntil = it.ttl, start.Add(it.ttl-c.cfg.drift(it.ttl))
 		}
+		l.mu.Unlock()
+		if !ok { // ended while the round was in flight
+			return fmt.Errorf("%w: extend %q: lock ended during the round", ErrLockLost, l.key)
+		}
+		l.rearm()
+		c.observe(Event{Kind: EventExtended, Key: l.key, Latency: tk.decidedAt.Sub(start), Context: ctx})
+		return nil
+	case tk.no > tk.n-tk.q:
+		err := l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: extend %q: held by us on too few nodes (%d of %d not ours)", ErrLockLost, l.key, tk.no, tk.n))
+		l.dropKeys(it.ttl)
+		return err
+	case tk.won() || !time.Now().Before(it.vu):
+		err := l.lost(ctx, reasonUnconfirmed, fmt.Errorf("%w: extend %q: a majority did not confirm before the validity ended", ErrLockLost, l.key))
+		l.dropKeys(it.ttl)
+		return err
 	}
-	return out
+	err := tk.err(fmt.Sprintf("extend %q", l.key))
+	c.observe(Event{Kind: EventExtended, Key: l.key, Reason: reasonNoQuorum, Latency: time.Since(start), Err: err, Context: ctx})
+	return err
 }
 
 func earliest(a, b time.Time) time.Time {

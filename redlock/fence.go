@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -33,32 +32,32 @@ func (c *Client) settleFence(ctx context.Context, key, name, token string, timeo
 			behind = append(behind, a.node)
 		}
 	}
-	atFence := len(acquired) - len(behind)
-	if atFence >= c.quorum {
+	t := c.newTally()
+	t.yes = len(acquired) - len(behind) // already at the fence
+	if t.won() {
 		return fence, nil
 	}
 	r := startRound(c, ctx, "fence", key, behind, timeout, func(ctx context.Context, nd node.Node) (bool, error) {
 		return nd.RaiseFence(ctx, name, token, fence, c.cfg.retention)
 	})
 	defer r.close()
-	var errs []error
-	for atFence < c.quorum {
+	for !t.won() {
 		a, ok := r.next()
 		if !ok {
 			break
 		}
 		switch {
 		case a.err != nil:
-			errs = append(errs, a.err)
+			t.fail(a.err)
 		case a.val:
-			atFence++
+			t.yes++
 		}
 	}
-	if atFence >= c.quorum {
+	if t.won() {
 		return fence, nil
 	}
-	if len(errs) > 0 {
-		return 0, fmt.Errorf("%w: fence %d not settled on a majority: %w", ErrQuorumUnreachable, fence, errors.Join(errs...))
+	if len(t.failures) > 0 {
+		return 0, fmt.Errorf("%w: fence %d not settled on a majority: %w", ErrQuorumUnreachable, fence, t.joined())
 	}
 	return 0, fmt.Errorf("%w: %q: lock expired while settling fence %d", ErrNotAcquired, key, fence)
 }

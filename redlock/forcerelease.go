@@ -71,20 +71,19 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 		return nd.ForceRelease(ctx, args)
 	})
 	defer r.close()
-	var failures []error
-	done := 0
+	t := c.newTally()
 	for a, ok := r.next(); ok; a, ok = r.next() {
 		if a.err != nil {
-			failures = append(failures, a.err)
+			t.fail(a.err)
 			continue
 		}
-		done++
+		t.yes++
 	}
-	if done < c.quorum {
+	if !t.won() {
 		if ctx.Err() != nil {
 			return info, fmt.Errorf("redlock: force release %q: %w", key, context.Cause(ctx))
 		}
-		return info, quorumErr(fmt.Sprintf("force release %q", key), failures, len(c.nodes))
+		return info, t.err(fmt.Sprintf("force release %q", key))
 	}
 	c.releasedLocally(name, token)
 	if c.logger.Enabled(ctx, slog.LevelInfo) {

@@ -83,12 +83,14 @@ func (c *Client) ask(ctx context.Context, nodes []int, timeout time.Duration) []
 	})
 	defer r.close()
 	var got []answer[node.Identity]
+	t := c.newTally()
 	var linger <-chan time.Time
 	for a, ok := r.nextBefore(linger); ok; a, ok = r.nextBefore(linger) {
 		if a.err == nil && a.val.ID != "" {
+			t.yes++
 			got = append(got, a)
 		}
-		if len(got) >= c.quorum && linger == nil {
+		if t.won() && linger == nil {
 			// Enough to work with: the others get a moment (as long again
 			// as these took), then are asked again in the background, and
 			// their answers do not count until they say who they are.

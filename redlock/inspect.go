@@ -81,42 +81,16 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 	defer r.close()
 	holdings := make([]node.Holding, len(c.nodes))
 	info := Info{Key: key, Nodes: make([]Info, len(c.nodes))}
-	var failures []error
-	for {
-		if r.onlyFailingLeft() {
-			// The nodes left are failing (see health.go) and a majority
-			// answered: do not wait a node timeout for each of them.
-			failures = append(failures, r.presumeFailing()...)
-			break
-		}
-		a, ok := r.next()
-		if !ok {
-			break
-		}
+	t := c.newTally()
+	// The nodes left once only failing ones are (see health.go) and a
+	// majority answered are not waited for, a node timeout each.
+	err := r.collect(&t, collectRules{}, func(a answer[node.Holding]) error {
 		ni := &info.Nodes[a.node]
-		ni.Key, ni.Node = key, c.nodes[a.node].Name()
-		if a.err == nil && !c.counts(a.node) {
-			// First contact did not wait for this node: identify it now,
-			// as an attempt does, rather than call it unreadable.
-			ok, err := c.identifyNow(ctx, a.node, timeout)
-			if err != nil {
-				return Info{}, "", err
-			}
-			if !ok {
-				a.err = &NodeError{Node: ni.Node, Op: "inspect", Err: errUnidentified(ni.Node)}
-			}
-		}
-		if a.err != nil {
-			ni.Err = a.err
-			failures = append(failures, a.err)
-			continue
-		}
-		h := a.val
-		holdings[a.node] = h
-		ni.Held, ni.Owner, ni.AcquiredAt, ni.Fence, ni.Remaining = h.Token != "", h.Owner, h.AcquiredAt, h.Fence, h.TTL
-		if ni.Held {
-			ni.Holder = node.ReleaseID(h.Token)
-		}
+		ni.Key = key
+		return c.inspected(ctx, &t, ni, &holdings[a.node], a, timeout)
+	})
+	if err != nil {
+		return Info{}, "", err
 	}
 	for i := range info.Nodes {
 		if ni := &info.Nodes[i]; ni.Node == "" { // presumed failing
@@ -124,14 +98,41 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 			ni.Err = &NodeError{Node: ni.Node, Op: "inspect", Err: errFailing}
 		}
 	}
-	if len(failures) > len(c.nodes)-c.quorum {
+	if t.unreachable() {
 		if ctx.Err() != nil {
 			return Info{}, "", fmt.Errorf("redlock: inspect %q: %w", key, context.Cause(ctx))
 		}
-		return Info{}, "", quorumErr(fmt.Sprintf("inspect %q", key), failures, len(c.nodes))
+		return Info{}, "", t.err(fmt.Sprintf("inspect %q", key))
 	}
 	token := c.summarize(&info, holdings)
 	return info, token, nil
+}
+
+// inspected records node a.node's answer in ni and h, and tallies it. An
+// unidentified node is identified now, as an attempt does, rather than
+// called unreadable; a configuration error found meanwhile is returned.
+func (c *Client) inspected(ctx context.Context, t *tally, ni *Info, h *node.Holding, a answer[node.Holding], timeout time.Duration) error {
+	ni.Node = c.nodes[a.node].Name()
+	if a.err == nil && !c.counts(a.node) {
+		ok, err := c.identifyNow(ctx, a.node, timeout)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			a.err = &NodeError{Node: ni.Node, Op: "inspect", Err: errUnidentified(ni.Node)}
+		}
+	}
+	if a.err != nil {
+		ni.Err = a.err
+		t.fail(a.err)
+		return nil
+	}
+	*h = a.val
+	ni.Held, ni.Owner, ni.AcquiredAt, ni.Fence, ni.Remaining = h.Token != "", h.Owner, h.AcquiredAt, h.Fence, h.TTL
+	if ni.Held {
+		ni.Holder = node.ReleaseID(h.Token)
+	}
+	return nil
 }
 
 // summarize fills the quorum view of info from its per-node Infos and

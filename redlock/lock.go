@@ -238,7 +238,6 @@ func (l *Lock) lost(ctx context.Context, reason string, err error) error {
 // node does not hold it up for a whole node timeout; a slow node may hold
 // the key until the release reaches it.
 func (l *Lock) Release(ctx context.Context) error {
-	c := l.client
 	if ctx == nil {
 		return invalidArg("nil context")
 	}
@@ -255,11 +254,28 @@ func (l *Lock) Release(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
-	q, n := c.quorum, len(c.nodes)
+	t := l.deleteKeys(ctx, ttl, start)
+	// A lock that had ended before this call is lost whatever the nodes
+	// answer: the deletes above are only cleanup, and failing nodes must
+	// not turn that answer into ErrQuorumUnreachable.
+	ended := l.Err() != nil || !start.Before(validUntil)
+	if !ended && !t.won() && len(t.failures) > 0 && t.no <= t.n-t.q {
+		if ctx.Err() != nil {
+			return fmt.Errorf("redlock: release %q: %w", l.key, context.Cause(ctx))
+		}
+		return t.err(fmt.Sprintf("release %q", l.key))
+	}
+	return l.releaseVerdict(ctx, t, ended, start, validUntil)
+}
+
+// deleteKeys is the release's round: it tallies the deletes (yes: the key
+// was ours and is gone) until every node answered or, once a majority
+// deleted it, the others had a short while to.
+func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Time) tally {
+	c := l.client
 	r := c.deleteRound(ctx, l.key, l.name, l.token, ttl, nil, l.sent)
 	defer r.close()
-	yes, no := 0, 0
-	var failures []error
+	t := c.newTally()
 	var linger <-chan time.Time
 	for {
 		a, ok := r.nextBefore(linger)
@@ -268,13 +284,13 @@ func (l *Lock) Release(ctx context.Context) error {
 		}
 		switch {
 		case a.err != nil:
-			failures = append(failures, a.err)
+			t.fail(a.err)
 		case a.val:
-			yes++
+			t.yes++
 		default:
-			no++
+			t.no++
 		}
-		if yes == q && linger == nil {
+		if t.won() && linger == nil {
 			// The key is free on a majority: this client's next waiter can
 			// try now. Wait a little for the others, so that an immediate
 			// re-acquire does not find our key on a slow but healthy node.
@@ -282,16 +298,13 @@ func (l *Lock) Release(ctx context.Context) error {
 			linger = r.lingerFor(max(time.Since(start), time.Millisecond))
 		}
 	}
-	// A lock that had ended before this call is lost whatever the nodes
-	// answer: the deletes above are only cleanup, and failing nodes must
-	// not turn that answer into ErrQuorumUnreachable.
-	ended := l.Err() != nil || !start.Before(validUntil)
-	if !ended && yes < q && len(failures) > 0 && no <= n-q {
-		if ctx.Err() != nil {
-			return fmt.Errorf("redlock: release %q: %w", l.key, context.Cause(ctx))
-		}
-		return quorumErr(fmt.Sprintf("release %q", l.key), failures, n)
-	}
+	return t
+}
+
+// releaseVerdict marks the lock released and returns what its release came to
+// (t: the deletes' tally; ended: the lock had ended before the call).
+func (l *Lock) releaseVerdict(ctx context.Context, t tally, ended bool, start, validUntil time.Time) error {
+	c := l.client
 	l.mu.Lock()
 	l.released = true
 	l.mu.Unlock()
@@ -300,8 +313,8 @@ func (l *Lock) Release(ctx context.Context) error {
 		return fmt.Errorf("%w: release %q: the lock had ended: %v", ErrLockLost, l.key, l.Err())
 	case ended:
 		return l.lost(ctx, reasonExpired, fmt.Errorf("%w: release %q: validity had ended %s before release", ErrLockLost, l.key, start.Sub(validUntil)))
-	case yes < q:
-		return l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, yes, n))
+	case !t.won():
+		return l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, t.yes, t.n))
 	}
 	if l.end(ErrReleased) { // else its expiry ended it first, and said so
 		c.observe(Event{Kind: EventReleased, Key: l.key, Latency: time.Since(start), Context: ctx})

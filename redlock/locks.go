@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"time"
 
 	"github.com/quorumlock/quorumlock/node"
 )
@@ -41,63 +42,81 @@ func (c *Client) Locks(ctx context.Context, pattern string) iter.Seq2[Info, erro
 			yield(Info{}, err)
 			return
 		}
-		lead := c.cfg.prefix + "{"
-		match := escapeGlob(lead) + pattern + "}"
-		cursors := make(map[string]string, len(c.nodes)) // by node name
-		active := append([]int(nil), c.all...)
-		var failures []error
-		seen := map[string]bool{}
-		for len(active) > 0 {
-			args := make(map[string]node.ScanArgs, len(active)) // this round's, never written again
-			for _, i := range active {
-				args[c.nodes[i].Name()] = node.ScanArgs{Cursor: cursors[c.nodes[i].Name()], Match: match}
-			}
-			r := startRound(c, ctx, "scan", pattern, active, timeout, func(ctx context.Context, nd node.Node) (node.ScanPage, error) {
-				return nd.Scan(ctx, args[nd.Name()])
-			})
-			var pages []node.ScanPage
-			var next []int
-			for a, ok := r.next(); ok; a, ok = r.next() {
-				name := c.nodes[a.node].Name()
-				if a.err != nil {
-					failures = append(failures, a.err)
+		c.listHeld(ctx, pattern, timeout, yield)
+	}
+}
+
+// listHeld is Locks once its arguments are checked: scan rounds until every
+// node's scan ended, each followed by an Inspect of the keys it found.
+func (c *Client) listHeld(ctx context.Context, pattern string, timeout time.Duration, yield func(Info, error) bool) {
+	lead := c.cfg.prefix + "{"
+	s := scan{match: escapeGlob(lead) + pattern + "}", cursors: make(map[string]string, len(c.nodes)), t: c.newTally()}
+	active := append([]int(nil), c.all...)
+	seen := map[string]bool{}
+	for len(active) > 0 {
+		var pages []node.ScanPage
+		pages, active = c.scanStep(ctx, pattern, timeout, &s, active)
+		if s.t.missesAMajority() { // a held lock may be on none of the nodes scanned
+			yield(Info{}, s.t.err(fmt.Sprintf("list %q", pattern)))
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			yield(Info{}, fmt.Errorf("redlock: list %q: %w", pattern, context.Cause(ctx)))
+			return
+		}
+		for _, p := range pages {
+			for _, name := range p.Names {
+				key, ok := strings.CutPrefix(name, lead)
+				key, ok2 := strings.CutSuffix(key, "}")
+				if !ok || !ok2 || key == "" || seen[key] {
 					continue
 				}
-				pages = append(pages, a.val)
-				if a.val.Cursor != "" {
-					next = append(next, a.node)
+				seen[key] = true
+				info, _, err := c.inspect(ctx, key, timeout)
+				if err == nil && !info.Held {
+					continue
 				}
-				cursors[name] = a.val.Cursor
-			}
-			r.close()
-			if len(failures) >= c.quorum { // fewer than n-q+1 nodes scanned: a held lock may be on none
-				yield(Info{}, quorumErr(fmt.Sprintf("list %q", pattern), failures, len(c.nodes)))
-				return
-			}
-			if err := ctx.Err(); err != nil {
-				yield(Info{}, fmt.Errorf("redlock: list %q: %w", pattern, context.Cause(ctx)))
-				return
-			}
-			for _, p := range pages {
-				for _, name := range p.Names {
-					key, ok := strings.CutPrefix(name, lead)
-					key, ok2 := strings.CutSuffix(key, "}")
-					if !ok || !ok2 || key == "" || seen[key] {
-						continue
-					}
-					seen[key] = true
-					info, _, err := c.inspect(ctx, key, timeout)
-					if err == nil && !info.Held {
-						continue
-					}
-					if !yield(info, err) {
-						return
-					}
+				if !yield(info, err) {
+					return
 				}
 			}
-			active = next
 		}
 	}
+}
+
+// scan is the state of a listing across its scan rounds: every node's
+// cursor and the tally of the nodes that failed.
+type scan struct {
+	match   string
+	cursors map[string]string // by node name
+	t       tally
+}
+
+// scanStep is one scan round to the active nodes: the pages they returned
+// and the nodes whose scan goes on.
+func (c *Client) scanStep(ctx context.Context, pattern string, timeout time.Duration, s *scan, active []int) ([]node.ScanPage, []int) {
+	args := make(map[string]node.ScanArgs, len(active)) // this round's, never written again
+	for _, i := range active {
+		args[c.nodes[i].Name()] = node.ScanArgs{Cursor: s.cursors[c.nodes[i].Name()], Match: s.match}
+	}
+	r := startRound(c, ctx, "scan", pattern, active, timeout, func(ctx context.Context, nd node.Node) (node.ScanPage, error) {
+		return nd.Scan(ctx, args[nd.Name()])
+	})
+	defer r.close()
+	var pages []node.ScanPage
+	var next []int
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		if a.err != nil {
+			s.t.fail(a.err)
+			continue
+		}
+		pages = append(pages, a.val)
+		if a.val.Cursor != "" {
+			next = append(next, a.node)
+		}
+		s.cursors[c.nodes[a.node].Name()] = a.val.Cursor
+	}
+	return pages, next
 }
 
 // checkGlob refuses patterns Redis would read in a way nobody meant: empty,

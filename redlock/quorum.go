@@ -281,9 +281,3 @@ func sharedDeadline(ctx context.Context, timeout time.Duration, n int) (context.
 		}
 	}
 }
-
-// quorumErr is the error of a round in which too many nodes failed: it
-// wraps ErrQuorumUnreachable and each node's failure.
-func quorumErr(what string, failures []error, n int) error {
-	return fmt.Errorf("%w: %s: %d of %d nodes failed: %w", ErrQuorumUnreachable, what, len(failures), n, errors.Join(failures...))
-}

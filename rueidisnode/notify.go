@@ -91,22 +91,7 @@ var errClosed = errors.New("rueidisnode: subscription connection closed")
 func (s *sub) session(ctx context.Context) (wasUp bool, err error) {
 	dc, release := s.client.Dedicate()
 	upc := make(chan struct{}, 1)
-	hookErr := dc.SetPubSubHooks(rueidis.PubSubHooks{
-		OnMessage: func(m rueidis.PubSubMessage) {
-			if m.Channel == s.channel {
-				s.onRelease(node.ParseRelease(m.Message))
-			}
-		},
-		OnSubscription: func(m rueidis.PubSubSubscription) {
-			if m.Kind == "subscribe" && m.Channel == s.channel {
-				select {
-				case upc <- struct{}{}:
-				default:
-				}
-				s.onState(true, nil)
-			}
-		},
-	})
+	hookErr := dc.SetPubSubHooks(s.hooks(upc))
 	defer func() {
 		dc.Close() // the connection, not just back to the pool: it is subscribed
 		release()
@@ -125,26 +110,54 @@ func (s *sub) session(ctx context.Context) (wasUp bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	return false, s.keepPinging(ctx, dc, hookErr)
+}
+
+// hooks are a session's: releases on s.channel go to onRelease, and its
+// subscription is signalled on upc (without blocking) and to onState.
+func (s *sub) hooks(upc chan struct{}) rueidis.PubSubHooks {
+	return rueidis.PubSubHooks{
+		OnMessage: func(m rueidis.PubSubMessage) {
+			if m.Channel == s.channel {
+				s.onRelease(node.ParseRelease(m.Message))
+			}
+		},
+		OnSubscription: func(m rueidis.PubSubSubscription) {
+			if m.Kind == "subscribe" && m.Channel == s.channel {
+				select {
+				case upc <- struct{}{}:
+				default:
+				}
+				s.onState(true, nil)
+			}
+		},
+	}
+}
+
+// keepPinging pings the subscribed connection every subscribePing until
+// ctx ends, a ping goes unanswered or the hooks end (hookErr); it returns
+// why it stopped.
+func (s *sub) keepPinging(ctx context.Context, dc rueidis.DedicatedClient, hookErr <-chan error) error {
 	t := time.NewTicker(subscribePing)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return ctx.Err()
 		case err, ok := <-hookErr:
 			if !ok || err == nil {
 				err = errClosed
 			}
-			return false, err
+			return err
 		case <-t.C:
 			pctx, cancel := context.WithTimeout(ctx, subscribePing)
 			err := dc.Do(pctx, dc.B().Ping().Build()).Error()
 			cancel()
 			if err != nil {
 				if ctx.Err() != nil {
-					return false, ctx.Err()
+					return ctx.Err()
 				}
-				return false, fmt.Errorf("no answer to ping within %s: %w", subscribePing, err)
+				return fmt.Errorf("no answer to ping within %s: %w", subscribePing, err)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -145,22 +146,13 @@ func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		defer stopMetrics()
 	}
-	store := statuslock.NewMemoryStore()
-	w := newWorld(services, store, st, c.ttl)
+	w := newWorld(services, statuslock.NewMemoryStore(), st, c.ttl)
 	out := newProgress(stdout, st, w, c.duration)
 
-	replicas := make([]*replica, c.replicas)
-	for i := range replicas {
-		client, err := redlock.New(be.nodes, redlock.WithObserver(st), redlock.WithKeyPrefix(be.prefix))
-		if err != nil {
-			return usageErr("demo", "%v", err)
-		}
-		defer client.Close()
-		locker, err := statuslock.New(client, statuslock.WithTTL(c.ttl))
-		if err != nil {
-			return usageErr("demo", "%v", err)
-		}
-		replicas[i] = &replica{id: i + 1, locker: locker, world: w}
+	replicas, closeReplicas, err := newDemoReplicas(c, be, st, w)
+	defer closeReplicas()
+	if err != nil {
+		return err
 	}
 
 	fmt.Fprintf(stdout, "redlock demo: %s on %s (quorum %d), %d replicas x (api, worker, reconciler), %d services, status lock ttl %s\n",
@@ -169,8 +161,7 @@ func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
 	runCtx, stop := context.WithTimeout(ctx, c.duration)
 	defer stop()
 	start := time.Now()
-	w.start = start
-	w.drainAt = start.Add(c.duration * 3 / 4)
+	w.start, w.drainAt = start, start.Add(c.duration*3/4)
 	var wg sync.WaitGroup
 	for _, r := range replicas {
 		if err := r.startReconciler(runCtx, services, c.ttl); err != nil {
@@ -179,26 +170,7 @@ func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
 		wg.Go(func() { r.api(runCtx) })
 		wg.Go(func() { r.worker(runCtx) })
 	}
-	// Faults: one holder paused past its TTL at a quarter of the run, one
-	// node stopped at half of it.
-	wg.Go(func() {
-		if sleep(runCtx, c.duration/4) {
-			replicas[0].pausedHolder(ctx, services[0], out)
-		}
-	})
-	wg.Go(func() {
-		if !sleep(runCtx, c.duration/2) {
-			return
-		}
-		if be.memory == nil {
-			out.event("node stop skipped: the demo cannot stop a real Redis node (stop one yourself to see the quorum ride it out)")
-			return
-		}
-		last := be.memory[len(be.memory)-1]
-		last.SetDown(true, false)
-		st.nodeDown()
-		out.event(fmt.Sprintf("node %s stopped: %d of %d nodes up, quorum %d", last.Name(), len(be.nodes)-1, len(be.nodes), len(be.nodes)/2+1))
-	})
+	demoFaults(ctx, runCtx, &wg, c.duration, replicas[0], services[0], be, st, out)
 	out.run(runCtx)
 	wg.Wait()
 	for _, r := range replicas {
@@ -212,6 +184,55 @@ func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
 		return exitf(1, "redlock demo: safety check failed")
 	}
 	return nil
+}
+
+// newDemoReplicas makes the demo's replicas, each with a lock client of its
+// own; closeAll closes the clients made, also when it fails.
+func newDemoReplicas(c *demoConfig, be *demoBackend, st *demoStats, w *world) (replicas []*replica, closeAll func(), err error) {
+	var clients []*redlock.Client
+	closeAll = func() {
+		for _, client := range slices.Backward(clients) {
+			client.Close()
+		}
+	}
+	replicas = make([]*replica, c.replicas)
+	for i := range replicas {
+		client, err := redlock.New(be.nodes, redlock.WithObserver(st), redlock.WithKeyPrefix(be.prefix))
+		if err != nil {
+			return nil, closeAll, usageErr("demo", "%v", err)
+		}
+		clients = append(clients, client)
+		locker, err := statuslock.New(client, statuslock.WithTTL(c.ttl))
+		if err != nil {
+			return nil, closeAll, usageErr("demo", "%v", err)
+		}
+		replicas[i] = &replica{id: i + 1, locker: locker, world: w}
+	}
+	return replicas, closeAll, nil
+}
+
+// demoFaults starts the demo's faults in wg: first's holder of service
+// paused past its TTL at a quarter of the run, one node stopped at half
+// of it.
+func demoFaults(ctx, runCtx context.Context, wg *sync.WaitGroup, duration time.Duration, first *replica, service string, be *demoBackend, st *demoStats, out *progress) {
+	wg.Go(func() {
+		if sleep(runCtx, duration/4) {
+			first.pausedHolder(ctx, service, out)
+		}
+	})
+	wg.Go(func() {
+		if !sleep(runCtx, duration/2) {
+			return
+		}
+		if be.memory == nil {
+			out.event("node stop skipped: the demo cannot stop a real Redis node (stop one yourself to see the quorum ride it out)")
+			return
+		}
+		last := be.memory[len(be.memory)-1]
+		last.SetDown(true, false)
+		st.nodeDown()
+		out.event(fmt.Sprintf("node %s stopped: %d of %d nodes up, quorum %d", last.Name(), len(be.nodes)-1, len(be.nodes), len(be.nodes)/2+1))
+	})
 }
 
 // sleep waits d unless ctx ends first; it reports whether d passed.

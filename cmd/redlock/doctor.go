@@ -102,16 +102,7 @@ func checkNode(ctx context.Context, label, addr string, c *redis.Client) *nodeRe
 	r.runID = fields["run_id"]
 	r.facts = append([]string{"redis " + fields["redis_version"]}, r.facts...)
 
-	sent := time.Now()
-	if t, err := c.Time(ctx).Result(); err != nil {
-		r.warn("TIME failed, clock offset unknown: %v", err)
-	} else {
-		off := clockOffset(sent, time.Since(sent), t)
-		r.facts = append(r.facts, "clock offset "+signedMillis(off))
-		if off > maxClockOffset || off < -maxClockOffset {
-			r.warn("clock offset %s from this host (more than %s): is NTP running?", signedMillis(off), maxClockOffset)
-		}
-	}
+	checkClock(ctx, c, r)
 
 	policy := fields["maxmemory_policy"]
 	r.facts = append(r.facts, "maxmemory-policy "+policy)
@@ -126,7 +117,28 @@ func checkNode(ctx context.Context, label, addr string, c *redis.Client) *nodeRe
 		r.facts = append(r.facts, "persistence: "+r.persistence)
 	}
 
-	// Lua runs every lock operation; PUBLISH wakes waiters on release.
+	checkCommands(ctx, c, r)
+	return r
+}
+
+// checkClock records the node's clock offset from this host, and warns
+// when it is large.
+func checkClock(ctx context.Context, c *redis.Client, r *nodeReport) {
+	sent := time.Now()
+	if t, err := c.Time(ctx).Result(); err != nil {
+		r.warn("TIME failed, clock offset unknown: %v", err)
+	} else {
+		off := clockOffset(sent, time.Since(sent), t)
+		r.facts = append(r.facts, "clock offset "+signedMillis(off))
+		if off > maxClockOffset || off < -maxClockOffset {
+			r.warn("clock offset %s from this host (more than %s): is NTP running?", signedMillis(off), maxClockOffset)
+		}
+	}
+}
+
+// checkCommands checks the commands a lock uses: Lua runs every lock
+// operation; PUBLISH wakes waiters on release.
+func checkCommands(ctx context.Context, c *redis.Client, r *nodeReport) {
 	if v, err := c.Eval(ctx, "return 1", nil).Int(); err != nil || v != 1 {
 		r.fail("EVAL refused (ACL or rename-command; every lock operation is a script): %v", errOr(err, "got %d", v))
 	} else {
@@ -137,7 +149,6 @@ func checkNode(ctx context.Context, label, addr string, c *redis.Client) *nodeRe
 	} else {
 		r.facts = append(r.facts, "PUBLISH ok")
 	}
-	return r
 }
 
 // restartForgets says what a restart of the node would forget, "" when

@@ -62,18 +62,8 @@ func runElect(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	a.key, a.argv = name, argv
-	switch {
-	case a.key == "" || a.key == "--":
-		return usageErr("elect", "missing NAME")
-	case len(a.argv) == 0:
-		return usageErr("elect", "missing CMD after NAME %q", a.key)
-	case a.ttl <= 0:
-		return usageErr("elect", "--ttl %s is not positive", a.ttl)
-	case a.grace < 0:
-		return usageErr("elect", "--grace %s is negative (0 sends SIGKILL at once)", a.grace)
-	}
-	if a.owner == "" {
-		a.owner = strings.Replace(execOwner(a.argv[0]), "/exec ", "/elect ", 1)
+	if err := checkElectArgs(a); err != nil {
+		return err
 	}
 	path, err := exec.LookPath(a.argv[0])
 	if err != nil {
@@ -144,4 +134,22 @@ func campaign(ctx context.Context, e *election.Election, value string, sigs <-ch
 	default:
 		return nil, exitf(exitUnreachable, "redlock elect: %v", err)
 	}
+}
+
+// checkElectArgs checks elect's arguments and fills in the default value.
+func checkElectArgs(a *execArgs) error {
+	switch {
+	case a.key == "" || a.key == "--":
+		return usageErr("elect", "missing NAME")
+	case len(a.argv) == 0:
+		return usageErr("elect", "missing CMD after NAME %q", a.key)
+	case a.ttl <= 0:
+		return usageErr("elect", "--ttl %s is not positive", a.ttl)
+	case a.grace < 0:
+		return usageErr("elect", "--grace %s is negative (0 sends SIGKILL at once)", a.grace)
+	}
+	if a.owner == "" {
+		a.owner = strings.Replace(execOwner(a.argv[0]), "/exec ", "/elect ", 1)
+	}
+	return nil
 }

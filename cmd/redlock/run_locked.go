@@ -21,7 +21,6 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 	// (a safety margin before the validity ends) or the nodes say it is no
 	// longer ours. Nothing else closes it before Release below.
 	stopKeep := lock.KeepAlive()
-	lost := lock.Done()
 	group := !isTTY(int(os.Stdin.Fd()))
 	sup, ctl, err := startUnit(path, a.argv, childEnv(lock), a.grace, group)
 	if err != nil {
@@ -33,27 +32,8 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 	done := make(chan error, 1)
 	go func() { done <- sup.Wait() }()
 
-	var lostErr error
 	var stop stopRequest
-	for {
-		select {
-		case s := <-sigs:
-			forwardSignal(ctl, s)
-			stop.start(s, a.grace)
-			continue
-		case <-stop.deadline:
-			stop.deadline, stop.killed = nil, true
-			_, _ = ctl.Write([]byte{killUnit})
-			continue
-		case <-lost:
-			lost = nil
-			lostErr = lock.Err()
-			_, _ = ctl.Write([]byte{endUnit}) // SIGTERM, SIGKILL after --grace
-			continue
-		case <-done:
-		}
-		break
-	}
+	lostErr := superviseUnit(lock, ctl, done, sigs, a.grace, &stop)
 	stop.cancel()
 	stopKeep()
 	if lostErr != nil {
@@ -76,6 +56,33 @@ func runLocked(ctx context.Context, lock *redlock.Lock, a *execArgs, path string
 		return signalExit(stop.signal, "redlock exec: %s: %s still ran %s later, killed it; lock %q released", stop.signal, describe(a.argv), a.grace, a.key)
 	}
 	return &exitError{code: code}
+}
+
+// superviseUnit waits for the unit to exit (done), forwarding signals,
+// killing it once stop's grace is over, and ending it when the lock is
+// lost. It returns the lock's error when it was lost.
+func superviseUnit(lock *redlock.Lock, ctl io.Writer, done <-chan error, sigs <-chan os.Signal, grace time.Duration, stop *stopRequest) error {
+	lost := lock.Done()
+	var lostErr error
+	for {
+		select {
+		case s := <-sigs:
+			forwardSignal(ctl, s)
+			stop.start(s, grace)
+			continue
+		case <-stop.deadline:
+			stop.deadline, stop.killed = nil, true
+			_, _ = ctl.Write([]byte{killUnit})
+			continue
+		case <-lost:
+			lost = nil
+			lostErr = lock.Err()
+			_, _ = ctl.Write([]byte{endUnit}) // SIGTERM, SIGKILL after --grace
+			continue
+		case <-done:
+		}
+		return lostErr
+	}
 }
 
 // stopRequest is a SIGINT or SIGTERM to redlock while CMD runs: redlock

@@ -622,6 +622,27 @@ func notifications(f *fixture) {
 	if h := f.inspect(name); h.Token != "a" {
 		f.t.Fatalf("inspect of a waited-for key = %+v, want token a", h)
 	}
+	releasesAnswer(f, rel, channel, name, quiet, unwaited)
+	rel(marker, "m", channel)
+	want := []string{node.ReleaseID("a") + " " + name, node.ReleaseID("m") + " " + marker}
+	f.eventually("the marker's announcement", func() bool { _, got := rec.snapshot(); return len(got) >= 2 })
+	if _, got := rec.snapshot(); fmt.Sprint(got) != fmt.Sprint(want) {
+		f.t.Fatalf("announcements = %q, want %q", got, want)
+	}
+	stop()
+	stop() // may be called more than once
+	f.acquire(marker, "m2", long)
+	wait(marker)
+	rel(marker, "m2", channel)
+	if _, got := rec.snapshot(); len(got) != 2 {
+		f.t.Fatalf("announcement after stop: %q", got)
+	}
+}
+
+// releasesAnswer checks what releases answer on a node with waiters: only
+// the holder's first release of name succeeds; quiet (no channel) and
+// unwaited are released.
+func releasesAnswer(f *fixture, rel func(name, token, ch string) bool, channel, name, quiet, unwaited string) {
 	if rel(name, "intruder", channel) {
 		f.t.Fatal("release with another token reported success")
 	}
@@ -636,20 +657,6 @@ func notifications(f *fixture) {
 	}
 	if !rel(unwaited, "u", channel) {
 		f.t.Fatal("release of a key nobody waited for failed")
-	}
-	rel(marker, "m", channel)
-	want := []string{node.ReleaseID("a") + " " + name, node.ReleaseID("m") + " " + marker}
-	f.eventually("the marker's announcement", func() bool { _, got := rec.snapshot(); return len(got) >= 2 })
-	if _, got := rec.snapshot(); fmt.Sprint(got) != fmt.Sprint(want) {
-		f.t.Fatalf("announcements = %q, want %q", got, want)
-	}
-	stop()
-	stop() // may be called more than once
-	f.acquire(marker, "m2", long)
-	wait(marker)
-	rel(marker, "m2", channel)
-	if _, got := rec.snapshot(); len(got) != 2 {
-		f.t.Fatalf("announcement after stop: %q", got)
 	}
 }
 
