@@ -31,7 +31,9 @@ const fastLooks = 10
 // answer) report nothing; the next look tries again. A report's Fence is
 // as Leader.Fence says: the first report of a term may come from a look
 // that raced its start, and a term is not reported again when its fence
-// settles.
+// settles. Such a look can also report a candidate's attempt that reached a
+// majority of the nodes and then failed (its value, under an ID that never
+// held the term); the next look reports the term itself.
 //
 // Errors: redlock.ErrInvalidArgument for a nil ctx.
 func (e *Election) Observe(ctx context.Context) (<-chan Leader, error) {
