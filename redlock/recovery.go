@@ -32,6 +32,10 @@ import (
 // down for as long.
 const defaultRecoveryPeriod = 10 * time.Minute
 
+// DefaultRecoveryPeriod is the recovery period of a client made without
+// WithRecoveryPeriod.
+const DefaultRecoveryPeriod = defaultRecoveryPeriod
+
 // WithRecoveryPeriod sets how long a node that lost its lock data sits out
 // of acquisitions of each key it lost (see "Nodes that lost their data" in
 // the package doc). Default 10 minutes. It must be at
