@@ -143,4 +143,3 @@ func TestHelperDelayedHolder(t *testing.T) {
 	fmt.Println("HOLDING " + node.ReleaseID(l.Token()))
 	time.Sleep(time.Hour) // until killed
 }
-
