@@ -487,5 +487,8 @@ func (m *Memory) Inspect(ctx context.Context, name string) (Holding, error) {
 	if e, held := m.lock(name, now); held {
 		h.Token, h.TTL, h.Owner, h.AcquiredAt = e.token, e.expires.Sub(now), e.owner, micro(e.at)
 	}
+	if t, ok := m.markers[name]; ok && live(t.expires, now) {
+		h.DataAge, h.DataAgeKnown = now.Sub(t.since).Truncate(time.Millisecond), true
+	}
 	return h, nil
 }

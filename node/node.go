@@ -244,6 +244,13 @@ type Holding struct {
 	Fence      uint64        // the counter, also after the lock is gone; 0 if none
 	Owner      string        // the holder's owner; empty when free or not recorded
 	AcquiredAt time.Time     // the holder's acquisition time by its clock; zero if not recorded
+	// DataAge is the age of the key's marker on this node, by its clock
+	// (see AcquireReply.DataAge): how long it has kept data for the key.
+	// Meaningful only with DataAgeKnown, which is false when the marker is
+	// missing (the key was never acquired here, or the node lost its data
+	// since) or the node keeps none.
+	DataAge      time.Duration
+	DataAgeKnown bool
 }
 
 // ScanArgs are the arguments of Node.Scan.

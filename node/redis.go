@@ -500,11 +500,11 @@ func (n *Redis) Inspect(ctx context.Context, name string) (Holding, error) {
 	if name == "" {
 		return Holding{}, invalid("empty name")
 	}
-	vals, err := inspectScript.Run(ctx, n.client, []string{name, CounterKey(name)}).Slice()
+	vals, err := inspectScript.Run(ctx, n.client, []string{name, CounterKey(name), MarkerKey(name)}).Slice()
 	if err != nil {
 		return Holding{}, err
 	}
-	if len(vals) != 3 {
+	if len(vals) != 4 {
 		return Holding{}, fmt.Errorf("node: unexpected inspect reply %v", vals)
 	}
 	value, _ := vals[0].(string)
@@ -513,7 +513,11 @@ func (n *Redis) Inspect(ctx context.Context, name string) (Holding, error) {
 	if err := errors.Join(err1, err2); err != nil {
 		return Holding{}, fmt.Errorf("node: inspect reply %v: %w", vals, err)
 	}
-	return HoldingOf(value, ms, f), nil
+	h := HoldingOf(value, ms, f)
+	if age, ok := vals[3].(int64); ok { // false (nil or false): no marker
+		h.DataAge, h.DataAgeKnown = time.Duration(age)*time.Millisecond, true
+	}
+	return h, nil
 }
 
 // HoldingOf reads the reply of the inspect script: the lock key's value

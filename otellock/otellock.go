@@ -13,7 +13,7 @@
 //     start of the call to its result, with attributes quorumlock.class,
 //     quorumlock.attempts, quorumlock.outcome ("acquired" or the reason it
 //     was not: contended, split_vote, quorum_unreachable, canceled, expired,
-//     invalid), quorumlock.fence when acquired, and quorumlock.wait (seconds).
+//     invalid, recovering), quorumlock.fence when acquired, and quorumlock.wait (seconds).
 //   - "quorumlock.do" around Do, and "quorumlock.work" around the function
 //     it runs, with quorumlock.fence; failed extensions ("quorumlock.
 //     extension_failed") and the loss of the lock ("quorumlock.lost", with

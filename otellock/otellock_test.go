@@ -244,6 +244,7 @@ func TestSameNamesAndUnitsAsPrometheus(t *testing.T) {
 		{Kind: redlock.EventLost, Key: "a:1", Reason: "expired", Err: redlock.ErrLockLost},
 		{Kind: redlock.EventReleased, Key: "a:1"},
 		{Kind: redlock.EventNode, Node: "n1", Op: "acquire", Err: errors.New("down")},
+		{Kind: redlock.EventNode, Node: "n2", Op: "acquire", Reason: "recovering", Err: &redlock.RecoveringError{Node: "n2"}},
 	} {
 		w.obs.Observe(e)
 	}

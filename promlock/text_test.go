@@ -34,6 +34,9 @@ func TestTextExpositionMatchesClientGolang(t *testing.T) {
 		k := fmt.Sprintf("job:%d", i%7)
 		both(redlock.Event{Kind: redlock.EventAttempt, Key: k, Attempts: 1})
 		both(redlock.Event{Kind: redlock.EventNode, Node: `n"1\`, Op: "acquire", Latency: time.Duration(i) * time.Millisecond})
+		if i%5 == 0 {
+			both(redlock.Event{Kind: redlock.EventNode, Node: `n"1\`, Op: "acquire", Reason: "recovering", Err: errors.New("lost its data")})
+		}
 		if i%3 == 0 {
 			both(redlock.Event{Kind: redlock.EventContended, Key: k, Reason: "split_vote"})
 			both(redlock.Event{Kind: redlock.EventNotAcquired, Key: k, Reason: "contended", Attempts: 2, Latency: 3 * time.Second})

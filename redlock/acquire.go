@@ -303,7 +303,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	timeout := c.cfg.timeoutFor(ttl)
 	start := time.Now()                                 // monotonic: validity is measured from before the first request
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
-	args := node.AcquireArgs{Name: name, Token: token, TTL: ttl,
+	args := node.AcquireArgs{Name: name, Token: token, TTL: c.cfg.nodeTTL(ttl),
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
 		Owner: c.ownerOf(ctx), At: at, Waiter: waiter}.Prepared()
 	sent.send(false)

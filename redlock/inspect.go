@@ -41,6 +41,13 @@ type Info struct {
 	Agree bool
 	Nodes []Info // quorum view: per node, in the order of New's nodes
 	Err   error  // a node's Info: its failure (the other fields are empty)
+
+	// A node's Info from Inspect: DataAge is how long the node has kept
+	// data for the key, by its clock (zero when it has no marker for it).
+	// Recovering is how long it still sits out of acquisitions of the key
+	// because it lost its data (see WithRecoveryPeriod); zero when it
+	// counts.
+	DataAge, Recovering time.Duration
 }
 
 // adminTimeout bounds each node's answer in Inspect, ForceRelease and
@@ -104,6 +111,7 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 		}
 		return Info{}, "", t.err(fmt.Sprintf("inspect %q", key))
 	}
+	c.markRecovering(info.Nodes, holdings)
 	token := c.summarize(&info, holdings)
 	return info, token, nil
 }
@@ -129,6 +137,7 @@ func (c *Client) inspected(ctx context.Context, t *tally, ni *Info, h *node.Hold
 	}
 	*h = a.val
 	ni.Held, ni.Owner, ni.AcquiredAt, ni.Fence, ni.Remaining = h.Token != "", h.Owner, h.AcquiredAt, h.Fence, h.TTL
+	ni.DataAge = h.DataAge
 	if ni.Held {
 		ni.Holder = node.ReleaseID(h.Token)
 	}

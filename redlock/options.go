@@ -51,6 +51,7 @@ type config struct {
 	wallClock   func() time.Time // seeds of new fence counters; tests skew it
 	owner       string           // WithOwner; see owner.go
 	recovery    time.Duration    // WithRecoveryPeriod; see recovery.go
+	lockDelay   time.Duration    // WithLockDelay; see lockdelay.go
 
 	keep []extend.Option // WithKeepAlive; see watchdog.go
 }
@@ -121,6 +122,8 @@ func (c *config) validate() error {
 		return invalidArg("fence retention %s is under %s", c.retention, minRetention)
 	case c.recovery < 0:
 		return invalidArg("recovery period %s is negative", c.recovery)
+	case c.lockDelay < 0:
+		return &LockDelayError{Delay: c.lockDelay}
 	}
 	if c.owner == "" {
 		return invalidArg("empty owner")

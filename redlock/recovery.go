@@ -32,6 +32,10 @@ import (
 // down for as long.
 const defaultRecoveryPeriod = 10 * time.Minute
 
+// DefaultRecoveryPeriod is the recovery period of a client made without
+// WithRecoveryPeriod.
+const DefaultRecoveryPeriod = defaultRecoveryPeriod
+
 // WithRecoveryPeriod sets how long a node that lost its lock data sits out
 // of acquisitions of each key it lost (see "Nodes that lost their data" in
 // the package doc). Default 10 minutes. It must be at
@@ -170,4 +174,30 @@ func (c *Client) reportRecovering(ctx context.Context, key string, r *recovery, 
 		return nil
 	}
 	return fmt.Errorf("%w: %q: too few nodes kept their data for the key (%w)", ErrNotAcquired, key, first)
+}
+
+// markRecovering sets the Recovering of each node's Info that an
+// acquisition of the key would have sit out, judged as an acquire round
+// judges it from the markers the nodes reported. A node without a marker
+// while another keeps an old one lost its data and has not been asked for
+// the key since: it will sit out for the whole period from the next
+// acquisition, so its Recovering is the period.
+func (c *Client) markRecovering(nodes []Info, holdings []node.Holding) {
+	r := c.newRecovery(c.adminTimeout())
+	if r == nil {
+		return
+	}
+	// The slack of any TTL's round: adminTimeout is WithNodeTimeout, or
+	// the longest node timeout a TTL derives.
+	r.slack = c.adminTimeout() + 2*time.Millisecond
+	for i, h := range holdings {
+		if nodes[i].Err == nil {
+			r.note(i, node.AcquireReply{DataAge: h.DataAge, DataAgeKnown: true})
+		}
+	}
+	for i := range nodes {
+		if r.sitsOut(i) {
+			nodes[i].Recovering = r.period - r.age[i]
+		}
+	}
 }

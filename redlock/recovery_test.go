@@ -260,3 +260,52 @@ func TestTTLLongerThanRecoveryPeriodRefused(t *testing.T) {
 		t.Fatalf("New with a negative recovery period = %v", err)
 	}
 }
+
+// Inspect shows which nodes sit out of a key and for how long: a node
+// flushed under a held lock is recovering for the whole period (it has no
+// marker yet), then, once an acquisition wrote its marker, for the period
+// less the marker's age; the nodes that kept the key are not. A client with
+// recovery off shows none.
+func TestInspectShowsRecoveringNode(t *testing.T) {
+	const period = time.Minute
+	cl := redistest.StartT(t, 3)
+	c := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithRecoveryPeriod(period))
+	ctx, key := ctxFor(t), uniqueKey(t)
+	name := "lock:{" + key + "}"
+	if _, err := c.TryAcquire(ctx, key, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	nodes := cl.Nodes()
+	waitMarkerOlder(t, nodes[2], name, testNodeTimeout+100*time.Millisecond)
+	if err := nodes[0].Client().FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	recovering := func(c *redlock.Client) (n int, info redlock.Info) {
+		t.Helper()
+		info, err := c.Inspect(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ni := range info.Nodes {
+			if ni.Recovering > 0 {
+				n++
+			}
+		}
+		return n, info
+	}
+	n, info := recovering(c)
+	if n != 1 || info.Nodes[0].Recovering != period || info.Nodes[0].DataAge != 0 || info.Nodes[1].DataAge <= testNodeTimeout {
+		t.Fatalf("after FLUSHALL of n1: %d nodes recovering, want n1 for the whole period %s: %+v", n, period, info.Nodes)
+	}
+	if _, err := c.TryAcquire(ctx, key, 30*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("competing acquire: %v, want ErrNotAcquired", err)
+	}
+	n, info = recovering(c)
+	if r := info.Nodes[0]; n != 1 || r.Recovering <= 0 || r.Recovering != period-r.DataAge {
+		t.Fatalf("after an acquisition wrote n1's marker: %d nodes recovering, want n1 for the period less its marker's age: %+v", n, info.Nodes)
+	}
+	off := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithRecoveryPeriod(0))
+	if n, info := recovering(off); n != 0 {
+		t.Fatalf("recovery off: %d nodes recovering, want none: %+v", n, info.Nodes)
+	}
+}

@@ -255,11 +255,11 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	if name == "" {
 		return node.Holding{}, fmt.Errorf("%w: empty name", node.ErrInvalidArgument)
 	}
-	vals, err := inspectLua.Exec(ctx, n.client, []string{name, node.CounterKey(name)}, nil).ToArray()
+	vals, err := inspectLua.Exec(ctx, n.client, []string{name, node.CounterKey(name), node.MarkerKey(name)}, nil).ToArray()
 	if err != nil {
 		return node.Holding{}, err
 	}
-	if len(vals) != 3 {
+	if len(vals) != 4 {
 		return node.Holding{}, fmt.Errorf("rueidisnode: unexpected inspect reply of %d values", len(vals))
 	}
 	var value string
@@ -271,5 +271,9 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	if err != nil {
 		return node.Holding{}, err
 	}
-	return node.HoldingOf(value, pttl, f), nil
+	h := node.HoldingOf(value, pttl, f)
+	if age, err := vals[3].AsInt64(); err == nil && vals[3].IsInt64() { // false: no marker
+		h.DataAge, h.DataAgeKnown = time.Duration(age)*time.Millisecond, true
+	}
+	return h, nil
 }

@@ -127,8 +127,10 @@
 // node and a verdict: reachable, Redis version, round-trip time (best of
 // three PINGs), clock offset from this host (TIME, read at the middle of the
 // round trip), maxmemory-policy (anything but noeviction is a warning), what
-// a restart would forget (appendonly, appendfsync, save: the delayed-restart
-// rule), whether EVAL (a harmless script) and PUBLISH (to a throwaway
+// a restart would forget (appendonly, appendfsync, save), whether a restart
+// is safe given the clients' recovery period (--recovery-period, default the
+// library's 10 minutes; 0 is off: then a node whose restart forgets locks is
+// a warning), whether EVAL (a harmless script) and PUBLISH (to a throwaway
 // channel) are allowed, and whether two names reach one server (run_id).
 // A node that is unreachable, refuses EVAL or repeats another is not usable.
 // It also says how many more node failures the quorum survives. With some
@@ -320,15 +322,21 @@ const usageDoctor = `Usage: redlock doctor [flags]
 Check the nodes a deployment would use: one line per node, then a verdict.
 Per node: reachable, Redis version, round-trip time, clock offset from this
 host (TIME), maxmemory-policy (anything but noeviction is a warning), what a
-restart would forget (appendonly/appendfsync/save: the delayed-restart rule),
-EVAL and PUBLISH allowed (ACL, rename-command), and distinct servers (run_id:
-two names of one server fail). Then how many more node failures the quorum
-survives.
+restart would forget (appendonly/appendfsync/save; "unknown" when CONFIG is
+refused), EVAL and PUBLISH allowed (ACL, rename-command), and distinct servers
+(run_id: two names of one server fail). Then how many more node failures the
+quorum survives, and whether a restart is safe: yes when every node runs
+appendfsync always, or when the clients sit a node that lost its data out for
+a recovery period (on by default); with recovery off, each node whose restart
+forgets locks is a warning.
 
 Flags:
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
                  keeps passwords off the command line, which ps shows
+  --recovery-period D
+                 the recovery period the clients of these nodes use
+                 (default 10m, the library's default; 0: recovery off)
 
 Exit codes: 0 a lock can be trusted; 1 warnings (a lock can be taken, but a
 setting weakens it); 2 usage; 3 not trusted (fewer usable distinct servers

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // Exit codes of doctor (documented in doc.go and the README).
@@ -32,11 +34,16 @@ const nodeTimeout = 10 * time.Second
 func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("doctor")
 	nodes := nodesFlags(fs, new(string))
+	var recovery time.Duration
+	durationFlag(fs, &recovery, "recovery-period", redlock.DefaultRecoveryPeriod, "the recovery period the clients of these nodes use (0: off)")
 	if err := parse(fs, "doctor", usageDoctor, args, stdout); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErr("doctor", "unexpected argument %q", fs.Arg(0))
+	}
+	if recovery < 0 {
+		return usageErr("doctor", "--recovery-period %s is negative (0 turns recovery off)", recovery)
 	}
 	spec := nodeSpec(*nodes)
 	if spec == "" {
@@ -59,7 +66,7 @@ func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 		})
 	}
 	wg.Wait()
-	return printVerdict(stdout, reports)
+	return printVerdict(stdout, reports, recovery)
 }
 
 // nodeReport is what doctor learned about one node.
@@ -110,12 +117,12 @@ func checkNode(ctx context.Context, label, addr string, c *redis.Client) *nodeRe
 		r.warn("maxmemory-policy %s can evict lock keys and fence counters under memory pressure: set noeviction", policy)
 	}
 
-	r.persistence = restartForgets(ctx, c, fields)
-	if r.persistence == "" {
-		r.facts = append(r.facts, "persistence: appendfsync always")
-	} else {
-		r.facts = append(r.facts, "persistence: "+r.persistence)
+	settings, forgets := restartForgets(ctx, c, fields)
+	r.persistence = forgets
+	if forgets == "" {
+		forgets = "appendfsync always: a restart forgets nothing acknowledged"
 	}
+	r.facts = append(r.facts, "persistence: "+forgets+" ("+settings+")")
 
 	checkCommands(ctx, c, r)
 	return r
@@ -151,27 +158,67 @@ func checkCommands(ctx context.Context, c *redis.Client, r *nodeReport) {
 	}
 }
 
-// restartForgets says what a restart of the node would forget, "" when
-// nothing acknowledged: the delayed-restart rule applies unless AOF
-// fsyncs every write.
-func restartForgets(ctx context.Context, c *redis.Client, info map[string]string) string {
+// restartForgets returns the node's persistence settings, and what a
+// restart of the node would forget ("" when nothing acknowledged: the
+// delayed-restart rule applies unless AOF fsyncs every write). A setting
+// CONFIG GET may not read (ACL) is "unknown", and counts as forgetting.
+func restartForgets(ctx context.Context, c *redis.Client, info map[string]string) (settings, forgets string) {
 	cfg, err := c.ConfigGet(ctx, "*").Result() // one call: appendonly, appendfsync, save
 	if err != nil {
-		if info["aof_enabled"] == "1" {
-			return "AOF on, appendfsync unknown (CONFIG refused): a crash may forget the last second"
+		aof := "unknown"
+		switch info["aof_enabled"] {
+		case "1":
+			aof = "yes (INFO)"
+		case "0":
+			aof = "no (INFO)"
 		}
-		return "no AOF, save unknown (CONFIG refused): a restart forgets locks"
+		settings = "appendonly " + aof + ", appendfsync unknown, save unknown: CONFIG GET refused"
+		if info["aof_enabled"] == "1" {
+			return settings, "AOF on, appendfsync unknown: a crash may forget the last second"
+		}
+		return settings, "no AOF, save unknown: a restart forgets locks"
 	}
+	settings = fmt.Sprintf("appendonly %s, appendfsync %s, save %q", cfg["appendonly"], cfg["appendfsync"], cfg["save"])
 	switch {
 	case cfg["appendonly"] == "yes" && cfg["appendfsync"] == "always":
-		return ""
+		return settings, ""
 	case cfg["appendonly"] == "yes":
-		return fmt.Sprintf("AOF with appendfsync %s: a crash forgets the last writes", cfg["appendfsync"])
+		return settings, fmt.Sprintf("AOF with appendfsync %s: a crash forgets the last writes", cfg["appendfsync"])
 	case strings.TrimSpace(cfg["save"]) != "":
-		return fmt.Sprintf("RDB snapshots only (save %q): a restart forgets locks taken since the last snapshot", cfg["save"])
+		return settings, "RDB snapshots only: a restart forgets locks taken since the last snapshot"
 	default:
-		return "none: a restart forgets every lock"
+		return settings, "none: a restart forgets every lock"
 	}
+}
+
+// judgeRestart warns on each usable node whose restart forgets locks when
+// the clients do not sit such a node out (recovery off), and returns the
+// line that says whether a restart is safe.
+func judgeRestart(reports []*nodeReport, recovery time.Duration) string {
+	var forget []string
+	usable := 0
+	for _, r := range reports {
+		if r.failure != "" {
+			continue
+		}
+		usable++
+		if r.persistence == "" {
+			continue
+		}
+		forget = append(forget, r.label)
+		if recovery == 0 {
+			r.warn("a restart forgets locks and the clients' recovery period is off: a node restarted at once grants keys still held elsewhere")
+		}
+	}
+	switch {
+	case len(forget) == 0:
+		return "restart: safe: every usable node fsyncs each write (appendfsync always), so a restarted node remembers its locks"
+	case recovery > 0:
+		return fmt.Sprintf("restart: safe: %d of %d usable nodes (%s) forget locks on restart, and the clients sit such a node out of each key it lost for the recovery period %s (it must be at least the longest TTL any client uses)",
+			len(forget), usable, strings.Join(forget, ", "), recovery)
+	}
+	return fmt.Sprintf("restart: NOT SAFE: %d of %d usable nodes (%s) forget locks on restart and the clients' recovery period is off: restart such a node no sooner than the longest TTL in use (the delayed-restart rule), run appendonly yes with appendfsync always, or turn recovery on",
+		len(forget), usable, strings.Join(forget, ", "))
 }
 
 // clockOffset is the node's clock minus ours, taking the node's reading
@@ -182,7 +229,7 @@ func clockOffset(sent time.Time, rtt time.Duration, node time.Time) time.Duratio
 
 // printVerdict prints one line per node and the verdict, and returns the exit
 // code.
-func printVerdict(w io.Writer, reports []*nodeReport) error {
+func printVerdict(w io.Writer, reports []*nodeReport, recovery time.Duration) error {
 	quorum := len(reports)/2 + 1
 	firstOf := map[string]string{} // run_id -> label
 	for _, r := range reports {
@@ -195,7 +242,8 @@ func printVerdict(w io.Writer, reports []*nodeReport) error {
 		}
 		firstOf[r.runID] = r.label
 	}
-	usable, duplicates, forgets := 0, 0, 0
+	restart := judgeRestart(reports, recovery)
+	usable, duplicates := 0, 0
 	var unusable, warned []string
 	for _, r := range reports {
 		state, problems := "ok", r.warnings
@@ -214,9 +262,6 @@ func printVerdict(w io.Writer, reports []*nodeReport) error {
 		}
 		if r.failure == "" {
 			usable++
-			if r.persistence != "" {
-				forgets++
-			}
 		}
 		parts := problems
 		if len(r.facts) > 0 {
@@ -229,8 +274,8 @@ func printVerdict(w io.Writer, reports []*nodeReport) error {
 	if usable >= quorum {
 		fmt.Fprintf(w, "fault tolerance: the quorum survives %s\n", failures(usable-quorum))
 	}
-	if forgets > 0 && usable >= quorum {
-		fmt.Fprintf(w, "note: %d of %d usable nodes forget locks on restart: restart a crashed node no sooner than the largest TTL in use (the delayed-restart rule), or run appendonly yes with appendfsync always\n", forgets, usable)
+	if usable >= quorum {
+		fmt.Fprintln(w, restart)
 	}
 	code, text := doctorVerdict(len(reports), usable, duplicates, unusable, warned)
 	fmt.Fprintf(w, "verdict: %s (exit %d)\n", text, code)

@@ -25,7 +25,7 @@ func TestDoctorHealthy(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"3 of 3 nodes usable (all usable), quorum 2", "fault tolerance: the quorum survives 1 more node failure", "note: 3 of 3 usable nodes forget locks on restart", "verdict: OK"} {
+	for _, want := range []string{"3 of 3 nodes usable (all usable), quorum 2", "fault tolerance: the quorum survives 1 more node failure", "restart: safe: 3 of 3 usable nodes (n1, n2, n3) forget locks on restart, and the clients sit such a node out of each key it lost for the recovery period 10m0s", "verdict: OK"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
@@ -83,16 +83,59 @@ func TestDoctorWarningsAndPersistence(t *testing.T) {
 		t.Errorf("exit %d, want %d", r.code, doctorWarnings)
 	}
 	for i, want := range []string{
-		"ok   n1 .*persistence: appendfsync always",
-		"ok   n2 .*RDB snapshots only",
+		"ok   n1 .*persistence: appendfsync always.*appendonly yes, appendfsync always",
+		"ok   n2 .*RDB snapshots only.*save \"900 1\"",
 		"WARN n3 .*maxmemory-policy volatile-ttl",
 	} {
 		if !matchLine(doctorLine(r.stdout, i), want) {
 			t.Errorf("n%d line %q, want it to match %q", i+1, doctorLine(r.stdout, i), want)
 		}
 	}
-	if !strings.Contains(r.stdout, "note: 2 of 3 usable nodes forget locks") || !strings.Contains(r.stdout, "verdict: WARNINGS") {
+	if !strings.Contains(r.stdout, "restart: safe: 2 of 3 usable nodes (n2, n3) forget locks") || !strings.Contains(r.stdout, "verdict: WARNINGS") {
 		t.Errorf("output:\n%s", r.stdout)
+	}
+}
+
+// Whether a restart is safe follows each node's persistence and the
+// clients' recovery period: with recovery on (the default) any persistence
+// is safe; with it off, each node that forgets locks on restart is a
+// warning, and a node whose CONFIG is refused counts as forgetting.
+func TestDoctorRestartSafety(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	cl := c.Clients()
+	for _, n := range cl {
+		configSet(t, n, "appendonly", "yes")
+		configSet(t, n, "appendfsync", "always")
+	}
+	durable := runBin(t, c.Addrs(), "doctor", "--recovery-period", "0")
+	if durable.code != exitOK || !strings.Contains(durable.stdout, "restart: safe: every usable node fsyncs each write") {
+		t.Errorf("all appendfsync always, recovery off: exit %d, want 0:\n%s", durable.code, durable.stdout)
+	}
+
+	configSet(t, cl[1], "appendfsync", "everysec")
+	aclDefault(t, cl[2], "-config")
+	on := runBin(t, c.Addrs(), "doctor")
+	off := runBin(t, c.Addrs(), "doctor", "--recovery-period", "0")
+	if on.code != exitOK || !strings.Contains(on.stdout, "restart: safe: 2 of 3 usable nodes (n2, n3) forget locks on restart") {
+		t.Errorf("recovery on: exit %d, want 0:\n%s", on.code, on.stdout)
+	}
+	if !matchLine(doctorLine(on.stdout, 2), "ok   n3 .*appendonly yes (INFO), appendfsync unknown, save unknown: CONFIG GET refused") {
+		t.Errorf("n3 line %q: want its settings unknown", doctorLine(on.stdout, 2))
+	}
+	if off.code != doctorWarnings || !strings.Contains(off.stdout, "restart: NOT SAFE: 2 of 3 usable nodes (n2, n3)") {
+		t.Errorf("recovery off: exit %d, want %d:\n%s", off.code, doctorWarnings, off.stdout)
+	}
+	warned := 0
+	for i := range 3 {
+		if strings.HasPrefix(doctorLine(off.stdout, i), "WARN") {
+			warned++
+		}
+	}
+	if warned != 2 || !strings.HasPrefix(doctorLine(off.stdout, 0), "ok") {
+		t.Errorf("recovery off: %d nodes warned, want 2 (n2, n3):\n%s", warned, off.stdout)
+	}
+	if r := runBin(t, c.Addrs(), "doctor", "--recovery-period", "-1s"); r.code != exitUsage {
+		t.Errorf("negative recovery period: exit %d, want %d", r.code, exitUsage)
 	}
 }
 

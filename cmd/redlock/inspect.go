@@ -18,7 +18,10 @@ const usageInspect = `Usage: redlock inspect [flags] KEY
 Show who holds KEY (without the prefix), as a majority of the nodes says:
 held or free, the holder's owner (host/pid/program unless it set another),
 when it was acquired, its fence, how long a majority keeps it, whether all
-nodes agree, and what each node says. Changes nothing.
+nodes agree, and what each node says, including how long it has kept data
+for KEY (DATA AGE) and, for a node that lost its data, until when it sits
+out of KEY (RECOVERING; clients with the default recovery period). Changes
+nothing.
 
 Flags:
   --prefix P     key prefix on the nodes (default "lock:")
@@ -103,7 +106,7 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 	_ = tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tHELD\tHOLDER\tOWNER\tTTL\tFENCE")
+	fmt.Fprintln(tw, "NODE\tHELD\tHOLDER\tOWNER\tTTL\tFENCE\tDATA AGE\tRECOVERING")
 	for _, n := range info.Nodes {
 		if n.Err != nil {
 			fmt.Fprintf(tw, "%s\terror\t-\t-\t-\t%s\n", n.Node, strings.ReplaceAll(n.Err.Error(), "\n", "; "))
@@ -113,9 +116,20 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 		if n.Held {
 			held, ttl = "yes", n.Remaining.Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\n", n.Node, held, orDash(n.Holder), orDash(n.Owner), ttl, n.Fence)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.Node, held, orDash(n.Holder), orDash(n.Owner), ttl, n.Fence,
+			n.DataAge.Round(time.Second), recoveringUntil(n.Recovering, now))
 	}
 	_ = tw.Flush()
+}
+
+// recoveringUntil says until when a node sits out of the key: "no" when it
+// counts. The node measured the time left on its clock; the end is put on
+// ours.
+func recoveringUntil(left time.Duration, now time.Time) string {
+	if left <= 0 {
+		return "no"
+	}
+	return fmt.Sprintf("until %s (%s more)", now.Add(left).UTC().Format(time.TimeOnly), left.Round(time.Second))
 }
 
 func when(t, now time.Time) string {

@@ -46,3 +46,25 @@ func TestTextEscapesLabels(t *testing.T) {
 		t.Errorf("exposition lacks %s:\n%s", want, b.String())
 	}
 }
+
+// A node reported recovering after a round is counted as such, and not as
+// a second request of that round nor as a failure.
+func TestRecoveringNodeCountedOnce(t *testing.T) {
+	text := NewText()
+	classes, _ := NewClasses(nil, 0)
+	rec := NewRecorder(text, classes)
+	rec.Observe(redlock.Event{Kind: redlock.EventNode, Node: "n1", Op: "acquire"})
+	rec.Observe(redlock.Event{Kind: redlock.EventNode, Node: "n1", Op: "acquire", Reason: "recovering", Err: errors.New("lost its data")})
+	var b strings.Builder
+	if _, err := text.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`quorumlock_node_recovering_total{node="n1"} 1`, `quorumlock_node_request_duration_seconds_count{node="n1",op="acquire"} 1`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("exposition lacks %s:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "quorumlock_node_errors_total{") {
+		t.Errorf("a recovering node counted as a failure:\n%s", b.String())
+	}
+}

@@ -31,7 +31,7 @@ var secondBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0
 // values are redlock's Event.Reason words.
 var (
 	Acquisitions = &Metric{Name: "quorumlock_acquisitions_total", Kind: Counter, Unit: "{acquisition}",
-		Help:   "Acquisition calls (Acquire, TryAcquire, Do, TryDo) by class and result: acquired, contended, split_vote, quorum_unreachable, canceled, expired, invalid.",
+		Help:   "Acquisition calls (Acquire, TryAcquire, Do, TryDo) by class and result: acquired, contended, split_vote, quorum_unreachable, canceled, expired, invalid, recovering.",
 		Labels: []string{"class", "result"}}
 	AcquireSeconds = &Metric{Name: "quorumlock_acquire_duration_seconds", Kind: Histogram, Unit: "s",
 		Help:   "Time from the start of an acquisition call to its result (the wait, retries included), by class and result.",
@@ -43,7 +43,7 @@ var (
 		Help:   "Acquisitions that took over from a holder that never released the lock (it expired or was force-released: a crashed or stuck holder), by class.",
 		Labels: []string{"class"}}
 	Contended = &Metric{Name: "quorumlock_contended_attempts_total", Kind: Counter, Unit: "{attempt}",
-		Help:   "Attempts that lost, by class and reason: contended (another client holds a majority) or split_vote (no client does).",
+		Help:   "Attempts that lost, by class and reason: contended (another client holds a majority), split_vote (no client does) or recovering (nodes that lost their data for the key sat out).",
 		Labels: []string{"class", "reason"}}
 	Waiters = &Metric{Name: "quorumlock_waiters", Kind: Gauge, Unit: "{call}",
 		Help:   "Acquisition calls in progress: started their first attempt, not yet acquired or given up, by class.",
@@ -69,6 +69,9 @@ var (
 	NodeErrors = &Metric{Name: "quorumlock_node_errors_total", Kind: Counter, Unit: "{request}",
 		Help:   "Requests to one node that failed (error, timeout), by node and operation.",
 		Labels: []string{"node", "op"}}
+	NodeRecovering = &Metric{Name: "quorumlock_node_recovering_total", Kind: Counter, Unit: "{request}",
+		Help:   "Acquire answers of one node that did not count because it lost its data for the key and sits out of it for the recovery period, by node (until when: redlock inspect KEY).",
+		Labels: []string{"node"}}
 	NodeSeconds = &Metric{Name: "quorumlock_node_request_duration_seconds", Kind: Histogram, Unit: "s",
 		Help:   "Time one node took to answer one request of a quorum round, failures included, by node and operation.",
 		Labels: []string{"node", "op"}, Buckets: secondBuckets}
@@ -76,7 +79,7 @@ var (
 
 // All is every metric, in exposition order.
 var All = []*Metric{Acquisitions, AcquireSeconds, AcquireAttempts, Takeovers, Contended, Waiters, Held, Kept,
-	Extensions, Losses, Releases, FencedRejections, NodeErrors, NodeSeconds}
+	Extensions, Losses, Releases, FencedRejections, NodeErrors, NodeRecovering, NodeSeconds}
 
 func init() {
 	for i, m := range All {

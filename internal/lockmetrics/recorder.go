@@ -27,6 +27,11 @@ func NewRecorder(sink Sink, classes *Classes) *Recorder {
 // or EventLost, a kept "start" by one "stop".
 func (r *Recorder) Observe(e redlock.Event) {
 	s := r.sink
+	if e.Kind == redlock.EventNode && e.Reason == "recovering" {
+		// The node's answer was observed already: this is what it meant.
+		s.Add(NodeRecovering, 1, e.Node)
+		return
+	}
 	if e.Kind == redlock.EventNode {
 		s.Observe(NodeSeconds, e.Latency.Seconds(), e.Node, e.Op)
 		if e.Err != nil {

@@ -69,3 +69,22 @@ func extendKeepsMarkerAlive(f *fixture) {
 		f.t.Fatalf("acquire after the extension = %+v: the marker did not outlive the acquisition's retention", held)
 	}
 }
+
+// Inspect reports the marker's age as acquire does, and none for a key
+// never acquired on the node.
+func inspectReportsDataAge(f *fixture) {
+	if h := f.inspect(f.name()); h.DataAgeKnown {
+		f.t.Fatalf("a key never acquired inspected as %+v: want no marker", h)
+	}
+	name := f.name()
+	f.acquire(name, "a", long)
+	time.Sleep(markerGap)
+	h := f.inspect(name)
+	if !h.DataAgeKnown || h.DataAge < markerGap {
+		f.t.Fatalf("inspect %s after the acquire = %+v: want the marker's age of at least that", markerGap, h)
+	}
+	f.release(name, "a", long)
+	if r := f.acquire(name, "b", long); !r.Acquired || r.DataAge < h.DataAge {
+		f.t.Fatalf("acquire after inspect = %+v: want the marker inspect saw (age at least %s)", r, h.DataAge)
+	}
+}

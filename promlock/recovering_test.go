@@ -1,0 +1,76 @@
+package promlock_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/promlock"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// Two of 3 nodes flushed under a held lock: a competitor's attempt gets
+// their yes votes, which do not count (they lost their data). Each such
+// node is counted once per attempt in node_recovering_total, and the node
+// request histogram
+// still counts one request per node and round (the recovering report is
+// not a second request).
+func TestRecoveringNodesCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	obs, err := promlock.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, c := realClient(t, 3, redlock.WithObserver(obs), redlock.WithNodeTimeout(time.Second))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := c.Acquire(ctx, "job:1", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	name := "lock:{job:1}"
+	await(t, "markers older than the node timeout", func() bool {
+		for _, rc := range cl.Clients() {
+			v, _ := rc.Get(ctx, node.MarkerKey(name)).Result()
+			since, _ := strconv.ParseInt(v, 10, 64)
+			now, err := rc.Time(ctx).Result()
+			if err != nil || since == 0 || now.Sub(time.UnixMicro(since)) <= 1100*time.Millisecond {
+				return false
+			}
+		}
+		return true
+	})
+	for _, rc := range cl.Clients()[:2] {
+		if err := rc.FlushAll(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.TryAcquire(ctx, "job:1", 30*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("TryAcquire with 2 nodes flushed: %v, want ErrNotAcquired", err)
+	}
+	if err := c.Close(); err != nil { // the node events of the last round are in
+		t.Fatal(err)
+	}
+	fams := families(t, reg)
+	for i, rc := range cl.Clients() {
+		want := 0.0
+		if i < 2 {
+			want = 1
+		}
+		if got := value(t, fams, "quorumlock_node_recovering_total", labels{"node": rc.Options().Addr}); got != want {
+			t.Errorf("node_recovering_total{node=%s} = %v, want %v", rc.Options().Addr, got, want)
+		}
+	}
+	if all, won := value(t, fams, "quorumlock_acquisitions_total", nil), value(t, fams, "quorumlock_acquisitions_total", labels{"result": "acquired"}); all != 2 || won != 1 {
+		t.Errorf("acquisitions_total %v, acquired %v: want 2, 1 (the competitor lost)", all, won)
+	}
+	if got := value(t, fams, "quorumlock_node_request_duration_seconds", labels{"op": "acquire"}); int(got)%3 != 0 {
+		t.Errorf("node acquire requests %v: want 3 per round", got)
+	}
+	if got := value(t, fams, "quorumlock_node_errors_total", nil); got != 0 {
+		t.Errorf("node_errors_total %v: a recovering node is not an error", got)
+	}
+}
