@@ -30,7 +30,7 @@ func Example() {
 	r1, _ := c.RLock(ctx, "schema", 10*time.Second)
 	r2, _ := c.RLock(ctx, "schema", 10*time.Second)
 	fmt.Println("two readers at once:", r1 != nil && r2 != nil)
-	fmt.Println("readers carry the last writer's fence:", r1.Fence() == writerFence)
+	fmt.Println("readers' fences are at least the last writer's:", r1.Fence() >= writerFence && r2.Fence() >= writerFence)
 
 	_, err = c.TryLock(ctx, "schema", 10*time.Second)
 	fmt.Println("a writer while they read is refused:", errors.Is(err, redlock.ErrNotAcquired))
@@ -44,7 +44,7 @@ func Example() {
 	fmt.Println("Do:", err)
 	// Output:
 	// two readers at once: true
-	// readers carry the last writer's fence: true
+	// readers' fences are at least the last writer's: true
 	// a writer while they read is refused: true
 	// next writer's fence is larger: true
 	// Do: <nil>

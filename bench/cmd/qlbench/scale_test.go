@@ -19,7 +19,8 @@ func TestCycleKeysCountComesBack(t *testing.T) {
 	defer cancel()
 	const n, ttl = 300, time.Second
 
-	c, cs, err := scaleClient(cl.Addrs(), scaleDB, redlock.WithFenceRetention(time.Second))
+	c, cs, err := scaleClient(cl.Addrs(), scaleDB, redlock.WithFenceRetention(time.Second),
+		redlock.WithRecoveryPeriod(0)) // as the scenario: a retention shorter than the recovery period
 	if err != nil {
 		t.Fatal(err)
 	}
