@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
@@ -84,11 +85,13 @@ const reasonRecovering = "recovering"
 
 // recovery judges, within one acquire round, which nodes sit out.
 type recovery struct {
-	period time.Duration
-	slack  time.Duration // how far apart the markers of one first use can be
-	oldest time.Duration // the oldest marker among the answers so far
-	age    []time.Duration
-	known  []bool
+	period  time.Duration
+	slack   time.Duration // how far apart the markers of two first uses at once can be
+	oldest  time.Duration // the oldest marker among the answers so far
+	creator uint64        // the acquisition that wrote the oldest marker (0: unknown)
+	age     []time.Duration
+	known   []bool
+	by      []uint64 // each node's marker's creator
 }
 
 // newRecovery returns the judge of one round, or nil when recovery is off.
@@ -99,7 +102,7 @@ func (c *Client) newRecovery(ttl time.Duration) *recovery {
 	// Markers written by one round differ by at most the node timeout,
 	// and are read back within another; ages are whole milliseconds.
 	return &recovery{period: c.cfg.recovery, slack: c.cfg.timeoutFor(ttl) + 2*time.Millisecond,
-		age: make([]time.Duration, len(c.nodes)), known: make([]bool, len(c.nodes))}
+		age: make([]time.Duration, len(c.nodes)), known: make([]bool, len(c.nodes)), by: make([]uint64, len(c.nodes))}
 }
 
 // lingerFor is how long a round whose majority rests on young markers
@@ -113,13 +116,23 @@ func (r *recovery) note(i int, v node.AcquireReply) {
 	if r == nil || !v.DataAgeKnown {
 		return
 	}
-	r.age[i], r.known[i] = v.DataAge, true
-	r.oldest = max(r.oldest, v.DataAge)
+	if !slices.Contains(r.known, true) || v.DataAge > r.oldest {
+		r.oldest, r.creator = v.DataAge, v.DataCreator
+	}
+	r.age[i], r.known[i], r.by[i] = v.DataAge, true, v.DataCreator
 }
 
-// sitsOut reports whether node i lost its data for the key.
+// sitsOut reports whether node i lost its data for the key: its marker is
+// young, and much younger than the oldest one, which another acquisition
+// wrote (the one that wrote both may have reached node i late).
 func (r *recovery) sitsOut(i int) bool {
-	return r != nil && r.known[i] && r.age[i] < r.period && r.oldest-r.age[i] > r.slack
+	return r != nil && r.known[i] && r.age[i] < r.period && !r.sameCreator(i) && r.oldest-r.age[i] > r.slack
+}
+
+// sameCreator reports whether node i's marker was written by the
+// acquisition that wrote the oldest marker.
+func (r *recovery) sameCreator(i int) bool {
+	return r.by[i] != 0 && r.by[i] == r.creator
 }
 
 // young reports whether node i's yes rests on a new key's marker.
