@@ -77,6 +77,7 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"MarkerOutlivesRelease", markerOutlivesRelease},
 		{"MarkerExpiresWithRetention", markerExpiresWithRetention},
 		{"ExtendKeepsMarkerAlive", extendKeepsMarkerAlive},
+		{"MarkerReportsCreator", markerReportsCreator},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(&fixture{t: t, n: newNode(t)}) })
 	}
