@@ -13,18 +13,23 @@ import (
 // FLUSHALL, a failover to an empty replica) would grant a key still held on
 // the other nodes. Each node keeps, per lock key, a marker of when it
 // started keeping data for the key, and reports its age by its own clock
-// with every acquire reply (node.AcquireReply.DataAge). Within one round,
+// with every acquire reply (node.AcquireReply.DataAge), and which
+// acquisition wrote it (node.AcquireReply.DataCreator). Within one round,
 // a node whose marker is younger than the recovery period while another
-// answering node's is older than it by more than the slack has lost its
-// data for the key: its yes does not count toward the majority, and an
-// attempt it keeps from a majority is lost, not a split, until its marker
-// reaches the period. A period at least as long as every TTL means that
+// answering node's is older than it by more than the slack, and was
+// written by another acquisition, has lost its data for the key: its yes
+// does not count toward the majority, and an attempt it keeps from a
+// majority is lost, not a split, until its marker reaches the period. A period at least as long as every TTL means that
 // every lock the node forgot has expired or been re-asserted there by its
 // holder's extensions by then. When every answering node's marker is young
 // and of one age, the key is new (a fresh deployment, or its first use):
 // they count, once the other nodes had a moment to answer (two round
 // trips), so that a node that kept the key is heard unless it is silent
-// or much slower than the others.
+// or much slower than the others. Markers written by one acquisition never
+// sit each other out, however late a node processed it: it lost nothing.
+// Limit: a request of the acquisition that wrote the oldest marker, still
+// in flight when a node lost its data and delivered after, writes the same
+// creator there, and that node counts at once.
 
 // defaultRecoveryPeriod is the recovery period unless WithRecoveryPeriod
 // says otherwise: longer than the TTLs locks usually take (the keep-alive
@@ -99,8 +104,9 @@ func (c *Client) newRecovery(ttl time.Duration) *recovery {
 	if c.cfg.recovery <= 0 {
 		return nil
 	}
-	// Markers written by one round differ by at most the node timeout,
-	// and are read back within another; ages are whole milliseconds.
+	// Markers of one key written by two clients' first rounds at once
+	// (different creators) differ by about the node timeout, and are read
+	// back within another; ages are whole milliseconds.
 	return &recovery{period: c.cfg.recovery, slack: c.cfg.timeoutFor(ttl) + 2*time.Millisecond,
 		age: make([]time.Duration, len(c.nodes)), known: make([]bool, len(c.nodes)), by: make([]uint64, len(c.nodes))}
 }
