@@ -297,6 +297,7 @@ func (m *Memory) markData(name string, at time.Time, keep time.Duration, now tim
 		m.wrote(now)
 	case t.since.After(now): // the clock went back: age from now on
 		t.since = now
+		m.wrote(now)
 	}
 	t.expires = now.Add(keep)
 	m.markers[name] = t
