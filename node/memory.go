@@ -59,6 +59,7 @@ type memTrail struct {
 // MarkerKey).
 type memMarker struct {
 	since   time.Time
+	creator uint64 // the writing acquisition's At in µs, 0 when unknown
 	expires time.Time
 }
 
@@ -245,9 +246,9 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	defer m.mu.Unlock()
 	now := m.now()
 	retention := RetentionOrDefault(a.Retention)
-	age := m.markData(a.Name, max(retention, a.TTL), now)
+	mark := m.markData(a.Name, a.At, max(retention, a.TTL), now)
 	if m.tombstoned(a.Name, a.Token, now) {
-		return AcquireReply{}.WithDataAge(age), nil
+		return AcquireReply{}.withMarker(mark), nil
 	}
 	e, held := m.lock(a.Name, now)
 	if held && e.token != a.Token {
@@ -255,7 +256,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 			e.waited = true
 			m.locks[a.Name] = e
 		}
-		return AcquireReply{HolderTTL: e.expires.Sub(now), Holder: ReleaseID(e.token)}.WithDataAge(age), nil
+		return AcquireReply{HolderTTL: e.expires.Sub(now), Holder: ReleaseID(e.token)}.withMarker(mark), nil
 	}
 	c, ok := m.counter(a.Name, now)
 	if held { // a resend: the counter stays as the first acquire left it
@@ -264,7 +265,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 		if ok {
 			m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
 		}
-		return AcquireReply{Acquired: true, Fence: c}.WithDataAge(age), nil
+		return AcquireReply{Acquired: true, Fence: c}.withMarker(mark), nil
 	}
 	m.locks[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
 	if !ok {
@@ -272,7 +273,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	}
 	c++
 	m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
-	r := AcquireReply{Acquired: true, Fence: c}.WithDataAge(age)
+	r := AcquireReply{Acquired: true, Fence: c}.withMarker(mark)
 	if prev, ok := m.trail(a.Name, now); ok && prev.h.Token != a.Token {
 		r.Previous = prev.h
 	}
@@ -282,18 +283,31 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	return r, nil
 }
 
-// markData writes the marker of name when missing (see MarkerKey), resets
-// its expiry to keep, and returns its age in whole milliseconds, as
-// the Redis node does.
-func (m *Memory) markData(name string, keep time.Duration, now time.Time) int64 {
+// markData writes the marker of name when missing (see MarkerKey), created
+// by the acquisition at, resets its expiry to keep, and returns the reply
+// with its age in whole milliseconds and its creator, as the Redis node does.
+func (m *Memory) markData(name string, at time.Time, keep time.Duration, now time.Time) AcquireReply {
 	t, ok := m.markers[name]
-	if !ok || !live(t.expires, now) || t.since.After(now) {
+	switch {
+	case !ok || !live(t.expires, now):
+		t.since, t.creator = now, 0
+		if !at.IsZero() {
+			t.creator = uint64(max(at.UnixMicro(), 0))
+		}
+		m.wrote(now)
+	case t.since.After(now): // the clock went back: age from now on
 		t.since = now
 		m.wrote(now)
 	}
 	t.expires = now.Add(keep)
 	m.markers[name] = t
-	return now.Sub(t.since).Milliseconds()
+	return AcquireReply{DataCreator: t.creator}.WithDataAge(now.Sub(t.since).Milliseconds())
+}
+
+// withMarker returns r with the marker's age and creator of mark.
+func (r AcquireReply) withMarker(mark AcquireReply) AcquireReply {
+	r.DataAge, r.DataAgeKnown, r.DataCreator = mark.DataAge, mark.DataAgeKnown, mark.DataCreator
+	return r
 }
 
 // micro is t as the Redis node stores it: to the microsecond, without a

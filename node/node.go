@@ -182,6 +182,12 @@ type AcquireReply struct {
 	DataAge time.Duration
 	// DataAgeKnown is false for a node that keeps no marker.
 	DataAgeKnown bool
+	// DataCreator is the acquisition time (AcquireArgs.At, µs since the
+	// Unix epoch, by the client's clock) of the acquisition that wrote the
+	// marker: the same on every node whose marker that acquisition wrote,
+	// however late each node processed it. 0 when unknown (a marker written
+	// without it, or a node that keeps no marker).
+	DataCreator uint64
 }
 
 // WithDataAge returns r with DataAge set from ms, a marker's age in
@@ -190,6 +196,13 @@ func (r AcquireReply) WithDataAge(ms int64) AcquireReply {
 	if ms >= 0 {
 		r.DataAge, r.DataAgeKnown = time.Duration(ms)*time.Millisecond, true
 	}
+	return r
+}
+
+// WithDataCreator returns r with DataCreator set from us, the marker's
+// creator as the scripts report it (0 or negative: unknown).
+func (r AcquireReply) WithDataCreator(us int64) AcquireReply {
+	r.DataCreator = uint64(max(us, 0))
 	return r
 }
 
@@ -298,9 +311,12 @@ func CounterKey(name string) string { return name + ":fence" }
 // the counter.
 func TrailKey(name string) string { return name + ":holder" }
 
-// MarkerKey is the name of the marker of the lock key name: the server's
-// time (µs since the Unix epoch) when this node started keeping data for
-// the key (see AcquireReply.DataAge), kept as long as the counter.
+// MarkerKey is the name of the marker of the lock key name: "since
+// creator", the server's time (µs since the Unix epoch) when this node
+// started keeping data for the key (see AcquireReply.DataAge) and the
+// acquisition time of the acquisition that wrote it (see
+// AcquireReply.DataCreator; absent in older markers), kept as long as the
+// counter.
 func MarkerKey(name string) string { return name + ":since" }
 
 // isCompanion reports whether a key name is a counter, tombstone or trail

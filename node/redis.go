@@ -63,7 +63,7 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	if err != nil {
 		return AcquireReply{}, err
 	}
-	if len(vals) < 2 || len(vals) > 4 {
+	if len(vals) < 2 || len(vals) > 5 {
 		return AcquireReply{}, fmt.Errorf("node: unexpected acquire reply %v", vals)
 	}
 	ok, err1 := replyInt(vals[0])
@@ -75,13 +75,16 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	if len(vals) >= 3 {
 		third, _ = vals[2].(string)
 	}
-	age := int64(-1)
-	if len(vals) == 4 {
+	age, creator := int64(-1), int64(0)
+	if len(vals) >= 4 {
 		if a, ok := vals[3].(int64); ok {
 			age = a
 		}
 	}
-	return AcquireReplyOf(ok == 1, v, third).WithDataAge(age), nil
+	if len(vals) == 5 {
+		creator, _ = vals[4].(int64)
+	}
+	return AcquireReplyOf(ok == 1, v, third).WithDataAge(age).WithDataCreator(creator), nil
 }
 
 // scriptArgs are the KEYS and ARGV of one script call.

@@ -294,3 +294,28 @@ func TestRedisIdentifyWithoutRunID(t *testing.T) {
 		t.Fatalf("two servers share the ID %q", ids[0].ID)
 	}
 }
+
+// A marker written before markers recorded their creator ("since" alone)
+// keeps its age, reports creator 0, and is kept as such.
+func TestRedisMarkerWithoutCreator(t *testing.T) {
+	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
+	ctx, name := ctxFor(t), "lock:{old-marker}"
+	now, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	since := now.Add(-time.Minute).UnixMicro()
+	if err := c.Set(ctx, node.MarkerKey(name), since, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	n := node.NewRedis(c)
+	for _, token := range []string{"a", "b"} {
+		r, err := n.Acquire(ctx, node.AcquireArgs{Name: name, Token: token, TTL: time.Minute, At: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.DataAgeKnown || r.DataAge < time.Minute || r.DataCreator != 0 {
+			t.Fatalf("acquire %s over an old marker = %+v: want its age (a minute or more) and creator 0", token, r)
+		}
+	}
+}

@@ -65,8 +65,11 @@
 // rule itself: such a node sits out each key it lost, its yes not counted,
 // for the recovery period (WithRecoveryPeriod, default 10 minutes; it must
 // be at least every TTL in use, and a longer TTL is refused). A new key is
-// usable at once. Limits: every node losing its data at once, or a majority
-// losing it while the nodes that kept it are silent. Persistence
+// usable at once, and a node that processed a key's first acquisition late
+// counts at once (markers record the acquisition that wrote them). Limits:
+// every node losing its data at once, a majority losing it while the nodes
+// that kept it are silent, or a request of a key's first acquisition still
+// in flight when a node loses its data and delivered after. Persistence
 // (appendfsync always) avoids the sit-out.
 //
 // # Errors

@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
@@ -12,18 +13,23 @@ import (
 // FLUSHALL, a failover to an empty replica) would grant a key still held on
 // the other nodes. Each node keeps, per lock key, a marker of when it
 // started keeping data for the key, and reports its age by its own clock
-// with every acquire reply (node.AcquireReply.DataAge). Within one round,
+// with every acquire reply (node.AcquireReply.DataAge), and which
+// acquisition wrote it (node.AcquireReply.DataCreator). Within one round,
 // a node whose marker is younger than the recovery period while another
-// answering node's is older than it by more than the slack has lost its
-// data for the key: its yes does not count toward the majority, and an
-// attempt it keeps from a majority is lost, not a split, until its marker
-// reaches the period. A period at least as long as every TTL means that
+// answering node's is older than it by more than the slack, and was
+// written by another acquisition, has lost its data for the key: its yes
+// does not count toward the majority, and an attempt it keeps from a
+// majority is lost, not a split, until its marker reaches the period. A period at least as long as every TTL means that
 // every lock the node forgot has expired or been re-asserted there by its
 // holder's extensions by then. When every answering node's marker is young
 // and of one age, the key is new (a fresh deployment, or its first use):
 // they count, once the other nodes had a moment to answer (two round
 // trips), so that a node that kept the key is heard unless it is silent
-// or much slower than the others.
+// or much slower than the others. Markers written by one acquisition never
+// sit each other out, however late a node processed it: it lost nothing.
+// Limit: a request of the acquisition that wrote the oldest marker, still
+// in flight when a node lost its data and delivered after, writes the same
+// creator there, and that node counts at once.
 
 // defaultRecoveryPeriod is the recovery period unless WithRecoveryPeriod
 // says otherwise: longer than the TTLs locks usually take (the keep-alive
@@ -88,11 +94,13 @@ const reasonRecovering = "recovering"
 
 // recovery judges, within one acquire round, which nodes sit out.
 type recovery struct {
-	period time.Duration
-	slack  time.Duration // how far apart the markers of one first use can be
-	oldest time.Duration // the oldest marker among the answers so far
-	age    []time.Duration
-	known  []bool
+	period  time.Duration
+	slack   time.Duration // how far apart the markers of two first uses at once can be
+	oldest  time.Duration // the oldest marker among the answers so far
+	creator uint64        // the acquisition that wrote the oldest marker (0: unknown)
+	age     []time.Duration
+	known   []bool
+	by      []uint64 // each node's marker's creator
 }
 
 // newRecovery returns the judge of one round, or nil when recovery is off.
@@ -100,10 +108,11 @@ func (c *Client) newRecovery(ttl time.Duration) *recovery {
 	if c.cfg.recovery <= 0 {
 		return nil
 	}
-	// Markers written by one round differ by at most the node timeout,
-	// and are read back within another; ages are whole milliseconds.
+	// Markers of one key written by two clients' first rounds at once
+	// (different creators) differ by about the node timeout, and are read
+	// back within another; ages are whole milliseconds.
 	return &recovery{period: c.cfg.recovery, slack: c.cfg.timeoutFor(ttl) + 2*time.Millisecond,
-		age: make([]time.Duration, len(c.nodes)), known: make([]bool, len(c.nodes))}
+		age: make([]time.Duration, len(c.nodes)), known: make([]bool, len(c.nodes)), by: make([]uint64, len(c.nodes))}
 }
 
 // lingerFor is how long a round whose majority rests on young markers
@@ -117,13 +126,23 @@ func (r *recovery) note(i int, v node.AcquireReply) {
 	if r == nil || !v.DataAgeKnown {
 		return
 	}
-	r.age[i], r.known[i] = v.DataAge, true
-	r.oldest = max(r.oldest, v.DataAge)
+	if !slices.Contains(r.known, true) || v.DataAge > r.oldest {
+		r.oldest, r.creator = v.DataAge, v.DataCreator
+	}
+	r.age[i], r.known[i], r.by[i] = v.DataAge, true, v.DataCreator
 }
 
-// sitsOut reports whether node i lost its data for the key.
+// sitsOut reports whether node i lost its data for the key: its marker is
+// young, and much younger than the oldest one, which another acquisition
+// wrote (the one that wrote both may have reached node i late).
 func (r *recovery) sitsOut(i int) bool {
-	return r != nil && r.known[i] && r.age[i] < r.period && r.oldest-r.age[i] > r.slack
+	return r != nil && r.known[i] && r.age[i] < r.period && !r.sameCreator(i) && r.oldest-r.age[i] > r.slack
+}
+
+// sameCreator reports whether node i's marker was written by the
+// acquisition that wrote the oldest marker.
+func (r *recovery) sameCreator(i int) bool {
+	return r.by[i] != 0 && r.by[i] == r.creator
 }
 
 // young reports whether node i's yes rests on a new key's marker.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -55,7 +57,8 @@ func markerAge(t *testing.T, n *redistest.Node, name string) time.Duration {
 	if err != nil {
 		return 0
 	}
-	since, _ := strconv.ParseInt(v, 10, 64)
+	first, _, _ := strings.Cut(v, " ") // "since creator"
+	since, _ := strconv.ParseInt(first, 10, 64)
 	now, err := n.Client().Time(ctx).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -308,4 +311,72 @@ func TestInspectShowsRecoveringNode(t *testing.T) {
 	if n, info := recovering(off); n != 0 {
 		t.Fatalf("recovery off: %d nodes recovering, want none: %+v", n, info.Nodes)
 	}
+}
+
+// heldBackNode keeps the first acquire from its node (it fails, as a
+// request still in flight when the client decided) and records its
+// arguments, so that the test delivers it later.
+type heldBackNode struct {
+	node.Node
+	done atomic.Bool
+	args node.AcquireArgs
+}
+
+func (h *heldBackNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
+	if h.done.CompareAndSwap(false, true) {
+		h.args = a
+		return node.AcquireReply{}, errors.New("held back")
+	}
+	return h.Node.Acquire(ctx, a)
+}
+
+// A node that processes a key's first acquisition long after the others (a
+// straggler, a slow server) wrote its marker with that same acquisition: it
+// lost nothing, and counts at once. With another node down, the next
+// acquisition needs its yes.
+func TestLateFirstAcquireOfKeyDoesNotSitOut(t *testing.T) {
+	cl := redistest.StartT(t, 3)
+	nodes := cl.Nodes()
+	late := &heldBackNode{Node: node.NewRedis(nodes[2].Client())}
+	log := &recoveringLog{}
+	c := newClient(t, []node.Node{node.NewRedis(nodes[0].Client()), node.NewRedis(nodes[1].Client()), late},
+		redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(log))
+	ctx, key := ctxFor(t), uniqueKey(t)
+	name := "lock:{" + key + "}"
+	l, err := c.TryAcquire(ctx, key, 3*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The first acquisition reaches the third node well past the slack,
+	// by the first node's clock.
+	waitMarkerOlder(t, nodes[0], name, testNodeTimeout+100*time.Millisecond)
+	r, err := late.Node.Acquire(ctx, late.args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.DataAge >= testNodeTimeout || r.DataCreator != uint64(late.args.At.UnixMicro()) {
+		t.Fatalf("the late acquire = %+v: want a new marker by the first acquisition", r)
+	}
+	if r.Acquired {
+		if _, err := late.Node.Release(ctx, node.ReleaseArgs{Name: name, Token: late.args.Token}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nodes[1].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	l, err = c.TryAcquire(ctx, key, 3*time.Second)
+	if err != nil {
+		t.Fatalf("acquire with the late node's yes: %v", err)
+	}
+	if h := holders(t, cl, name); h[2] != l.Token() {
+		t.Fatalf("acquired without the late node: holders %v", h)
+	}
+	if n, _ := log.of(nodes[2].Addr()); n != 0 {
+		t.Fatalf("the late node kept its data but was reported recovering %d time(s)", n)
+	}
+	_ = l.Release(ctx)
 }

@@ -105,7 +105,7 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if err != nil {
 		return node.AcquireReply{}, err
 	}
-	if len(vals) < 2 || len(vals) > 4 {
+	if len(vals) < 2 || len(vals) > 5 {
 		return node.AcquireReply{}, fmt.Errorf("rueidisnode: unexpected acquire reply of %d values", len(vals))
 	}
 	ok, err := vals[0].AsInt64()
@@ -120,13 +120,16 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if len(vals) >= 3 {
 		third, _ = vals[2].ToString()
 	}
-	age := int64(-1)
-	if len(vals) == 4 {
+	age, creator := int64(-1), int64(0)
+	if len(vals) >= 4 {
 		if a, err := vals[3].AsInt64(); err == nil {
 			age = a
 		}
 	}
-	return node.AcquireReplyOf(ok == 1, v, third).WithDataAge(age), nil
+	if len(vals) == 5 {
+		creator, _ = vals[4].AsInt64()
+	}
+	return node.AcquireReplyOf(ok == 1, v, third).WithDataAge(age).WithDataCreator(creator), nil
 }
 
 // Extend implements node.Node: every op as EVALSHA in one DoMulti, which

@@ -69,7 +69,8 @@ func waitMarkersOlder(t *testing.T, c *redistest.Cluster, name string, d time.Du
 	for _, rc := range c.Clients() {
 		for {
 			v, _ := rc.Get(t.Context(), node.MarkerKey(name)).Result()
-			since, _ := strconv.ParseInt(v, 10, 64)
+			first, _, _ := strings.Cut(v, " ") // "since creator"
+			since, _ := strconv.ParseInt(first, 10, 64)
 			now, err := rc.Time(t.Context()).Result()
 			if err != nil {
 				t.Fatal(err)

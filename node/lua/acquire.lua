@@ -2,26 +2,35 @@
 -- ARGV: token, ttl ms, seed (client clock, µs), retention ms, max seed skew µs,
 -- acquisition time (client clock, µs), owner, waiter ('1': mark a held key
 -- so that its release is announced).
--- Reply: {1, counter, previous trail or false, age} acquired (a resend: the
--- counter unchanged), {0, pttl, holder's release id, age} held by another,
--- {0, 0, false, age} refused by the token's tombstone. age is how long, in
--- ms by this server's clock, the marker says this node has kept data for
--- the key: the marker holds the server's time when it was first written,
--- and is written when missing and kept as long as the counter (and at
--- least as long as the lock).
+-- Reply: {1, counter, previous trail or false, age, creator} acquired (a
+-- resend: the counter unchanged), {0, pttl, holder's release id, age,
+-- creator} held by another, {0, 0, false, age, creator} refused by the
+-- token's tombstone. age is how long, in ms by this server's clock, the
+-- marker says this node has kept data for the key: the marker holds
+-- "since creator", the server's time (µs) when it was first written and
+-- the acquisition time (ARGV[6]) of the acquisition that wrote it (0 in a
+-- marker written before creators were recorded); it is written when
+-- missing and kept as long as the counter (and at least as long as the
+-- lock).
 -- A new acquisition runs 6 commands: MGET, TIME, then SET of the marker,
 -- the lock, the counter and the trail.
 local got = redis.call('MGET', KEYS[3], KEYS[2], KEYS[4], KEYS[5])
 local t = redis.call('TIME')
 local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local since = tonumber(got[4]) or clock
-if since > clock then -- the server's clock went back: age from now on
+local since, creator
+if got[4] then
+  local s, c = string.match(got[4], '^(%d+) ?(%d*)')
+  since, creator = tonumber(s), tonumber(c) or 0
+end
+if not since then
+  since, creator = clock, math.max(tonumber(ARGV[6]) or 0, 0)
+elseif since > clock then -- the server's clock went back: age from now on
   since = clock
 end
-redis.call('SET', KEYS[5], string.format('%d', since), 'PX', math.max(tonumber(ARGV[4]), tonumber(ARGV[2])))
+redis.call('SET', KEYS[5], string.format('%d %d', since, creator), 'PX', math.max(tonumber(ARGV[4]), tonumber(ARGV[2])))
 local age = math.floor((clock - since) / 1000)
 if got[1] then
-  return {0, 0, false, age}
+  return {0, 0, false, age, creator}
 end
 local value = ARGV[1] .. ' ' .. ARGV[6] .. ' ' .. ARGV[7]
 local cur = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[2], 'GET')
@@ -30,12 +39,12 @@ if cur then
   if tok == ARGV[1] then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     redis.call('PEXPIRE', KEYS[2], ARGV[4])
-    return {1, got[2] or '0', false, age}
+    return {1, got[2] or '0', false, age, creator}
   end
   if ARGV[8] == '1' and string.byte(cur, 1) ~= 33 then
     redis.call('SET', KEYS[1], '!' .. cur, 'KEEPTTL')
   end
-  return {0, redis.call('PTTL', KEYS[1]), string.sub(redis.sha1hex(tok), 1, 16), age}
+  return {0, redis.call('PTTL', KEYS[1]), string.sub(redis.sha1hex(tok), 1, 16), age, creator}
 end
 local n
 local count = tonumber(got[2])
@@ -64,6 +73,6 @@ end
 redis.call('SET', KEYS[4], n .. ' ' .. value, 'PX', ARGV[4])
 local prev = got[3]
 if prev and trailToken(prev) ~= ARGV[1] then
-  return {1, n, prev, age}
+  return {1, n, prev, age, creator}
 end
-return {1, n, false, age}
+return {1, n, false, age, creator}

@@ -6,7 +6,9 @@ local ttl = 0
 if cur then ttl = redis.call('PTTL', KEYS[1]) end
 local reply = {cur, ttl, redis.call('GET', KEYS[2]) or '0'}
 if KEYS[3] then
-  local since = tonumber(redis.call('GET', KEYS[3]))
+  local v = redis.call('GET', KEYS[3]) -- "since creator"
+  local m = v and string.match(v, '^%d+')
+  local since = m and tonumber(m)
   local age = false
   if since then
     local t = redis.call('TIME')

@@ -88,3 +88,32 @@ func inspectReportsDataAge(f *fixture) {
 		f.t.Fatalf("acquire after inspect = %+v: want the marker inspect saw (age at least %s)", r, h.DataAge)
 	}
 }
+
+// The marker records the acquisition that wrote it (its At, in µs): every
+// later acquire reports that creator, whoever acquires, until the marker
+// expires; the next marker is the next acquisition's.
+func markerReportsCreator(f *fixture) {
+	name := f.name()
+	short := 50 * time.Millisecond
+	first := time.UnixMicro(1_700_000_000_000_001)
+	args := func(token string, at time.Time) node.AcquireArgs {
+		return node.AcquireArgs{Name: name, Token: token, TTL: short, Retention: short, At: at}
+	}
+	r := f.acquireArgs(args("a", first))
+	if r.DataCreator != uint64(first.UnixMicro()) {
+		f.t.Fatalf("first acquire = %+v: want the creator %d", r, first.UnixMicro())
+	}
+	held := f.acquireArgs(args("b", first.Add(time.Second)))
+	if held.DataCreator != uint64(first.UnixMicro()) {
+		f.t.Fatalf("acquire of the held key = %+v: want the marker's creator %d", held, first.UnixMicro())
+	}
+	time.Sleep(3 * short)
+	next := first.Add(time.Hour)
+	r = f.acquireArgs(args("c", next))
+	if !r.Acquired || r.DataAge != 0 || r.DataCreator != uint64(next.UnixMicro()) {
+		f.t.Fatalf("acquire after the marker expired = %+v: want a new marker by %d", r, next.UnixMicro())
+	}
+	if r := f.acquire(f.name(), "d", long); r.DataCreator != 0 {
+		f.t.Fatalf("acquire without an acquisition time = %+v: want creator 0", r)
+	}
+}

@@ -78,6 +78,7 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"MarkerExpiresWithRetention", markerExpiresWithRetention},
 		{"ExtendKeepsMarkerAlive", extendKeepsMarkerAlive},
 		{"InspectReportsDataAge", inspectReportsDataAge},
+		{"MarkerReportsCreator", markerReportsCreator},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(&fixture{t: t, n: newNode(t)}) })
 	}
