@@ -43,7 +43,7 @@ const defaultRecoveryPeriod = 10 * time.Minute
 const DefaultRecoveryPeriod = defaultRecoveryPeriod
 
 // WithRecoveryPeriod sets how long a node that lost its lock data sits out
-// of acquisitions of each key it lost (see "Nodes that lost their data" in
+// of acquisitions of each key it lost (see "Data loss" in
 // the package doc). Default 10 minutes. It must be at
 // least the longest TTL any client of these nodes uses: this client refuses
 // a TTL longer than the period with a *RecoveryPeriodError (wrapping
