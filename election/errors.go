@@ -7,7 +7,7 @@ import (
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// ErrNoLeader: no participant holds the election on a majority of the
+// ErrNoLeader means that no participant holds the election on a majority of the
 // nodes (Leader). It is not a failure of the nodes: they answered.
 var ErrNoLeader = errors.New("election: no leader")
 

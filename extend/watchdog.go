@@ -99,14 +99,16 @@ func New[L Lease](renew Renew[L], opts ...Option) (*Watchdog[L], error) {
 	return &Watchdog[L]{renew: renew, cfg: cfg, log: log, wake: make(chan struct{}, 1)}, nil
 }
 
-// Threshold, SafetyMargin and RetryInterval are the settings in effect for
-// a lease of this ttl.
+// Threshold is how much validity a lease of this ttl has left when its
+// extension is due (see SafetyMargin and RetryInterval for the others).
 func (w *Watchdog[L]) Threshold(ttl time.Duration) time.Duration { return w.cfg.thresholdFor(ttl) }
 
-// SafetyMargin: see Threshold.
+// SafetyMargin is how long before its validity ends a lease of this ttl
+// is declared lost.
 func (w *Watchdog[L]) SafetyMargin(ttl time.Duration) time.Duration { return w.cfg.marginFor(ttl) }
 
-// RetryInterval: see Threshold.
+// RetryInterval is how soon a failed extension of a lease of this ttl is
+// tried again.
 func (w *Watchdog[L]) RetryInterval(ttl time.Duration) time.Duration { return w.cfg.retryFor(ttl) }
 
 // Len is the number of leases being kept.

@@ -8,7 +8,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/respguard"
 )
 
-// ErrReplyTooLong: a node's reply announced more than the limits of
+// ErrReplyTooLong means that a node's reply announced more than the limits of
 // BoundConn (or a malformed length, or a RESP3 form Redis does not send to
 // a lock client); the connection was closed before the client allocated
 // it.

@@ -17,7 +17,7 @@ import (
 	"time"
 )
 
-// ErrNotFound: the PostgreSQL binaries were not found.
+// ErrNotFound is returned when the PostgreSQL binaries are not found.
 var ErrNotFound = errors.New("pgtest: PostgreSQL not found; install it with apt-get install -y postgresql")
 
 const (
