@@ -79,6 +79,9 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"ExtendKeepsMarkerAlive", extendKeepsMarkerAlive},
 		{"InspectReportsDataAge", inspectReportsDataAge},
 		{"MarkerReportsCreator", markerReportsCreator},
+		{"MarkerReportsTouchedAge", markerReportsTouchedAge},
+		{"ExtendTouchesMarker", extendTouchesMarker},
+		{"MarkerRetentionKeepsMarker", markerRetentionKeepsMarker},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(&fixture{t: t, n: newNode(t)}) })
 	}
