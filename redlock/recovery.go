@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
@@ -96,8 +95,9 @@ const reasonRecovering = "recovering"
 type recovery struct {
 	period  time.Duration
 	slack   time.Duration // how far apart the markers of two first uses at once can be
-	oldest  time.Duration // the oldest marker among the answers so far
+	oldest  time.Duration // the oldest marker among the answers so far that a lock may have touched
 	creator uint64        // the acquisition that wrote the oldest marker (0: unknown)
+	seen    bool          // whether oldest is set
 	age     []time.Duration
 	known   []bool
 	by      []uint64 // each node's marker's creator
@@ -126,10 +126,20 @@ func (r *recovery) note(i int, v node.AcquireReply) {
 	if r == nil || !v.DataAgeKnown {
 		return
 	}
-	if !slices.Contains(r.known, true) || v.DataAge > r.oldest {
-		r.oldest, r.creator = v.DataAge, v.DataCreator
+	if r.mayGuardLock(v) && (!r.seen || v.DataAge > r.oldest) {
+		r.oldest, r.creator, r.seen = v.DataAge, v.DataCreator, true
 	}
 	r.age[i], r.known[i], r.by[i] = v.DataAge, true, v.DataCreator
+}
+
+// mayGuardLock reports whether a marker may belong to a key still held: an
+// acquire or extension touched it within the period (every lock's TTL is
+// at most the period, and each touches the markers of the nodes it
+// reaches), or it does not record its touches. The markers of an idle key
+// expire a few milliseconds apart on different nodes; one outliving the
+// others is evidence of nothing, and must not sit them out.
+func (r *recovery) mayGuardLock(v node.AcquireReply) bool {
+	return !v.DataTouchedKnown || v.DataTouchedAge < r.period
 }
 
 // sitsOut reports whether node i lost its data for the key: its marker is
