@@ -507,6 +507,7 @@ func (m *Memory) Inspect(ctx context.Context, name string) (Holding, error) {
 	}
 	if t, ok := m.markers[name]; ok && live(t.expires, now) {
 		h.DataAge, h.DataAgeKnown = now.Sub(t.since).Truncate(time.Millisecond), true
+		h.DataTouchedAge, h.DataTouchedKnown = max(now.Sub(t.touched), 0).Truncate(time.Millisecond), true
 	}
 	return h, nil
 }

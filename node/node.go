@@ -289,6 +289,11 @@ type Holding struct {
 	// since) or the node keeps none.
 	DataAge      time.Duration
 	DataAgeKnown bool
+	// DataTouchedAge is how long ago an acquire or extension last touched
+	// the marker (see AcquireReply.DataTouchedAge); meaningful only with
+	// DataTouchedKnown.
+	DataTouchedAge   time.Duration
+	DataTouchedKnown bool
 }
 
 // ScanArgs are the arguments of Node.Scan.

@@ -514,7 +514,7 @@ func (n *Redis) Inspect(ctx context.Context, name string) (Holding, error) {
 	if err != nil {
 		return Holding{}, err
 	}
-	if len(vals) != 4 {
+	if len(vals) != 4 && len(vals) != 5 {
 		return Holding{}, fmt.Errorf("node: unexpected inspect reply %v", vals)
 	}
 	value, _ := vals[0].(string)
@@ -526,6 +526,11 @@ func (n *Redis) Inspect(ctx context.Context, name string) (Holding, error) {
 	h := HoldingOf(value, ms, f)
 	if age, ok := vals[3].(int64); ok { // false (nil or false): no marker
 		h.DataAge, h.DataAgeKnown = time.Duration(age)*time.Millisecond, true
+	}
+	if len(vals) == 5 {
+		if age, ok := vals[4].(int64); ok { // false: not recorded
+			h.DataTouchedAge, h.DataTouchedKnown = time.Duration(age)*time.Millisecond, true
+		}
 	}
 	return h, nil
 }

@@ -268,7 +268,7 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	if err != nil {
 		return node.Holding{}, err
 	}
-	if len(vals) != 4 {
+	if len(vals) != 4 && len(vals) != 5 {
 		return node.Holding{}, fmt.Errorf("rueidisnode: unexpected inspect reply of %d values", len(vals))
 	}
 	var value string
@@ -283,6 +283,10 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	h := node.HoldingOf(value, pttl, f)
 	if age, err := vals[3].AsInt64(); err == nil && vals[3].IsInt64() { // false: no marker
 		h.DataAge, h.DataAgeKnown = time.Duration(age)*time.Millisecond, true
+	}
+	if len(vals) == 5 && vals[4].IsInt64() { // false: not recorded
+		age, _ := vals[4].AsInt64()
+		h.DataTouchedAge, h.DataTouchedKnown = time.Duration(age)*time.Millisecond, true
 	}
 	return h, nil
 }

@@ -32,7 +32,7 @@ end
 local touchAge = -1
 if touched then touchAge = math.max(0, math.floor((clock - touched) / 1000)) end
 redis.call('SET', KEYS[5], string.format('%d %d %d', since, creator, clock), 'PX',
-  math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[9]) or 0))
+  math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[9] or '0')))
 local age = math.floor((clock - since) / 1000)
 if got[1] then
   return {0, 0, false, age, creator, touchAge}

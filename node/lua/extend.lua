@@ -31,6 +31,6 @@ if since then
   local t = redis.call('TIME')
   redis.call('SET', KEYS[5], string.format('%s %d %d', since, tonumber(creator) or 0,
     tonumber(t[1]) * 1000000 + tonumber(t[2])), 'PX',
-    math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[7]) or 0))
+    math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[7] or '0')))
 end
 return res

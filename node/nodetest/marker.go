@@ -171,3 +171,18 @@ func markerRetentionKeepsMarker(f *fixture) {
 		}
 	}
 }
+
+// Inspect reports how long ago the marker was last touched, and does not
+// touch it.
+func inspectReportsTouchedAge(f *fixture) {
+	name := f.name()
+	f.acquire(name, "a", long)
+	time.Sleep(markerGap)
+	h := f.inspect(name)
+	if !h.DataTouchedKnown || h.DataTouchedAge < markerGap {
+		f.t.Fatalf("inspect %s after the acquire = %+v: want a touch at least that old", markerGap, h)
+	}
+	if r := f.acquire(name, "b", long); !r.DataTouchedKnown || r.DataTouchedAge < h.DataTouchedAge {
+		f.t.Fatalf("acquire after inspect = %+v: want the acquire's touch (at least %s old), inspect touched it", r, h.DataTouchedAge)
+	}
+}
