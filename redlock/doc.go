@@ -66,10 +66,13 @@
 // for the recovery period (WithRecoveryPeriod, default 10 minutes; it must
 // be at least every TTL in use, and a longer TTL is refused). A new key is
 // usable at once, and a node that processed a key's first acquisition late
-// counts at once (markers record the acquisition that wrote them). Limits:
-// every node losing its data at once, a majority losing it while the nodes
-// that kept it are silent, or a request of a key's first acquisition still
-// in flight when a node loses its data and delivered after. Persistence
+// counts at once (markers record the acquisition that wrote them), and so
+// does every node of a key unused for the period (only a marker touched
+// within it is evidence of a lock). Limits: every node losing its data at
+// once, a majority losing it while the nodes that kept it are silent or
+// were not reached for the period, or a request of a key's first
+// acquisition still in flight when a node loses its data and delivered
+// after. Persistence
 // (appendfsync always) avoids the sit-out.
 //
 // # Errors
