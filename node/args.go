@@ -83,6 +83,9 @@ func (a AcquireArgs) Validate() error {
 	if err := CheckOwner(a.Owner); err != nil {
 		return err
 	}
+	if err := checkMarkerRetention(a.Name, a.MarkerRetention); err != nil {
+		return err
+	}
 	return checkFence(a.Name, 0, a.Retention)
 }
 
@@ -95,6 +98,9 @@ func (a ExtendArgs) Validate() error {
 		return err
 	}
 	if err := CheckOwner(a.Owner); err != nil {
+		return err
+	}
+	if err := checkMarkerRetention(a.Name, a.MarkerRetention); err != nil {
 		return err
 	}
 	return checkFence(a.Name, a.Fence, a.Retention)
@@ -149,4 +155,12 @@ func RetentionOrDefault(r time.Duration) time.Duration {
 // positive duration never becomes zero.
 func millis(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// checkMarkerRetention refuses a negative marker retention.
+func checkMarkerRetention(name string, d time.Duration) error {
+	if d < 0 {
+		return invalid("negative marker retention %s of %q", d, name)
+	}
+	return nil
 }

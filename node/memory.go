@@ -59,7 +59,8 @@ type memTrail struct {
 // MarkerKey).
 type memMarker struct {
 	since   time.Time
-	creator uint64 // the writing acquisition's At in µs, 0 when unknown
+	creator uint64    // the writing acquisition's At in µs, 0 when unknown
+	touched time.Time // the last acquire or extension of the key
 	expires time.Time
 }
 
@@ -246,7 +247,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	defer m.mu.Unlock()
 	now := m.now()
 	retention := RetentionOrDefault(a.Retention)
-	mark := m.markData(a.Name, a.At, max(retention, a.TTL), now)
+	mark := m.markData(a.Name, a.At, max(retention, a.TTL, a.MarkerRetention), now)
 	if m.tombstoned(a.Name, a.Token, now) {
 		return AcquireReply{}.withMarker(mark), nil
 	}
@@ -285,12 +286,13 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 
 // markData writes the marker of name when missing (see MarkerKey), created
 // by the acquisition at, resets its expiry to keep, and returns the reply
-// with its age in whole milliseconds and its creator, as the Redis node does.
+// with its age in whole milliseconds, its creator and how long before now
+// it was last touched, as the Redis node does; the marker is touched now.
 func (m *Memory) markData(name string, at time.Time, keep time.Duration, now time.Time) AcquireReply {
 	t, ok := m.markers[name]
 	switch {
 	case !ok || !live(t.expires, now):
-		t.since, t.creator = now, 0
+		t.since, t.creator, t.touched = now, 0, now
 		if !at.IsZero() {
 			t.creator = uint64(max(at.UnixMicro(), 0))
 		}
@@ -299,14 +301,16 @@ func (m *Memory) markData(name string, at time.Time, keep time.Duration, now tim
 		t.since = now
 		m.wrote(now)
 	}
-	t.expires = now.Add(keep)
+	touched := max(now.Sub(t.touched), 0).Milliseconds()
+	t.touched, t.expires = now, now.Add(keep)
 	m.markers[name] = t
-	return AcquireReply{DataCreator: t.creator}.WithDataAge(now.Sub(t.since).Milliseconds())
+	return AcquireReply{DataCreator: t.creator}.WithDataAge(now.Sub(t.since).Milliseconds()).WithDataTouchedAge(touched)
 }
 
 // withMarker returns r with the marker's age and creator of mark.
 func (r AcquireReply) withMarker(mark AcquireReply) AcquireReply {
 	r.DataAge, r.DataAgeKnown, r.DataCreator = mark.DataAge, mark.DataAgeKnown, mark.DataCreator
+	r.DataTouchedAge, r.DataTouchedKnown = mark.DataTouchedAge, mark.DataTouchedKnown
 	return r
 }
 
@@ -362,7 +366,7 @@ func (m *Memory) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, 
 		m.locks[op.Name] = e
 		m.raise(op.Name, op.Fence, op.Retention, now)
 		if t, ok := m.markers[op.Name]; ok && live(t.expires, now) {
-			t.expires = now.Add(max(RetentionOrDefault(op.Retention), op.TTL))
+			t.touched, t.expires = now, now.Add(max(RetentionOrDefault(op.Retention), op.TTL, op.MarkerRetention))
 			m.markers[op.Name] = t
 		}
 		if t, ok := m.trail(op.Name, now); ok {
@@ -503,6 +507,7 @@ func (m *Memory) Inspect(ctx context.Context, name string) (Holding, error) {
 	}
 	if t, ok := m.markers[name]; ok && live(t.expires, now) {
 		h.DataAge, h.DataAgeKnown = now.Sub(t.since).Truncate(time.Millisecond), true
+		h.DataTouchedAge, h.DataTouchedKnown = max(now.Sub(t.touched), 0).Truncate(time.Millisecond), true
 	}
 	return h, nil
 }

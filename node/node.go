@@ -144,6 +144,11 @@ type AcquireArgs struct {
 	Retention time.Duration // counter expiry, reset on each acquisition; 0: DefaultRetention
 	Owner     string        // who acquires (see CheckOwner); may be empty
 	At        time.Time     // the client's clock at the attempt; zero: unknown
+	// MarkerRetention is the shortest the key's marker outlives this
+	// touch (the marker's expiry is the longest of it, Retention and TTL):
+	// a client that judges recovery passes its recovery period, so that a
+	// marker a lock touched within the period cannot expire. 0: none.
+	MarkerRetention time.Duration
 	// Waiter marks a key held by another token, so that its release is
 	// announced: set by clients that wait for release notifications.
 	Waiter bool
@@ -188,6 +193,23 @@ type AcquireReply struct {
 	// however late each node processed it. 0 when unknown (a marker written
 	// without it, or a node that keeps no marker).
 	DataCreator uint64
+	// DataTouchedAge is how long before this acquire, by this node's
+	// clock, an acquire or extension of the key last touched its marker
+	// (0 for a marker this acquire wrote): a marker untouched for longer
+	// than every lock's TTL belongs to an idle key, which no holder can
+	// still hold. Meaningful only with DataTouchedKnown, which is false
+	// for a marker written before touches were recorded.
+	DataTouchedAge   time.Duration
+	DataTouchedKnown bool
+}
+
+// WithDataTouchedAge returns r with DataTouchedAge set from ms, as the
+// scripts report it (negative: unknown).
+func (r AcquireReply) WithDataTouchedAge(ms int64) AcquireReply {
+	if ms >= 0 {
+		r.DataTouchedAge, r.DataTouchedKnown = time.Duration(ms)*time.Millisecond, true
+	}
+	return r
 }
 
 // WithDataAge returns r with DataAge set from ms, a marker's age in
@@ -215,6 +237,9 @@ type ExtendArgs struct {
 	Retention time.Duration // counter expiry, reset by the extension; 0: DefaultRetention
 	Owner     string        // written with a re-asserted key, as AcquireArgs.Owner
 	At        time.Time     // written with a re-asserted key: the acquisition's time
+	// MarkerRetention is the shortest the key's marker outlives this
+	// touch, as AcquireArgs.MarkerRetention. 0: none.
+	MarkerRetention time.Duration
 }
 
 // ExtendResult is what a node answers for one lock of Extend.
@@ -264,6 +289,11 @@ type Holding struct {
 	// since) or the node keeps none.
 	DataAge      time.Duration
 	DataAgeKnown bool
+	// DataTouchedAge is how long ago an acquire or extension last touched
+	// the marker (see AcquireReply.DataTouchedAge); meaningful only with
+	// DataTouchedKnown.
+	DataTouchedAge   time.Duration
+	DataTouchedKnown bool
 }
 
 // ScanArgs are the arguments of Node.Scan.
@@ -312,11 +342,13 @@ func CounterKey(name string) string { return name + ":fence" }
 func TrailKey(name string) string { return name + ":holder" }
 
 // MarkerKey is the name of the marker of the lock key name: "since
-// creator", the server's time (µs since the Unix epoch) when this node
-// started keeping data for the key (see AcquireReply.DataAge) and the
+// creator touched", the server's time (µs since the Unix epoch) when this
+// node started keeping data for the key (see AcquireReply.DataAge), the
 // acquisition time of the acquisition that wrote it (see
-// AcquireReply.DataCreator; absent in older markers), kept as long as the
-// counter.
+// AcquireReply.DataCreator) and the server's time of the last acquire or
+// extension of the key (see AcquireReply.DataTouchedAge); older markers
+// lack the last one or two fields. Kept as long as the counter, the lock
+// and the MarkerRetention after the last touch.
 func MarkerKey(name string) string { return name + ":since" }
 
 // isCompanion reports whether a key name is a counter, tombstone or trail

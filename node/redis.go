@@ -63,7 +63,7 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	if err != nil {
 		return AcquireReply{}, err
 	}
-	if len(vals) < 2 || len(vals) > 5 {
+	if len(vals) < 2 || len(vals) > 6 {
 		return AcquireReply{}, fmt.Errorf("node: unexpected acquire reply %v", vals)
 	}
 	ok, err1 := replyInt(vals[0])
@@ -81,10 +81,16 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 			age = a
 		}
 	}
-	if len(vals) == 5 {
+	if len(vals) >= 5 {
 		creator, _ = vals[4].(int64)
 	}
-	return AcquireReplyOf(ok == 1, v, third).WithDataAge(age).WithDataCreator(creator), nil
+	touched := int64(-1)
+	if len(vals) == 6 {
+		if a, ok := vals[5].(int64); ok {
+			touched = a
+		}
+	}
+	return AcquireReplyOf(ok == 1, v, third).WithDataAge(age).WithDataCreator(creator).WithDataTouchedAge(touched), nil
 }
 
 // scriptArgs are the KEYS and ARGV of one script call.
@@ -123,7 +129,8 @@ func (a AcquireArgs) scriptStrings() *scriptStrings {
 	return &scriptStrings{
 		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name), MarkerKey(a.Name)},
 		argv: []string{a.Token, strconv.FormatInt(millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
-			strconv.FormatInt(millis(RetentionOrDefault(a.Retention)), 10), maxSkewMicros.(string), micros(a.At), a.Owner, waiterArg(a.Waiter)},
+			strconv.FormatInt(millis(RetentionOrDefault(a.Retention)), 10), maxSkewMicros.(string), micros(a.At), a.Owner, waiterArg(a.Waiter),
+			strconv.FormatInt(millis(a.MarkerRetention), 10)},
 	}
 }
 
@@ -174,7 +181,7 @@ func (a AcquireArgs) scriptArgs() *scriptArgs {
 	return &scriptArgs{
 		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name), MarkerKey(a.Name)},
 		argv: []any{a.Token, millis(a.TTL), strconv.FormatUint(a.Seed, 10), millis(RetentionOrDefault(a.Retention)),
-			maxSkewMicros, micros(a.At), a.Owner, waiterArg(a.Waiter)},
+			maxSkewMicros, micros(a.At), a.Owner, waiterArg(a.Waiter), millis(a.MarkerRetention)},
 	}
 }
 
@@ -298,7 +305,7 @@ func extendKeys(op ExtendArgs) []string {
 
 func extendArgs(op ExtendArgs) []any {
 	return []any{op.Token, millis(op.TTL), strconv.FormatUint(op.Fence, 10), millis(RetentionOrDefault(op.Retention)),
-		micros(op.At), op.Owner}
+		micros(op.At), op.Owner, millis(op.MarkerRetention)}
 }
 
 func extendResult(v int64, err error) (ExtendResult, error) {
@@ -507,7 +514,7 @@ func (n *Redis) Inspect(ctx context.Context, name string) (Holding, error) {
 	if err != nil {
 		return Holding{}, err
 	}
-	if len(vals) != 4 {
+	if len(vals) != 4 && len(vals) != 5 {
 		return Holding{}, fmt.Errorf("node: unexpected inspect reply %v", vals)
 	}
 	value, _ := vals[0].(string)
@@ -519,6 +526,11 @@ func (n *Redis) Inspect(ctx context.Context, name string) (Holding, error) {
 	h := HoldingOf(value, ms, f)
 	if age, ok := vals[3].(int64); ok { // false (nil or false): no marker
 		h.DataAge, h.DataAgeKnown = time.Duration(age)*time.Millisecond, true
+	}
+	if len(vals) == 5 {
+		if age, ok := vals[4].(int64); ok { // false: not recorded
+			h.DataTouchedAge, h.DataTouchedKnown = time.Duration(age)*time.Millisecond, true
+		}
 	}
 	return h, nil
 }

@@ -47,7 +47,7 @@ func (c *Client) startExtendRound(ctx context.Context, items []extendItem, start
 	var deadline time.Time
 	for k, it := range items {
 		ops[k] = node.ExtendArgs{Name: it.l.name, Token: it.l.token, TTL: c.cfg.nodeTTL(it.ttl), Fence: it.l.fence, Retention: c.cfg.retention,
-			Owner: it.l.owner, At: it.l.acquiredAt}
+			Owner: it.l.owner, At: it.l.acquiredAt, MarkerRetention: c.cfg.recovery}
 		if d := earliest(it.vu, start.Add(c.cfg.timeoutFor(it.ttl))); d.After(deadline) {
 			deadline = d
 		}

@@ -34,8 +34,9 @@
 //   - Data loss: a node that restarts empty (or is flushed, or fails over to
 //     an empty replica) sits out each key it lost for the recovery period
 //     (WithRecoveryPeriod, default 10 minutes, at least every TTL in use).
-//     New keys are usable at once. Not covered: every node losing its data at
-//     once, or a majority losing it while the nodes that kept it are silent.
+//     New keys, and keys unused for the period, are usable at once. Not
+//     covered: every node losing its data at once, or a majority losing it
+//     while the nodes that kept it are silent.
 //
 // Nodes: node.NewRedis wraps a go-redis client (also a *redis.ClusterClient;
 // set ContextTimeoutEnabled, and node.BoundedDialer as its Dialer). The

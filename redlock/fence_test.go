@@ -183,7 +183,9 @@ func TestFenceCountersExpireWhenIdle(t *testing.T) {
 		hangGuard = 60 * time.Second
 	)
 	cl := startCluster(t, 3)
-	c := newClient(t, nodesOf(cl), redlock.WithFenceRetention(retention), redlock.WithNodeTimeout(time.Second))
+	// The recovery period bounds how long markers outlive their last touch.
+	c := newClient(t, nodesOf(cl), redlock.WithFenceRetention(retention), redlock.WithRecoveryPeriod(retention),
+		redlock.WithNodeTimeout(time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard+time.Minute) // outlives the hang guard
 	defer cancel()
 	fences := make(map[string]uint64, keys)

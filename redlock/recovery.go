@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
@@ -14,10 +13,12 @@ import (
 // the other nodes. Each node keeps, per lock key, a marker of when it
 // started keeping data for the key, and reports its age by its own clock
 // with every acquire reply (node.AcquireReply.DataAge), and which
-// acquisition wrote it (node.AcquireReply.DataCreator). Within one round,
-// a node whose marker is younger than the recovery period while another
-// answering node's is older than it by more than the slack, and was
-// written by another acquisition, has lost its data for the key: its yes
+// acquisition wrote it (node.AcquireReply.DataCreator), and how long ago an
+// acquire or extension last touched it (node.AcquireReply.DataTouchedAge).
+// Within one round, a node whose marker is younger than the recovery
+// period while another answering node's, touched within the period, is
+// older than it by more than the slack, and was written by another
+// acquisition, has lost its data for the key: its yes
 // does not count toward the majority, and an attempt it keeps from a
 // majority is lost, not a split, until its marker reaches the period. A period at least as long as every TTL means that
 // every lock the node forgot has expired or been re-asserted there by its
@@ -27,9 +28,18 @@ import (
 // trips), so that a node that kept the key is heard unless it is silent
 // or much slower than the others. Markers written by one acquisition never
 // sit each other out, however late a node processed it: it lost nothing.
-// Limit: a request of the acquisition that wrote the oldest marker, still
+// A marker untouched for the period is no evidence: no lock can hold the
+// key (every TTL is at most the period, and every acquisition and
+// extension touches the markers of the nodes it reaches), and an idle
+// key's markers expire a few milliseconds apart on different nodes, so an
+// acquisition between would otherwise sit the new ones out for nothing.
+// The client asks the nodes to keep each marker at least the period after
+// its last touch, so that a touched one cannot expire early.
+// Limits: a request of the acquisition that wrote the oldest marker, still
 // in flight when a node lost its data and delivered after, writes the same
-// creator there, and that node counts at once.
+// creator there, and that node counts at once; a lock held only on nodes
+// that all lost their data is not protected, as the nodes it was never
+// extended on for the period keep only untouched markers.
 
 // defaultRecoveryPeriod is the recovery period unless WithRecoveryPeriod
 // says otherwise: longer than the TTLs locks usually take (the keep-alive
@@ -96,8 +106,9 @@ const reasonRecovering = "recovering"
 type recovery struct {
 	period  time.Duration
 	slack   time.Duration // how far apart the markers of two first uses at once can be
-	oldest  time.Duration // the oldest marker among the answers so far
+	oldest  time.Duration // the oldest marker among the answers so far that a lock may have touched
 	creator uint64        // the acquisition that wrote the oldest marker (0: unknown)
+	seen    bool          // whether oldest is set
 	age     []time.Duration
 	known   []bool
 	by      []uint64 // each node's marker's creator
@@ -126,10 +137,20 @@ func (r *recovery) note(i int, v node.AcquireReply) {
 	if r == nil || !v.DataAgeKnown {
 		return
 	}
-	if !slices.Contains(r.known, true) || v.DataAge > r.oldest {
-		r.oldest, r.creator = v.DataAge, v.DataCreator
+	if r.mayGuardLock(v) && (!r.seen || v.DataAge > r.oldest) {
+		r.oldest, r.creator, r.seen = v.DataAge, v.DataCreator, true
 	}
 	r.age[i], r.known[i], r.by[i] = v.DataAge, true, v.DataCreator
+}
+
+// mayGuardLock reports whether a marker may belong to a key still held: an
+// acquire or extension touched it within the period (every lock's TTL is
+// at most the period, and each touches the markers of the nodes it
+// reaches), or it does not record its touches. The markers of an idle key
+// expire a few milliseconds apart on different nodes; one outliving the
+// others is evidence of nothing, and must not sit them out.
+func (r *recovery) mayGuardLock(v node.AcquireReply) bool {
+	return !v.DataTouchedKnown || v.DataTouchedAge < r.period
 }
 
 // sitsOut reports whether node i lost its data for the key: its marker is
@@ -211,7 +232,8 @@ func (c *Client) markRecovering(nodes []Info, holdings []node.Holding) {
 	r.slack = c.adminTimeout() + 2*time.Millisecond
 	for i, h := range holdings {
 		if nodes[i].Err == nil {
-			r.note(i, node.AcquireReply{DataAge: h.DataAge, DataAgeKnown: true})
+			r.note(i, node.AcquireReply{DataAge: h.DataAge, DataAgeKnown: true,
+				DataTouchedAge: h.DataTouchedAge, DataTouchedKnown: h.DataTouchedKnown})
 		}
 	}
 	for i := range nodes {

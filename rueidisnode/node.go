@@ -105,7 +105,7 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if err != nil {
 		return node.AcquireReply{}, err
 	}
-	if len(vals) < 2 || len(vals) > 5 {
+	if len(vals) < 2 || len(vals) > 6 {
 		return node.AcquireReply{}, fmt.Errorf("rueidisnode: unexpected acquire reply of %d values", len(vals))
 	}
 	ok, err := vals[0].AsInt64()
@@ -126,10 +126,16 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 			age = a
 		}
 	}
-	if len(vals) == 5 {
+	if len(vals) >= 5 {
 		creator, _ = vals[4].AsInt64()
 	}
-	return node.AcquireReplyOf(ok == 1, v, third).WithDataAge(age).WithDataCreator(creator), nil
+	touched := int64(-1)
+	if len(vals) == 6 {
+		if a, err := vals[5].AsInt64(); err == nil {
+			touched = a
+		}
+	}
+	return node.AcquireReplyOf(ok == 1, v, third).WithDataAge(age).WithDataCreator(creator).WithDataTouchedAge(touched), nil
 }
 
 // Extend implements node.Node: every op as EVALSHA in one DoMulti, which
@@ -152,7 +158,7 @@ func (n *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 		for i, op := range ops {
 			keys := []string{op.Name, node.CounterKey(op.Name), node.TombstoneKey(op.Name, op.Token), node.TrailKey(op.Name), node.MarkerKey(op.Name)}
 			args := []string{op.Token, ms(op.TTL), u64(op.Fence), ms(node.RetentionOrDefault(op.Retention)),
-				node.Micros(op.At), op.Owner}
+				node.Micros(op.At), op.Owner, ms(op.MarkerRetention)}
 			if eval {
 				cmds[i] = n.client.B().Eval().Script(src.Extend).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 			} else {
@@ -262,7 +268,7 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	if err != nil {
 		return node.Holding{}, err
 	}
-	if len(vals) != 4 {
+	if len(vals) != 4 && len(vals) != 5 {
 		return node.Holding{}, fmt.Errorf("rueidisnode: unexpected inspect reply of %d values", len(vals))
 	}
 	var value string
@@ -277,6 +283,10 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	h := node.HoldingOf(value, pttl, f)
 	if age, err := vals[3].AsInt64(); err == nil && vals[3].IsInt64() { // false: no marker
 		h.DataAge, h.DataAgeKnown = time.Duration(age)*time.Millisecond, true
+	}
+	if len(vals) == 5 && vals[4].IsInt64() { // false: not recorded
+		age, _ := vals[4].AsInt64()
+		h.DataTouchedAge, h.DataTouchedKnown = time.Duration(age)*time.Millisecond, true
 	}
 	return h, nil
 }

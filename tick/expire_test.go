@@ -21,7 +21,9 @@ func TestRecordsExpire(t *testing.T) {
 	if testing.Short() {
 		n = 1000
 	}
-	cs, rcs := replicas(t, 3, 1, redlock.WithFenceRetention(time.Second))
+	// Markers outlive their last touch by the recovery period: the claim
+	// TTL, the shortest the client accepts.
+	cs, rcs := replicas(t, 3, 1, redlock.WithFenceRetention(time.Second), redlock.WithRecoveryPeriod(tick.DefaultClaimTTL))
 	ctx, job := ctxFor(t, 10*time.Minute), jobName(t)
 	const short = time.Millisecond
 	base := time.Unix(1_800_000_000, 0)

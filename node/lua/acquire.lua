@@ -1,36 +1,41 @@
 -- Acquire. KEYS: lock, counter, tombstone of the token, trail, marker.
 -- ARGV: token, ttl ms, seed (client clock, µs), retention ms, max seed skew µs,
 -- acquisition time (client clock, µs), owner, waiter ('1': mark a held key
--- so that its release is announced).
--- Reply: {1, counter, previous trail or false, age, creator} acquired (a
--- resend: the counter unchanged), {0, pttl, holder's release id, age,
--- creator} held by another, {0, 0, false, age, creator} refused by the
--- token's tombstone. age is how long, in ms by this server's clock, the
--- marker says this node has kept data for the key: the marker holds
--- "since creator", the server's time (µs) when it was first written and
--- the acquisition time (ARGV[6]) of the acquisition that wrote it (0 in a
--- marker written before creators were recorded); it is written when
--- missing and kept as long as the counter (and at least as long as the
--- lock).
+-- so that its release is announced), marker retention ms (optional).
+-- Reply: {1, counter, previous trail or false, age, creator, touched}
+-- acquired (a resend: the counter unchanged), {0, pttl, holder's release
+-- id, age, creator, touched} held by another, {0, 0, false, age, creator,
+-- touched} refused by the token's tombstone. age is how long, in ms by this
+-- server's clock, the marker says this node has kept data for the key: the
+-- marker holds "since creator touched", the server's time (µs) when it was
+-- first written, the acquisition time (ARGV[6]) of the acquisition that
+-- wrote it (0 in a marker written before creators were recorded) and the
+-- server's time of its last touch by an acquire or extension; touched is
+-- how long (ms) before this call that was (-1 when the marker does not
+-- record it). It is written when missing, touched by every call, and kept
+-- at least as long as the counter, the lock and the marker retention.
 -- A new acquisition runs 6 commands: MGET, TIME, then SET of the marker,
 -- the lock, the counter and the trail.
 local got = redis.call('MGET', KEYS[3], KEYS[2], KEYS[4], KEYS[5])
 local t = redis.call('TIME')
 local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local since, creator
+local since, creator, touched
 if got[4] then
-  local s, c = string.match(got[4], '^(%d+) ?(%d*)')
-  since, creator = tonumber(s), tonumber(c) or 0
+  local s, c, u = string.match(got[4], '^(%d+) ?(%d*) ?(%d*)')
+  since, creator, touched = tonumber(s), tonumber(c) or 0, tonumber(u)
 end
 if not since then
-  since, creator = clock, math.max(tonumber(ARGV[6]) or 0, 0)
+  since, creator, touched = clock, math.max(tonumber(ARGV[6]) or 0, 0), clock
 elseif since > clock then -- the server's clock went back: age from now on
   since = clock
 end
-redis.call('SET', KEYS[5], string.format('%d %d', since, creator), 'PX', math.max(tonumber(ARGV[4]), tonumber(ARGV[2])))
+local touchAge = -1
+if touched then touchAge = math.max(0, math.floor((clock - touched) / 1000)) end
+redis.call('SET', KEYS[5], string.format('%d %d %d', since, creator, clock), 'PX',
+  math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[9] or '0')))
 local age = math.floor((clock - since) / 1000)
 if got[1] then
-  return {0, 0, false, age, creator}
+  return {0, 0, false, age, creator, touchAge}
 end
 local value = ARGV[1] .. ' ' .. ARGV[6] .. ' ' .. ARGV[7]
 local cur = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[2], 'GET')
@@ -39,12 +44,12 @@ if cur then
   if tok == ARGV[1] then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     redis.call('PEXPIRE', KEYS[2], ARGV[4])
-    return {1, got[2] or '0', false, age, creator}
+    return {1, got[2] or '0', false, age, creator, touchAge}
   end
   if ARGV[8] == '1' and string.byte(cur, 1) ~= 33 then
     redis.call('SET', KEYS[1], '!' .. cur, 'KEEPTTL')
   end
-  return {0, redis.call('PTTL', KEYS[1]), string.sub(redis.sha1hex(tok), 1, 16), age, creator}
+  return {0, redis.call('PTTL', KEYS[1]), string.sub(redis.sha1hex(tok), 1, 16), age, creator, touchAge}
 end
 local n
 local count = tonumber(got[2])
@@ -73,6 +78,6 @@ end
 redis.call('SET', KEYS[4], n .. ' ' .. value, 'PX', ARGV[4])
 local prev = got[3]
 if prev and trailToken(prev) ~= ARGV[1] then
-  return {1, n, prev, age, creator}
+  return {1, n, prev, age, creator, touchAge}
 end
-return {1, n, false, age, creator}
+return {1, n, false, age, creator, touchAge}

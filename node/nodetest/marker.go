@@ -117,3 +117,72 @@ func markerReportsCreator(f *fixture) {
 		f.t.Fatalf("acquire without an acquisition time = %+v: want creator 0", r)
 	}
 }
+
+// Every acquire reports how long before it the marker was last touched,
+// and touches it: an acquire right after another reports a touch younger
+// than the marker itself (0 for the marker it writes).
+func markerReportsTouchedAge(f *fixture) {
+	name := f.name()
+	first := f.acquire(name, "a", long)
+	if !first.DataTouchedKnown || first.DataTouchedAge != 0 {
+		f.t.Fatalf("first acquire = %+v: want the new marker touched now", first)
+	}
+	time.Sleep(markerGap)
+	idle := f.acquire(name, "b", long)
+	if !idle.DataTouchedKnown || idle.DataTouchedAge < markerGap {
+		f.t.Fatalf("acquire %s after the last = %+v: want a touch at least that old", markerGap, idle)
+	}
+	time.Sleep(markerGap)
+	again := f.acquire(name, "b", long)
+	if !again.DataTouchedKnown || again.DataTouchedAge >= again.DataAge {
+		f.t.Fatalf("acquire after a touch = %+v: want the touch younger than the marker", again)
+	}
+}
+
+// An extension touches the marker as an acquire does.
+func extendTouchesMarker(f *fixture) {
+	name := f.name()
+	r := f.acquire(name, "a", long)
+	time.Sleep(markerGap)
+	f.extend(ext(name, "a", long, r.Fence))
+	time.Sleep(markerGap)
+	held := f.acquire(name, "b", long)
+	if !held.DataTouchedKnown || held.DataTouchedAge < markerGap || held.DataTouchedAge >= held.DataAge {
+		f.t.Fatalf("acquire after the extension = %+v: want the extension's touch (at least %s old, younger than the marker)", held, markerGap)
+	}
+}
+
+// MarkerRetention keeps the marker past a shorter retention, on acquire and
+// on extend.
+func markerRetentionKeepsMarker(f *fixture) {
+	short := 50 * time.Millisecond
+	name := f.name()
+	f.acquireArgs(node.AcquireArgs{Name: name, Token: "a", TTL: short, Retention: short, MarkerRetention: long})
+	extended := f.name()
+	r := f.acquireArgs(node.AcquireArgs{Name: extended, Token: "a", TTL: short, Retention: short})
+	op := ext(extended, "a", short, r.Fence)
+	op.Retention, op.MarkerRetention = short, long
+	f.extend(op)
+	time.Sleep(3 * short)
+	for _, n := range []string{name, extended} {
+		got := f.acquireArgs(node.AcquireArgs{Name: n, Token: "b", TTL: short, Retention: short})
+		if !got.DataAgeKnown || got.DataAge < 3*short {
+			f.t.Fatalf("acquire of %s after the retention ran out = %+v: want the marker kept by its marker retention", n, got)
+		}
+	}
+}
+
+// Inspect reports how long ago the marker was last touched, and does not
+// touch it.
+func inspectReportsTouchedAge(f *fixture) {
+	name := f.name()
+	f.acquire(name, "a", long)
+	time.Sleep(markerGap)
+	h := f.inspect(name)
+	if !h.DataTouchedKnown || h.DataTouchedAge < markerGap {
+		f.t.Fatalf("inspect %s after the acquire = %+v: want a touch at least that old", markerGap, h)
+	}
+	if r := f.acquire(name, "b", long); !r.DataTouchedKnown || r.DataTouchedAge < h.DataTouchedAge {
+		f.t.Fatalf("acquire after inspect = %+v: want the acquire's touch (at least %s old), inspect touched it", r, h.DataTouchedAge)
+	}
+}

@@ -79,6 +79,10 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"ExtendKeepsMarkerAlive", extendKeepsMarkerAlive},
 		{"InspectReportsDataAge", inspectReportsDataAge},
 		{"MarkerReportsCreator", markerReportsCreator},
+		{"MarkerReportsTouchedAge", markerReportsTouchedAge},
+		{"ExtendTouchesMarker", extendTouchesMarker},
+		{"MarkerRetentionKeepsMarker", markerRetentionKeepsMarker},
+		{"InspectReportsTouchedAge", inspectReportsTouchedAge},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(&fixture{t: t, n: newNode(t)}) })
 	}
@@ -300,7 +304,8 @@ func releaseOfUnknownKeyLeavesTombstone(f *fixture) {
 		f.t.Fatalf("extend after its release = %v, want NotHeld", res[0])
 	}
 	// (The refused acquire wrote the key's marker, as every acquire does.)
-	if h := f.inspect(name); h != (node.Holding{DataAgeKnown: true, DataAge: h.DataAge}) {
+	h := f.inspect(name)
+	if h != (node.Holding{DataAgeKnown: true, DataAge: h.DataAge, DataTouchedKnown: true, DataTouchedAge: h.DataTouchedAge}) {
 		f.t.Fatalf("refused requests left %+v", h)
 	}
 	if r := f.acquire(name, "b", long); !r.Acquired {

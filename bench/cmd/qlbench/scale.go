@@ -126,7 +126,7 @@ func scenarioScale(e *env) error {
 
 func scaleKeyCount(e *env, addrs []string) error {
 	c, cs, err := scaleClient(addrs, scaleDB, redlock.WithFenceRetention(scaleRetention),
-		redlock.WithRecoveryPeriod(0)) // markers that expire with a retention this short would look like lost data
+		redlock.WithRecoveryPeriod(0)) // markers outlive their last touch by the recovery period: off, they expire with the retention
 	if err != nil {
 		return err
 	}

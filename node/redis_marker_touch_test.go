@@ -1,0 +1,41 @@
+package node_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// A marker written before touches were recorded ("since" or "since
+// creator") reports its touch unknown, keeps its age and creator, and
+// records the touch from the next acquire on.
+func TestRedisMarkerWithoutTouchTime(t *testing.T) {
+	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
+	ctx := ctxFor(t)
+	now, err := c.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	since := now.Add(-time.Minute).UnixMicro()
+	n := node.NewRedis(c)
+	for _, old := range []string{fmt.Sprint(since), fmt.Sprintf("%d 42", since)} {
+		name := "lock:{" + old + "}"
+		if err := c.Set(ctx, node.MarkerKey(name), old, time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if h, err := n.Inspect(ctx, name); err != nil || !h.DataAgeKnown || h.DataTouchedKnown {
+			t.Fatalf("inspect of marker %q = %+v, %v: want its age, the touch unknown", old, h, err)
+		}
+		r, err := n.Acquire(ctx, node.AcquireArgs{Name: name, Token: "a", TTL: time.Minute, At: time.Now()})
+		if err != nil || r.DataTouchedKnown || r.DataAge < time.Minute {
+			t.Fatalf("acquire over marker %q = %+v, %v: want its age (a minute or more), the touch unknown", old, r, err)
+		}
+		r, err = n.Acquire(ctx, node.AcquireArgs{Name: name, Token: "b", TTL: time.Minute})
+		if err != nil || !r.DataTouchedKnown || r.DataTouchedAge >= time.Minute || r.DataAge < time.Minute {
+			t.Fatalf("the next acquire over marker %q = %+v, %v: want the first acquire's touch, the same age", old, r, err)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package redlock_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/redlock"
+)
+
+// writeMarker sets the marker of name on n as a node writes it, "since
+// creator touched", with since and touched that long ago by n's clock.
+func writeMarker(t *testing.T, n *redistest.Node, name string, age, touchedAgo time.Duration) {
+	t.Helper()
+	ctx := ctxFor(t)
+	now, err := n.Client().Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := fmt.Sprintf("%d 1 %d", now.Add(-age).UnixMicro(), now.Add(-touchedAgo).UnixMicro())
+	if err := n.Client().Set(ctx, node.MarkerKey(name), v, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The markers of an idle key expire a few milliseconds apart on different
+// nodes: an acquisition between finds new markers on some nodes and an old
+// one, untouched for longer than the recovery period, on another. No lock
+// can be held (every lock touches the markers within its TTL), so the nodes
+// with new markers count. A marker touched within the period still sits
+// them out: a lock may hold the key there.
+func TestIdleKeyMarkersExpiringApartDoNotSitOut(t *testing.T) {
+	const period = time.Minute
+	cl := redistest.StartT(t, 3)
+	log := &recoveringLog{}
+	c := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithRecoveryPeriod(period),
+		redlock.WithObserver(log))
+	ctx := ctxFor(t)
+	nodes := cl.Nodes()
+
+	idle := uniqueKey(t)
+	writeMarker(t, nodes[2], "lock:{"+idle+"}", time.Hour, 2*period)
+	l, err := c.TryAcquire(ctx, idle, 30*time.Second)
+	if err != nil {
+		t.Fatalf("acquire of an idle key whose markers expired apart: %v", err)
+	}
+	_ = l.Release(ctx)
+	for _, n := range nodes {
+		if got, _ := log.of(n.Addr()); got != 0 {
+			t.Fatalf("%v reported recovering %d time(s) for an idle key", n, got)
+		}
+	}
+
+	touched := uniqueKey(t)
+	writeMarker(t, nodes[2], "lock:{"+touched+"}", time.Hour, period/2)
+	if _, err := c.TryAcquire(ctx, touched, 30*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("acquire against a marker touched within the period: %v, want ErrNotAcquired", err)
+	}
+	for _, n := range nodes[:2] {
+		if got, _ := log.of(n.Addr()); got == 0 {
+			t.Errorf("%v has a new marker beside one touched within the period, but was not reported recovering", n)
+		}
+	}
+}
