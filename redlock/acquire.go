@@ -315,7 +315,48 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	defer r.close()
 
 	b := ballot{t: c.newTally(), rec: c.newRecovery(ttl)} // nodes that lost their data sit out: recovery.go
-	tally := func(a answer[node.AcquireReply]) error {
+	count := c.acquireCounter(ctx, &b, timeout)
+	// Once a majority replied, the rest get a moment, not their timeout: a
+	// split is then called with the live nodes' answers.
+	_ = r.collect(&b.t, collectRules{untilDecided: true, stragglers: timeout / stragglerShare}, count)
+	if b.t.won() && b.rec.restsOnYoung(b.yes) {
+		// The key looks new: one of the other healthy nodes may have kept it.
+		tallyWithin(r, lingerFor(time.Since(start)), count)
+	}
+	rtt := r.repliedIn()
+	switch {
+	case b.configErr != nil:
+		c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
+		return outcome{err: b.configErr, rtt: rtt}
+	case b.t.won():
+		_ = c.reportRecovering(ctx, key, b.rec, b.yes)
+		return c.acquired(ctx, key, token, sent, ttl, timeout, start, args, &b, rtt)
+	case b.t.unreachable():
+		return c.unreachable(key, name, token, ttl, &b, undone, rtt)
+	case b.t.beyondReach() && r.pending > r.failingPending():
+		if _, votes := leader(b.others, undone); votes < b.t.q {
+			// Nobody holds a majority of the answers so far: before calling
+			// it a split, the other nodes get as long again as the attempt
+			// took (at least 1 ms) to complete the picture; a silent node
+			// costs that moment, not its timeout.
+			tallyWithin(r, max(time.Since(start), time.Millisecond), count)
+		}
+	}
+	if top, votes := leader(b.others, undone); votes < b.t.q {
+		// A sitting-out node's yes is a no: the attempt is lost, not a split.
+		if err := c.reportRecovering(ctx, key, b.rec, b.yes); err != nil {
+			c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
+			return outcome{err: err, rtt: rtt, wake: wakeOn{holder: top}}
+		}
+	}
+	return c.refused(key, name, token, ttl, &b, undone, rtt)
+}
+
+// acquireCounter returns the counter of an attempt's answers into b: a
+// node that has not said which server it is, or that lost its data for the
+// key (b.rec), answers but its yes does not count.
+func (c *Client) acquireCounter(ctx context.Context, b *ballot, timeout time.Duration) func(answer[node.AcquireReply]) error {
+	return func(a answer[node.AcquireReply]) error {
 		defer b.recount()
 		counts := a.err == nil && c.counts(a.node)
 		if a.err == nil && !counts && b.configErr == nil {
@@ -325,8 +366,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		case a.err != nil:
 			b.t.fail(a.err)
 		case !counts:
-			// Its yes does not count, and the undo reaches it like every
-			// node that did not answer "held".
+			// The undo reaches it like every node that did not answer "held".
 			b.t.notCounted(c.nodes[a.node].Name(), "acquire", errUnidentified(c.nodes[a.node].Name()))
 		case a.val.Acquired:
 			b.rec.note(a.node, a.val)
@@ -341,58 +381,14 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 		}
 		return nil
 	}
-	// Once a majority replied, the rest get a moment, not their timeout: a
-	// split is then called with the live nodes' answers.
-	_ = r.collect(&b.t, collectRules{untilDecided: true, stragglers: timeout / stragglerShare}, tally)
-	if b.t.won() && b.rec.restsOnYoung(b.yes) {
-		lingerForKeepers(r, start, tally) // the key looks new: one of the others may have kept it
-	}
-	rtt := r.repliedIn()
-	switch {
-	case b.configErr != nil:
-		c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
-		return outcome{err: b.configErr, rtt: rtt}
-	case b.t.won():
-		_ = c.reportRecovering(ctx, key, b.rec, b.yes)
-		return c.acquired(ctx, key, token, sent, ttl, timeout, start, args, &b, rtt)
-	case b.t.unreachable():
-		return c.unreachable(key, name, token, ttl, &b, undone, rtt)
-	case b.t.beyondReach() && r.pending > r.failingPending():
-		if _, votes := leader(b.others, undone); votes < b.t.q {
-			awaitPicture(r, start, tally)
-		}
-	}
-	if top, votes := leader(b.others, undone); votes < b.t.q {
-		// A sitting-out node's yes is a no: the attempt is lost, not a split.
-		if err := c.reportRecovering(ctx, key, b.rec, b.yes); err != nil {
-			c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
-			return outcome{err: err, rtt: rtt, wake: wakeOn{holder: top}}
-		}
-	}
-	return c.refused(key, name, token, ttl, &b, undone, rtt)
 }
 
-// lingerForKeepers tallies the answers that come within lingerFor: a
-// majority that rests on young markers is confirmed only by the answers of
-// the other healthy nodes, one of which may have kept the key.
-func lingerForKeepers[T any](r *round[T], start time.Time, tally func(answer[T]) error) {
-	stop := time.NewTimer(lingerFor(time.Since(start)))
+// tallyWithin counts the answers that come within d.
+func tallyWithin[T any](r *round[T], d time.Duration, count func(answer[T]) error) {
+	stop := time.NewTimer(d)
 	defer stop.Stop()
 	for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
-		_ = tally(a)
-	}
-}
-
-// awaitPicture tallies the answers that come within a moment (as long again
-// as the attempt took, at least 1 ms): an attempt that cannot win, and in
-// which nobody holds a majority of the answers so far, gives the other
-// nodes that moment to complete the picture before calling it a split. A
-// silent node costs that moment, not its timeout.
-func awaitPicture[T any](r *round[T], start time.Time, tally func(answer[T]) error) {
-	stop := time.NewTimer(max(time.Since(start), time.Millisecond))
-	defer stop.Stop()
-	for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
-		_ = tally(a)
+		_ = count(a)
 	}
 }
 

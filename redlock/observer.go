@@ -73,8 +73,7 @@ func (k EventKind) String() string {
 // The events balance, so that gauges can be kept from them: a call that
 // made an attempt ends with exactly one EventAcquired or EventNotAcquired;
 // a lock reported by EventAcquired ends with exactly one EventReleased or
-// EventLost; an EventKept "start" is followed by exactly one "stop" (the
-// TestEvents tests check each reason and the balance on real nodes).
+// EventLost; an EventKept "start" is followed by exactly one "stop".
 // Reason is a short snake_case word from the lists on the kinds (empty for
 // the other kinds), ready to be a metric label value.
 type Event struct {

@@ -109,9 +109,14 @@ type recovery struct {
 	oldest  time.Duration // the oldest marker among the answers so far that a lock may have touched
 	creator uint64        // the acquisition that wrote the oldest marker (0: unknown)
 	seen    bool          // whether oldest is set
-	age     []time.Duration
-	known   []bool
-	by      []uint64 // each node's marker's creator
+	marks   []marker      // per node, from its answer
+}
+
+// marker is one node's report of its marker for the key.
+type marker struct {
+	age   time.Duration
+	by    uint64 // the acquisition that wrote it (0: unknown)
+	known bool
 }
 
 // newRecovery returns the judge of one round, or nil when recovery is off.
@@ -123,7 +128,7 @@ func (c *Client) newRecovery(ttl time.Duration) *recovery {
 	// (different creators) differ by about the node timeout, and are read
 	// back within another; ages are whole milliseconds.
 	return &recovery{period: c.cfg.recovery, slack: c.cfg.timeoutFor(ttl) + 2*time.Millisecond,
-		age: make([]time.Duration, len(c.nodes)), known: make([]bool, len(c.nodes)), by: make([]uint64, len(c.nodes))}
+		marks: make([]marker, len(c.nodes))}
 }
 
 // lingerFor is how long a round whose majority rests on young markers
@@ -140,7 +145,7 @@ func (r *recovery) note(i int, v node.AcquireReply) {
 	if r.mayGuardLock(v) && (!r.seen || v.DataAge > r.oldest) {
 		r.oldest, r.creator, r.seen = v.DataAge, v.DataCreator, true
 	}
-	r.age[i], r.known[i], r.by[i] = v.DataAge, true, v.DataCreator
+	r.marks[i] = marker{age: v.DataAge, by: v.DataCreator, known: true}
 }
 
 // mayGuardLock reports whether a marker may belong to a key still held: an
@@ -157,18 +162,18 @@ func (r *recovery) mayGuardLock(v node.AcquireReply) bool {
 // young, and much younger than the oldest one, which another acquisition
 // wrote (the one that wrote both may have reached node i late).
 func (r *recovery) sitsOut(i int) bool {
-	return r != nil && r.known[i] && r.age[i] < r.period && !r.sameCreator(i) && r.oldest-r.age[i] > r.slack
+	return r != nil && r.marks[i].known && r.marks[i].age < r.period && !r.sameCreator(i) && r.oldest-r.marks[i].age > r.slack
 }
 
 // sameCreator reports whether node i's marker was written by the
 // acquisition that wrote the oldest marker.
 func (r *recovery) sameCreator(i int) bool {
-	return r.by[i] != 0 && r.by[i] == r.creator
+	return r.marks[i].by != 0 && r.marks[i].by == r.creator
 }
 
 // young reports whether node i's yes rests on a new key's marker.
 func (r *recovery) young(i int) bool {
-	return r != nil && r.known[i] && r.age[i] < r.period
+	return r != nil && r.marks[i].known && r.marks[i].age < r.period
 }
 
 // counted returns how many of yes count, and how many sit out.
@@ -204,7 +209,7 @@ func (c *Client) reportRecovering(ctx context.Context, key string, r *recovery, 
 		if !r.sitsOut(a.node) {
 			continue
 		}
-		e := &RecoveringError{Node: c.nodes[a.node].Name(), Age: r.age[a.node], Remaining: r.period - r.age[a.node]}
+		e := &RecoveringError{Node: c.nodes[a.node].Name(), Age: r.marks[a.node].age, Remaining: r.period - r.marks[a.node].age}
 		c.observe(Event{Kind: EventNode, Key: key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: ctx})
 		if first == nil {
 			first = e
@@ -238,7 +243,7 @@ func (c *Client) markRecovering(nodes []Info, holdings []node.Holding) {
 	}
 	for i := range nodes {
 		if r.sitsOut(i) {
-			nodes[i].Recovering = r.period - r.age[i]
+			nodes[i].Recovering = r.period - r.marks[i].age
 		}
 	}
 }
