@@ -59,7 +59,9 @@ const DefaultRecoveryPeriod = defaultRecoveryPeriod
 // a TTL longer than the period with a *RecoveryPeriodError (wrapping
 // ErrInvalidArgument), but it cannot see the TTLs of other clients. 0 turns
 // recovery off (the nodes' operators must then delay restarts themselves).
-// Negative is refused by New.
+// Negative is refused by New. A node that never received a key's first
+// acquisition cannot be told from one that lost the key: it sits out of
+// that key for the period too.
 func WithRecoveryPeriod(d time.Duration) Option {
 	return func(c *config) { c.recovery = d }
 }
