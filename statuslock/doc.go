@@ -17,13 +17,9 @@
 // (Store, ErrStaleFence). MemoryStore and RedisStore (one hash per service,
 // compare-and-set in a Lua script) do.
 //
-// # Who holds a status lock
-//
-// Each lock records its owner (redlock.WithOwner; host/pid/program by
-// default), so a stuck status can be traced: client.Locks(ctx, "status:*")
-// lists who holds which service's lock, "redlock inspect
-// status:<serviceID>" shows one, and ForceRelease ("redlock unlock
-// --force") evicts a stuck holder with fencing intact.
+// Each lock records its owner (redlock.WithOwner), so a stuck status can
+// be traced ("redlock inspect status:<serviceID>") and evicted with
+// fencing intact ("redlock unlock --force").
 //
 // # Use
 //
@@ -33,14 +29,12 @@
 //		return store.Set(ctx, serviceID, statuslock.StatusDeploying, fence)
 //	})
 //
-// WithStatusLock waits for the lock (retrying per the redlock client's policy,
-// 10 x 200 ms plus up to 100 ms jitter by default, or WithRetry), keeps it
-// alive while fn runs (the redlock client's watchdog), and releases it. If
-// the lock cannot be had, fn does not run and the error wraps ErrNotAcquired
-// or ErrQuorumUnreachable. If the lock is lost while fn runs, fn's context
-// is cancelled with a cause wrapping redlock.ErrLockLost and the error wraps
-// ErrLockLost. A failed release is logged, not returned: the lock expires
-// with its TTL. SetStatus is the one-write shorthand.
+// WithStatusLock waits for the lock (per the redlock client's retry
+// policy, or WithRetry), keeps it alive while fn runs, and releases it. If
+// the lock cannot be had, fn does not run. If it is lost while fn runs,
+// fn's context is cancelled with a cause wrapping redlock.ErrLockLost and
+// the error wraps ErrLockLost. A failed release is logged, not returned:
+// the lock expires with its TTL. SetStatus is the one-write shorthand.
 //
 // Acquire, TryAcquire, Lock.Extend and Lock.Release are the manual mode, for
 // work that manages its lock itself; Lock.Done, Lock.Err and Lock.Context
@@ -61,9 +55,7 @@
 //
 // # Errors
 //
-// Errors wrap one of this package's sentinels (ErrNotAcquired,
-// ErrQuorumUnreachable, ErrLockLost, ErrStaleFence, ErrNotFound,
-// ErrInvalidArgument, ErrRunning) or the caller's ctx.Err(); errors from
-// the lock also keep redlock's sentinel in the chain. Check them with
-// errors.Is.
+// Errors wrap this package's sentinels (ErrNotAcquired, ErrLockLost,
+// ErrStaleFence, ...) or ctx.Err(), and keep redlock's in the chain:
+// check them with errors.Is.
 package statuslock
