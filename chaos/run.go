@@ -16,6 +16,7 @@ import (
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -215,7 +216,7 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 			// Tell a holder of its loss a fifth of the TTL before its
 			// validity ends: room for a loaded machine's scheduling delays.
 			redlock.WithKeepAlive(extend.WithSafetyMargin(p.TTL / 5)),
-			redlock.WithObserver(redlock.ObserverFunc(w.observe)),
+			redlock.WithObserver(observe.Func(w.observe)),
 			redlock.WithRecoveryPeriod(recoveryTTLs * p.TTL),
 		}
 		if s.NoRecovery {

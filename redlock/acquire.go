@@ -11,6 +11,7 @@ import (
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 )
 
 // Acquire takes the lock named key for ttl, retrying per the client's retry
@@ -77,7 +78,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		if a.token == "" {
 			a.token, a.sent, a.prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
 		}
-		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts, Context: ctx})
+		c.observe(observe.Event{Kind: observe.Attempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.mark(a.w, a.token)
 		o := c.attempt(ctx, key, a.name, a.token, a.sent, ttl, a.w != nil || c.notify.watched(a.name), a.undone)
 		if o.prev.Token != "" && o.prev.Fence >= a.prev.Fence {
@@ -118,7 +119,7 @@ type acquisition struct {
 func (a *acquisition) won(o outcome, attempts int) *Lock {
 	c, ctx := a.c, a.ctx
 	o.lock.previous = a.prev
-	e := Event{Kind: EventAcquired, Key: a.key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(a.began), Context: ctx}
+	e := observe.Event{Kind: observe.Acquired, Key: a.key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(a.began), Context: ctx}
 	if a.prev.Token != "" { // what TookOver reports
 		e.Reason = reasonTookOver
 	}
@@ -142,7 +143,7 @@ func (a *acquisition) lost(o outcome, attempts int, s seen) error {
 		return c.gaveUp(ctx, a.key, reasonInvalid, attempts, a.began, o.err)
 	}
 	if o.held || o.split {
-		c.observe(Event{Kind: EventContended, Key: a.key, Attempts: attempts, Reason: o.reason(), Context: ctx})
+		c.observe(observe.Event{Kind: observe.Contended, Key: a.key, Attempts: attempts, Reason: o.reason(), Context: ctx})
 	}
 	if ctx.Err() != nil {
 		c.abandon(a.key, a.name, a.token, a.ttl)
@@ -259,7 +260,7 @@ func gaveUpToken(undone []string, token string) []string {
 }
 
 func (c *Client) gaveUp(ctx context.Context, key, reason string, attempts int, began time.Time, err error) error {
-	c.observe(Event{Kind: EventNotAcquired, Key: key, Reason: reason, Attempts: attempts, Latency: time.Since(began), Err: err, Context: ctx})
+	c.observe(observe.Event{Kind: observe.NotAcquired, Key: key, Reason: reason, Attempts: attempts, Latency: time.Since(began), Err: err, Context: ctx})
 	return err
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/retry"
 )
 
@@ -44,7 +45,7 @@ type config struct {
 	nodeTimeout time.Duration // 0: derived from the TTL
 	retry       retry.Policy
 	logger      *slog.Logger
-	observer    Observer
+	observer    observe.Observer
 	noNotify    bool // WithReleaseNotifications(false); see options_notify.go
 	retention   time.Duration
 	strict      bool             // WithRequireNoEviction
@@ -86,10 +87,10 @@ func WithRetry(p retry.Policy) Option { return func(c *config) { c.retry = p } }
 // warn level. Tokens are logged by a short prefix only. Default: silent.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// WithObserver receives an Event for every attempt, acquisition, extension,
+// WithObserver receives an observe.Event for every attempt, acquisition, extension,
 // release, loss, start and stop of auto-extension, and node reply (see
-// EventKind). Default: none.
-func WithObserver(o Observer) Option { return func(c *config) { c.observer = o } }
+// observe.Kind). Default: none.
+func WithObserver(o observe.Observer) Option { return func(c *config) { c.observer = o } }
 
 // WithFenceRetention is how long a key's fence counter outlives the key's
 // last acquisition on each node. Default 24h, at least 1s. After it the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 )
 
 // Recovery: a node that lost its lock data (a restart without persistence,
@@ -86,7 +87,7 @@ func (c *config) checkRecoveryTTL(ttl time.Duration) error {
 	return nil
 }
 
-// RecoveringError is the reason of an EventNode (Op "acquire", Reason
+// RecoveringError is the reason of an observe.Node (Op "acquire", Reason
 // "recovering") for a node whose yes did not count because it lost its data
 // for the key: Remaining is how long it still sits out for that key, by its
 // own clock.
@@ -100,7 +101,7 @@ func (e *RecoveringError) Error() string {
 	return fmt.Sprintf("node %s lost its data for the key %s ago: recovering for %s more", e.Node, e.Age.Round(time.Millisecond), e.Remaining.Round(time.Millisecond))
 }
 
-// reasonRecovering is the Reason of an EventNode for a node that sat out,
+// reasonRecovering is the Reason of an observe.Node for a node that sat out,
 // and of an attempt lost because nodes sat out.
 const reasonRecovering = "recovering"
 
@@ -212,7 +213,7 @@ func (c *Client) reportRecovering(ctx context.Context, key string, r *recovery, 
 			continue
 		}
 		e := &RecoveringError{Node: c.nodes[a.node].Name(), Age: r.marks[a.node].age, Remaining: r.period - r.marks[a.node].age}
-		c.observe(Event{Kind: EventNode, Key: key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: ctx})
+		c.observe(observe.Event{Kind: observe.Node, Key: key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: ctx})
 		if first == nil {
 			first = e
 		}

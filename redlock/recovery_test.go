@@ -12,6 +12,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -23,9 +24,9 @@ type recoveringLog struct {
 	count map[string]int
 }
 
-func (l *recoveringLog) Observe(e redlock.Event) {
+func (l *recoveringLog) Observe(e observe.Event) {
 	var re *redlock.RecoveringError
-	if e.Kind != redlock.EventNode || e.Reason != "recovering" || !errors.As(e.Err, &re) {
+	if e.Kind != observe.Node || e.Reason != "recovering" || !errors.As(e.Err, &re) {
 		return
 	}
 	l.mu.Lock()

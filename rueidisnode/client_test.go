@@ -11,6 +11,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -260,7 +261,7 @@ func TestReleaseNotificationWakesWaiter(t *testing.T) {
 		l, err := waiter.Acquire(ctx, key, 10*time.Second)
 		done <- result{l, err}
 	}()
-	await(t, "the waiter's first lost attempt", hangGuard, func() bool { return obs.get(redlock.EventContended) > 0 })
+	await(t, "the waiter's first lost attempt", hangGuard, func() bool { return obs.get(observe.Contended) > 0 })
 	// An announcement published before a server registered the waiter's
 	// subscription reaches no one: wait until every server has both
 	// clients' subscriptions (the holder's Acquire made one too).
@@ -280,7 +281,7 @@ func TestReleaseNotificationWakesWaiter(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("waiter (not woken by the release?): %v", r.err)
 	}
-	if got := obs.get(redlock.EventAcquired); got != 1 {
+	if got := obs.get(observe.Acquired); got != 1 {
 		t.Fatalf("waiter acquired %d times, want 1", got)
 	}
 	if err := r.l.Release(ctx); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/rueidisnode"
 )
@@ -118,19 +119,19 @@ func tokensOn(t *testing.T, ctx context.Context, cl *redistest.Cluster, name str
 // eventCounter counts a Client's events by kind.
 type eventCounter struct {
 	mu     sync.Mutex
-	counts map[redlock.EventKind]int
+	counts map[observe.Kind]int
 }
 
-func (e *eventCounter) Observe(ev redlock.Event) {
+func (e *eventCounter) Observe(ev observe.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.counts == nil {
-		e.counts = map[redlock.EventKind]int{}
+		e.counts = map[observe.Kind]int{}
 	}
 	e.counts[ev.Kind]++
 }
 
-func (e *eventCounter) get(k redlock.EventKind) int {
+func (e *eventCounter) get(k observe.Kind) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.counts[k]
