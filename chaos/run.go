@@ -14,6 +14,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
@@ -195,7 +196,7 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 		return nil, err
 	}
 	key := "chaos-" + s.Name
-	env := &Env{Cluster: cluster, Net: nw, Clock: clock, TTL: p.TTL, Key: redlock.DefaultKeyPrefix + "{" + key + "}"}
+	env := &Env{Cluster: cluster, Net: nw, Clock: clock, TTL: p.TTL, Key: defaults.KeyPrefix + "{" + key + "}"}
 	if s.Measure != nil {
 		return runMeasure(ctx, p, s, env)
 	}

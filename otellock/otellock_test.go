@@ -245,7 +245,7 @@ func TestSameNamesAndUnitsAsPrometheus(t *testing.T) {
 		{Kind: observe.Lost, Key: "a:1", Reason: "expired", Err: redlock.ErrLockLost},
 		{Kind: observe.Released, Key: "a:1"},
 		{Kind: observe.Node, Node: "n1", Op: "acquire", Err: errors.New("down")},
-		{Kind: observe.Node, Node: "n2", Op: "acquire", Reason: "recovering", Err: &redlock.RecoveringError{Node: "n2"}},
+		{Kind: observe.Node, Node: "n2", Op: "acquire", Reason: "recovering", Err: &redlock.NodeError{Node: "n2", Op: "acquire", Err: redlock.ErrRecovering}},
 	} {
 		w.obs.Observe(e)
 	}

@@ -1,9 +1,6 @@
 package redlock
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // Lock-delay: a holder that vanished (crashed, partitioned, killed) may
 // still be finishing its work when its lock expires. With a lock-delay, its
@@ -19,22 +16,10 @@ import (
 // locks that was not released its key stays unavailable to everyone
 // (Chubby's and Consul's lock-delay). Default 0 (none). Inspect's
 // Remaining and the TTL waiters see include the delay. Negative is
-// refused by New with a *LockDelayError.
+// refused by New with ErrInvalidArgument.
 func WithLockDelay(d time.Duration) Option {
 	return func(c *config) { c.lockDelay = d }
 }
-
-// LockDelayError is New's error for a negative WithLockDelay. It wraps
-// ErrInvalidArgument.
-type LockDelayError struct {
-	Delay time.Duration
-}
-
-func (e *LockDelayError) Error() string {
-	return fmt.Sprintf("%v: lock delay %s is negative", ErrInvalidArgument, e.Delay)
-}
-
-func (e *LockDelayError) Unwrap() error { return ErrInvalidArgument }
 
 // nodeTTL is how long the nodes keep a lock of ttl: its TTL and the delay.
 func (c *config) nodeTTL(ttl time.Duration) time.Duration { return ttl + c.lockDelay }

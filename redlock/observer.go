@@ -34,7 +34,7 @@ func (o outcome) reason() string {
 		return reasonNoQuorum
 	case errors.Is(o.err, ErrInvalidArgument):
 		return reasonInvalid
-	case errors.As(o.err, new(*RecoveringError)):
+	case errors.Is(o.err, ErrRecovering):
 		return reasonRecovering
 	}
 	return reasonExpired // validity used up while acquiring or settling the fence

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -68,7 +69,7 @@ func (r *recorder) balanced(t *testing.T, key string, calls int) {
 	}
 }
 
-func lockName(key string) string { return redlock.DefaultKeyPrefix + "{" + key + "}" }
+func lockName(key string) string { return defaults.KeyPrefix + "{" + key + "}" }
 
 func TestEventsAcquireRelease(t *testing.T) {
 	rec := &recorder{}

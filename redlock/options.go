@@ -6,17 +6,16 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/retry"
 )
 
-// DefaultKeyPrefix is the prefix of every key on the nodes unless
-// WithKeyPrefix says otherwise.
-const DefaultKeyPrefix = "lock:"
-
 const (
-	defaultDriftFactor = 0.01
+	defaultKeyPrefix      = defaults.KeyPrefix
+	defaultRecoveryPeriod = defaults.RecoveryPeriod
+	defaultDriftFactor    = 0.01
 	// driftFloor is added to the drift of every lock: the resolution of the
 	// nodes' expiry clocks (Redis expires with millisecond precision).
 	driftFloor = 2 * time.Millisecond
@@ -58,7 +57,7 @@ type config struct {
 }
 
 func defaultConfig() config {
-	return config{prefix: DefaultKeyPrefix, driftFactor: defaultDriftFactor, retry: defaultRetry(),
+	return config{prefix: defaultKeyPrefix, driftFactor: defaultDriftFactor, retry: defaultRetry(),
 		retention: node.DefaultRetention, wallClock: time.Now, owner: defaultOwner(), recovery: defaultRecoveryPeriod}
 }
 
@@ -124,7 +123,7 @@ func (c *config) validate() error {
 	case c.recovery < 0:
 		return invalidArg("recovery period %s is negative", c.recovery)
 	case c.lockDelay < 0:
-		return &LockDelayError{Delay: c.lockDelay}
+		return invalidArg("lock delay %s is negative", c.lockDelay)
 	}
 	if c.owner == "" {
 		return invalidArg("empty owner")

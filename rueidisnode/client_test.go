@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
@@ -265,7 +266,7 @@ func TestReleaseNotificationWakesWaiter(t *testing.T) {
 	// An announcement published before a server registered the waiter's
 	// subscription reaches no one: wait until every server has both
 	// clients' subscriptions (the holder's Acquire made one too).
-	channel := redlock.DefaultKeyPrefix + "released"
+	channel := defaults.KeyPrefix + "released"
 	await(t, "both clients' release subscriptions on every server", hangGuard, func() bool {
 		for _, rc := range cl.Clients() {
 			if n, err := rc.PubSubNumSub(ctx, channel).Result(); err != nil || n[channel] < 2 {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/rueidis"
 	"go.uber.org/goleak"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
@@ -91,14 +92,14 @@ func newClient(t *testing.T, nodes []node.Node, opts ...redlock.Option) *redlock
 }
 
 // lockKey is a key for a redlock Client, unique per call; the client names
-// it redlock.DefaultKeyPrefix + "{" + key + "}" on the nodes (keyName).
+// it defaults.KeyPrefix + "{" + key + "}" on the nodes (keyName).
 func lockKey(t *testing.T) string {
 	return fmt.Sprintf("rueidisnode:%s:%d:%d", t.Name(), time.Now().UnixNano(), keySeq.Add(1))
 }
 
 // keyName is the name a Client with the default prefix gives key on the
 // nodes.
-func keyName(key string) string { return redlock.DefaultKeyPrefix + "{" + key + "}" }
+func keyName(key string) string { return defaults.KeyPrefix + "{" + key + "}" }
 
 // tokensOn reads the value of name on every server of cl straight from
 // Redis ("" where it is absent).
