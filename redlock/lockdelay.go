@@ -12,14 +12,5 @@ import "time"
 // holder still learns it took over (Lock.TookOver). The delay is the
 // holder's: a key is delayed by the lock-delay of the client that held it.
 
-// WithLockDelay sets how long after the expiry of one of this client's
-// locks that was not released its key stays unavailable to everyone
-// (Chubby's and Consul's lock-delay). Default 0 (none). Inspect's
-// Remaining and the TTL waiters see include the delay. Negative is
-// refused by New with ErrInvalidArgument.
-func WithLockDelay(d time.Duration) Option {
-	return func(c *config) { c.lockDelay = d }
-}
-
 // nodeTTL is how long the nodes keep a lock of ttl: its TTL and the delay.
 func (c *config) nodeTTL(ttl time.Duration) time.Duration { return ttl + c.lockDelay }

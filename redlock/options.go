@@ -45,7 +45,7 @@ type config struct {
 	retry       retry.Policy
 	logger      *slog.Logger
 	observer    observe.Observer
-	noNotify    bool // WithReleaseNotifications(false); see options_notify.go
+	noNotify    bool // WithReleaseNotifications(false); see notify.go
 	retention   time.Duration
 	strict      bool             // WithRequireNoEviction
 	wallClock   func() time.Time // seeds of new fence counters; tests skew it
@@ -148,4 +148,89 @@ func (c *config) timeoutFor(ttl time.Duration) time.Duration {
 		return c.nodeTimeout
 	}
 	return min(max(ttl/10, minNodeTimeout), maxNodeTimeout)
+}
+
+// WithReleaseNotifications turns waiting without polling on (true, the
+// default) or off (false).
+//
+// On: an Acquire that finds the key held marks it on those nodes, and
+// Release (and the undo of a failed attempt) announces the release of a
+// marked key on a Pub/Sub channel of each node (the client's key prefix +
+// "released", e.g. "lock:released"; the message is the release id and the
+// key's full name): a release nobody waited for publishes nothing. The
+// Acquire that lost to another holder waits for that announcement,
+// for the holder's remaining TTL or for the retry policy's delay,
+// whichever comes first. An Acquire joins the waiters before its first
+// attempt, so a release that lands while an attempt is in flight is not
+// missed. The Client keeps one subscription per node for all its waiters
+// (opened by its first Acquire, which waits up to a node timeout for it;
+// closed by Client.Close or after a minute without waiters), and wakes its waiters of one key one at a
+// time, in arrival order. A waiter wakes only on the release of the holder
+// that beat its last attempt (any release after a split vote; after an
+// attempt that found no quorum, only that of a holder the answering nodes
+// named, since the others may only have been slow): the undo of another
+// client's lost attempt wakes nobody, so waiters of two clients cannot wake
+// each other in a loop. The loser of a split vote with a waiter is woken
+// early by the winner's release. A waiter woken by the holder's release
+// that loses to the same holder (the release has not reached a majority
+// yet) looks again after 2, 4 and 6 round trips rather than sleeping.
+// Nodes that cannot subscribe (a Redis node over a bare redis.Scripter)
+// still announce and simply do not wake anyone early.
+//
+// Off: releases are not announced (use it where an ACL forbids PUBLISH, or
+// to keep a client's traffic exactly as before), and waiters sleep the retry
+// policy's delays, bounded by the holder's remaining TTL.
+func WithReleaseNotifications(on bool) Option {
+	return func(c *config) { c.noNotify = !on }
+}
+
+// WithOwner names who takes the client's locks: every acquisition records
+// it on the nodes with the token and the time (in the same script call, no
+// extra round trip), and Inspect, Locks and TookOver report it. Default:
+// "host/pid/program" of this process.
+// Use a worker id, a pod name, or anything that tells an operator who
+// holds a lock; at most node.MaxOwnerLen (256) bytes of UTF-8 without
+// control characters, not empty (ErrInvalidArgument otherwise, from New).
+func WithOwner(owner string) Option { return func(c *config) { c.owner = owner } }
+
+// WithRecoveryPeriod sets how long a node that lost its lock data sits out
+// of acquisitions of each key it lost (see "Data loss" in
+// the package doc). Default 10 minutes. It must be at
+// least the longest TTL any client of these nodes uses: this client refuses
+// a TTL longer than the period with an error wrapping
+// ErrInvalidArgument, but it cannot see the TTLs of other clients. 0 turns
+// recovery off (the nodes' operators must then delay restarts themselves).
+// Negative is refused by New. A node that never received a key's first
+// acquisition cannot be told from one that lost the key: it sits out of
+// that key for the period too.
+func WithRecoveryPeriod(d time.Duration) Option {
+	return func(c *config) { c.recovery = d }
+}
+
+// WithLockDelay sets how long after the expiry of one of this client's
+// locks that was not released its key stays unavailable to everyone
+// (Chubby's and Consul's lock-delay). Default 0 (none). Inspect's
+// Remaining and the TTL waiters see include the delay. Negative is
+// refused by New with ErrInvalidArgument.
+func WithLockDelay(d time.Duration) Option {
+	return func(c *config) { c.lockDelay = d }
+}
+
+// WithKeepAlive sets the options of the watchdog that extends kept locks
+// (Lock.KeepAlive, Client.Do, TryDo, Hold): extend.WithThreshold,
+// extend.WithSafetyMargin, extend.WithRetryInterval, extend.WithTick,
+// extend.WithMaxHold. The defaults, for a lock of time to live ttl, are
+//
+//	threshold      max(500ms, ttl/3), at most ttl/2
+//	safety margin  max(10ms, ttl/10), at most threshold/2
+//	retry interval max(10ms, threshold/5)
+//	tick           50ms
+//	max hold       none
+//
+// A kept lock is extended when less than the threshold of its validity is
+// left; one that cannot be extended is declared lost the safety margin
+// before its validity ends, so that the work has that long to stop while
+// the lock still excludes others. The client's logger is the watchdog's.
+func WithKeepAlive(opts ...extend.Option) Option {
+	return func(c *config) { c.keep = append(c.keep, opts...) }
 }

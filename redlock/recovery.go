@@ -42,20 +42,6 @@ import (
 // that all lost their data is not protected, as the nodes it was never
 // extended on for the period keep only untouched markers.
 
-// WithRecoveryPeriod sets how long a node that lost its lock data sits out
-// of acquisitions of each key it lost (see "Data loss" in
-// the package doc). Default 10 minutes. It must be at
-// least the longest TTL any client of these nodes uses: this client refuses
-// a TTL longer than the period with an error wrapping
-// ErrInvalidArgument, but it cannot see the TTLs of other clients. 0 turns
-// recovery off (the nodes' operators must then delay restarts themselves).
-// Negative is refused by New. A node that never received a key's first
-// acquisition cannot be told from one that lost the key: it sits out of
-// that key for the period too.
-func WithRecoveryPeriod(d time.Duration) Option {
-	return func(c *config) { c.recovery = d }
-}
-
 // checkRecoveryTTL refuses a TTL the recovery period does not cover.
 func (c *config) checkRecoveryTTL(ttl time.Duration) error {
 	if c.recovery > 0 && ttl > c.recovery {
