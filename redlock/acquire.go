@@ -9,9 +9,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
+	"github.com/quorumlock/quorumlock/retry"
 )
 
 // Acquire takes the lock named key for ttl, retrying per the client's retry
@@ -29,7 +29,7 @@ import (
 // Attempts that split the votes with other clients are resolved as in
 // TryAcquire, without using up retries.
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return c.acquire(ctx, key, ttl, c.cfg.retry.NewBackOff(), true)
+	return c.acquire(ctx, key, ttl, c.cfg.retry.Delays(), true)
 }
 
 // TryAcquire makes a single attempt: it returns an error that wraps
@@ -40,7 +40,7 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*L
 // then holds the lock or the rounds run out; in the latter case the error
 // wraps ErrSplitVote as well.
 func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return c.acquire(ctx, key, ttl, &backoff.StopBackOff{}, false)
+	return c.acquire(ctx, key, ttl, noRetry, false)
 }
 
 // maxSplitRounds bounds the rounds in a row that one call spends resolving
@@ -56,7 +56,7 @@ const stragglerShare = 10
 // had not reached a majority yet.
 const maxBehind = 3
 
-func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b backoff.BackOff, waits bool) (*Lock, error) {
+func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b retry.Delays, waits bool) (*Lock, error) {
 	if err := c.checkArgs(ctx, key, ttl); err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ type acquisition struct {
 	ctx       context.Context
 	key, name string
 	ttl       time.Duration
-	policy    backoff.BackOff
+	policy    retry.Delays
 	began     time.Time
 	w         *waiter // nil unless the call waits for release notifications
 
@@ -206,8 +206,8 @@ func (a *acquisition) retry(o outcome, attempts int, s seen) error {
 	// notifications speed waiters up without shrinking their budget.
 	now := time.Now()
 	if !now.Before(a.retryAt) {
-		delay := a.policy.NextBackOff()
-		if delay == backoff.Stop {
+		delay, ok := a.policy.Next()
+		if !ok {
 			return c.gaveUp(a.ctx, a.key, o.reason(), attempts, a.began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", a.key, attempts, o.err))
 		}
 		a.retryAt = now.Add(delay)

@@ -35,6 +35,10 @@ func defaultRetry() retry.Policy {
 	return retry.Constant(10, 200*time.Millisecond, 100*time.Millisecond)
 }
 
+// noRetry is TryAcquire's run of delays: none. A run of Never has no
+// state, so one serves every call.
+var noRetry = retry.Never().Delays()
+
 // Option configures a Client. Options are validated once, by New.
 type Option func(*config)
 
