@@ -42,7 +42,7 @@ func Run(ctx, fnParent context.Context, l Lock, lost error, fn func(context.Cont
 		}
 	}()
 	fnErr = fn(fnCtx)
-	if cause := l.Err(); errors.Is(cause, lost) { // lost while fn ran: only a loss ends it before the release
+	if cause := l.Err(); errors.Is(cause, lost) { // lost while fn ran (a Release by fn itself is no loss)
 		lostErr = cause
 	}
 	releaseErr = l.Release(rctx)
