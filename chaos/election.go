@@ -12,6 +12,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/election"
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -48,7 +49,7 @@ type electionRun struct {
 // Figures: the share of the run with a leader, and the leaderless time
 // after each cut-off leader's loss.
 func runElection(ctx context.Context, p Profile, e *Env) (*Measured, error) {
-	name := strings.TrimSuffix(strings.TrimPrefix(e.Key, redlock.DefaultKeyPrefix+"{"), "}")
+	name := strings.TrimSuffix(strings.TrimPrefix(e.Key, defaults.KeyPrefix+"{"), "}")
 	r := &electionRun{e: e, reg: NewRegister(e.Clock, true)}
 	var elections []*election.Election
 	for c := range electionCandidates {

@@ -14,8 +14,10 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -194,7 +196,7 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 		return nil, err
 	}
 	key := "chaos-" + s.Name
-	env := &Env{Cluster: cluster, Net: nw, Clock: clock, TTL: p.TTL, Key: redlock.DefaultKeyPrefix + "{" + key + "}"}
+	env := &Env{Cluster: cluster, Net: nw, Clock: clock, TTL: p.TTL, Key: defaults.KeyPrefix + "{" + key + "}"}
 	if s.Measure != nil {
 		return runMeasure(ctx, p, s, env)
 	}
@@ -215,7 +217,7 @@ func runScenario(ctx context.Context, p Profile, s Scenario, cluster *redistest.
 			// Tell a holder of its loss a fifth of the TTL before its
 			// validity ends: room for a loaded machine's scheduling delays.
 			redlock.WithKeepAlive(extend.WithSafetyMargin(p.TTL / 5)),
-			redlock.WithObserver(redlock.ObserverFunc(w.observe)),
+			redlock.WithObserver(observe.Func(w.observe)),
 			redlock.WithRecoveryPeriod(recoveryTTLs * p.TTL),
 		}
 		if s.NoRecovery {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -141,17 +142,17 @@ func (t *tracked) noteValid() {
 	t.mu.Unlock()
 }
 
-// observe is the worker's redlock.Observer. EventLost comes synchronously
+// observe is the worker's observe.Observer. observe.Lost comes synchronously
 // from the goroutine that ended the lock, right after Done closed.
-func (w *worker) observe(e redlock.Event) {
+func (w *worker) observe(e observe.Event) {
 	t := w.cur.Load()
 	if t == nil {
 		return
 	}
 	switch e.Kind {
-	case redlock.EventExtended:
+	case observe.Extended:
 		t.noteValid()
-	case redlock.EventLost:
+	case observe.Lost:
 		now := time.Now()
 		t.mu.Lock()
 		if t.lossAt.IsZero() {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/election"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -152,8 +153,8 @@ func TestCampaignWithoutRetriesWaits(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		var attempts atomic.Int64
-		count := redlock.WithObserver(redlock.ObserverFunc(func(ev redlock.Event) {
-			if ev.Kind == redlock.EventAttempt && attempts.Add(1) > 1000 {
+		count := redlock.WithObserver(observe.Func(func(ev observe.Event) {
+			if ev.Kind == observe.Attempt && attempts.Add(1) > 1000 {
 				cancel() // spinning: end the campaign rather than hang
 			}
 		}))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/hold"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -147,19 +148,15 @@ func (m *Manager) acquire(ctx context.Context, d Descriptor, ttl time.Duration, 
 }
 
 // Do runs fn under d's lock, kept alive while fn runs (fn's context ends
-// when it is lost: Lock.Hold), and releases it after; the errors of fn, the
-// loss and the release are joined.
+// when it is lost: Lock.Hold), and releases it after, as redlock's
+// Client.Do does: it returns fn's error joined with the loss or, if the lock
+// was kept, with a failed release.
 func (m *Manager) Do(ctx context.Context, d Descriptor, ttl time.Duration, fn func(ctx context.Context) error) error {
-	if fn == nil {
-		return invalidArg("nil fn")
-	}
-	l, err := m.Acquire(ctx, d, ttl)
-	if err != nil {
-		return err
-	}
-	fnErr, lostErr, relErr := l.Hold(ctx, fn)
-	return errors.Join(fnErr, lostErr, relErr)
+	return doLock.Do(ctx, func(ctx context.Context) (*redlock.Lock, error) { return m.Acquire(ctx, d, ttl) }, fn)
 }
+
+// doLock is Do for the lock of a descriptor.
+var doLock = hold.Kind[*redlock.Lock]{NotAcquired: redlock.ErrNotAcquired, Invalid: invalidArg, Hold: (*redlock.Lock).Hold}
 
 // Found is a held lock that Find listed.
 type Found struct {

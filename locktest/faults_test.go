@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/locktest"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -18,7 +19,7 @@ const ttl = 30 * time.Second
 // holds reports whether node nd holds key (default prefix) with any token.
 func holds(t *testing.T, nd *locktest.Node, key string) bool {
 	t.Helper()
-	h, err := nd.Memory().Inspect(context.Background(), redlock.DefaultKeyPrefix+"{"+key+"}")
+	h, err := nd.Memory().Inspect(context.Background(), defaults.KeyPrefix+"{"+key+"}")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -101,7 +102,7 @@ func (q *Quorum) Restore() {
 }
 
 // name is key's name on the nodes, for clients with the default prefix.
-func name(key string) string { return redlock.DefaultKeyPrefix + "{" + key + "}" }
+func name(key string) string { return defaults.KeyPrefix + "{" + key + "}" }
 
 // ExpireNow ends the lock of key (the token held on most nodes) on every
 // running node now, as when its holder stalled past its TTL and someone

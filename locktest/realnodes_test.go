@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/locktest"
 	"github.com/quorumlock/quorumlock/node"
@@ -111,7 +112,7 @@ func newRealTimeClient(t *testing.T, nodes []node.Node) *redlock.Client {
 
 func serverHolds(t *testing.T, n node.Node, key string) bool {
 	t.Helper()
-	h, err := n.Inspect(context.Background(), redlock.DefaultKeyPrefix+"{"+key+"}")
+	h, err := n.Inspect(context.Background(), defaults.KeyPrefix+"{"+key+"}")
 	return err == nil && h.Token != ""
 }
 

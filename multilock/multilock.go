@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/hold"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -245,48 +246,21 @@ func (m *Lock) Release(ctx context.Context) error {
 // returns the acquisition's error (fn did not run), or fn's error joined
 // with the loss or a failed release.
 func Do(ctx context.Context, client *redlock.Client, keys []string, ttl time.Duration, fn func(ctx context.Context) error) error {
-	if fn == nil {
-		return invalid("nil fn")
-	}
-	m, err := Acquire(ctx, client, keys, ttl)
-	if err != nil {
-		return err
-	}
-	return m.hold(ctx, fn)
+	return doSet.Do(ctx, func(ctx context.Context) (*Lock, error) { return Acquire(ctx, client, keys, ttl) }, fn)
 }
 
 // TryDo is Do with TryAcquire: when a key is held by another it returns
 // (false, nil) without running fn.
 func TryDo(ctx context.Context, client *redlock.Client, keys []string, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
-	if fn == nil {
-		return false, invalid("nil fn")
-	}
-	m, err := TryAcquire(ctx, client, keys, ttl)
-	switch {
-	case errors.Is(err, redlock.ErrNotAcquired):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	return true, m.hold(ctx, fn)
+	return doSet.TryDo(ctx, func(ctx context.Context) (*Lock, error) { return TryAcquire(ctx, client, keys, ttl) }, fn)
 }
 
-func (m *Lock) hold(ctx context.Context, fn func(context.Context) error) error {
-	wctx, cancel := m.Context(context.WithValue(ctx, setKey{}, m))
-	defer cancel()
-	rctx := context.WithoutCancel(ctx)
-	defer func() {
-		if r := recover(); r != nil {
-			_ = m.Release(rctx)
-			panic(r)
-		}
-	}()
-	ferr := fn(wctx)
-	if lost := m.Err(); errors.Is(lost, redlock.ErrLockLost) {
-		_ = m.Release(rctx)
-		return errors.Join(ferr, lost)
-	}
-	return errors.Join(ferr, m.Release(rctx))
+// doSet is Do and TryDo for a set. Its keys keep themselves alive from
+// their acquisition.
+var doSet = hold.Kind[*Lock]{NotAcquired: redlock.ErrNotAcquired, Invalid: invalid, Hold: (*Lock).hold}
+
+func (m *Lock) hold(ctx context.Context, fn func(context.Context) error) (fnErr, lostErr, releaseErr error) {
+	return hold.Run(ctx, context.WithValue(ctx, setKey{}, m), m, redlock.ErrLockLost, fn)
 }
 
 type setKey struct{}

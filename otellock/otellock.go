@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/lockmetrics"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -37,7 +38,7 @@ import (
 
 const scope = "github.com/quorumlock/quorumlock/otellock"
 
-// Observer is a redlock.Observer that records OpenTelemetry metrics and
+// Observer is a observe.Observer that records OpenTelemetry metrics and
 // spans. It is safe for concurrent use and may observe several clients.
 type Observer struct {
 	rec     *lockmetrics.Recorder
@@ -98,17 +99,17 @@ func New(opts ...Option) (*Observer, error) {
 	}, nil
 }
 
-// Observe implements redlock.Observer.
-func (o *Observer) Observe(e redlock.Event) {
+// Observe implements observe.Observer.
+func (o *Observer) Observe(e observe.Event) {
 	o.rec.Observe(e)
 	switch e.Kind {
-	case redlock.EventAcquired, redlock.EventNotAcquired:
+	case observe.Acquired, observe.NotAcquired:
 		o.acquireSpan(e)
-	case redlock.EventExtended:
+	case observe.Extended:
 		if e.Err != nil {
 			o.onWork(e.Key, "quorumlock.extension_failed", attribute.String("quorumlock.reason", e.Reason), attribute.String("error.message", e.Err.Error()))
 		}
-	case redlock.EventLost:
+	case observe.Lost:
 		o.onWork(e.Key, "quorumlock.lost", attribute.String("quorumlock.reason", e.Reason), attribute.String("error.message", e.Err.Error()))
 	}
 }
@@ -119,10 +120,10 @@ func (o *Observer) FencedRejection(key string) { o.rec.FencedRejection(key) }
 
 // acquireSpan records an acquisition call that has ended, as a span from
 // its start (now minus its latency) to now.
-func (o *Observer) acquireSpan(e redlock.Event) {
+func (o *Observer) acquireSpan(e observe.Event) {
 	end := time.Now()
 	outcome := "acquired"
-	if e.Kind == redlock.EventNotAcquired {
+	if e.Kind == observe.NotAcquired {
 		outcome = e.Reason
 	}
 	attrs := []attribute.KeyValue{
@@ -131,7 +132,7 @@ func (o *Observer) acquireSpan(e redlock.Event) {
 		attribute.String("quorumlock.outcome", outcome),
 		attribute.Float64("quorumlock.wait", e.Latency.Seconds()),
 	}
-	if e.Kind == redlock.EventAcquired {
+	if e.Kind == observe.Acquired {
 		attrs = append(attrs, attribute.Int64("quorumlock.fence", int64(e.Fence)))
 	}
 	_, span := o.tracer.Start(e.Context, "quorumlock.acquire", trace.WithTimestamp(end.Add(-e.Latency)), trace.WithAttributes(attrs...))

@@ -11,6 +11,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/lockmetrics"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/otellock"
 	"github.com/quorumlock/quorumlock/redlock"
 	"go.opentelemetry.io/otel/attribute"
@@ -233,18 +234,18 @@ func TestLossIsAWorkSpanEvent(t *testing.T) {
 // unit and kind.
 func TestSameNamesAndUnitsAsPrometheus(t *testing.T) {
 	w := newWorld(t)
-	for _, e := range []redlock.Event{
-		{Kind: redlock.EventAttempt, Key: "a:1", Attempts: 1},
-		{Kind: redlock.EventContended, Key: "a:1", Reason: "contended"},
-		{Kind: redlock.EventAcquired, Key: "a:1", Attempts: 2, Context: context.Background()},
-		{Kind: redlock.EventAcquired, Key: "a:2", Attempts: 1, Reason: "took_over", Context: context.Background()},
-		{Kind: redlock.EventKept, Key: "a:1", Reason: "start"},
-		{Kind: redlock.EventExtended, Key: "a:1"},
-		{Kind: redlock.EventKept, Key: "a:1", Reason: "stop"},
-		{Kind: redlock.EventLost, Key: "a:1", Reason: "expired", Err: redlock.ErrLockLost},
-		{Kind: redlock.EventReleased, Key: "a:1"},
-		{Kind: redlock.EventNode, Node: "n1", Op: "acquire", Err: errors.New("down")},
-		{Kind: redlock.EventNode, Node: "n2", Op: "acquire", Reason: "recovering", Err: &redlock.RecoveringError{Node: "n2"}},
+	for _, e := range []observe.Event{
+		{Kind: observe.Attempt, Key: "a:1", Attempts: 1},
+		{Kind: observe.Contended, Key: "a:1", Reason: "contended"},
+		{Kind: observe.Acquired, Key: "a:1", Attempts: 2, Context: context.Background()},
+		{Kind: observe.Acquired, Key: "a:2", Attempts: 1, Reason: "took_over", Context: context.Background()},
+		{Kind: observe.Kept, Key: "a:1", Reason: "start"},
+		{Kind: observe.Extended, Key: "a:1"},
+		{Kind: observe.Kept, Key: "a:1", Reason: "stop"},
+		{Kind: observe.Lost, Key: "a:1", Reason: "expired", Err: redlock.ErrLockLost},
+		{Kind: observe.Released, Key: "a:1"},
+		{Kind: observe.Node, Node: "n1", Op: "acquire", Err: errors.New("down")},
+		{Kind: observe.Node, Node: "n2", Op: "acquire", Reason: "recovering", Err: &redlock.NodeError{Node: "n2", Op: "acquire", Err: redlock.ErrRecovering}},
 	} {
 		w.obs.Observe(e)
 	}

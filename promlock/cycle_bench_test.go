@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/promlock"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -74,14 +75,14 @@ func BenchmarkObserveCycleEvents(b *testing.B) {
 	nodes := []string{"127.0.0.1:7001", "127.0.0.1:7002", "127.0.0.1:7003", "127.0.0.1:7004", "127.0.0.1:7005"}
 	b.ReportAllocs()
 	for b.Loop() {
-		obs.Observe(redlock.Event{Kind: redlock.EventAttempt, Key: "bench:cycle", Attempts: 1})
+		obs.Observe(observe.Event{Kind: observe.Attempt, Key: "bench:cycle", Attempts: 1})
 		for _, n := range nodes {
-			obs.Observe(redlock.Event{Kind: redlock.EventNode, Key: "bench:cycle", Node: n, Op: "acquire", Latency: 300 * time.Microsecond})
+			obs.Observe(observe.Event{Kind: observe.Node, Key: "bench:cycle", Node: n, Op: "acquire", Latency: 300 * time.Microsecond})
 		}
-		obs.Observe(redlock.Event{Kind: redlock.EventAcquired, Key: "bench:cycle", Attempts: 1, Fence: 7, Latency: time.Millisecond})
+		obs.Observe(observe.Event{Kind: observe.Acquired, Key: "bench:cycle", Attempts: 1, Fence: 7, Latency: time.Millisecond})
 		for _, n := range nodes {
-			obs.Observe(redlock.Event{Kind: redlock.EventNode, Key: "bench:cycle", Node: n, Op: "release", Latency: 300 * time.Microsecond})
+			obs.Observe(observe.Event{Kind: observe.Node, Key: "bench:cycle", Node: n, Op: "release", Latency: 300 * time.Microsecond})
 		}
-		obs.Observe(redlock.Event{Kind: redlock.EventReleased, Key: "bench:cycle", Latency: time.Millisecond})
+		obs.Observe(observe.Event{Kind: observe.Released, Key: "bench:cycle", Latency: time.Millisecond})
 	}
 }

@@ -15,10 +15,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quorumlock/quorumlock/internal/lockmetrics"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
-// Observer is a redlock.Observer that updates Prometheus metrics. It is safe
+// Observer is a observe.Observer that updates Prometheus metrics. It is safe
 // for concurrent use and may observe several clients.
 type Observer struct {
 	rec *lockmetrics.Recorder
@@ -64,8 +65,8 @@ func New(reg prometheus.Registerer, opts ...Option) (*Observer, error) {
 	return &Observer{rec: lockmetrics.NewRecorder(s, classes)}, nil
 }
 
-// Observe implements redlock.Observer.
-func (o *Observer) Observe(e redlock.Event) { o.rec.Observe(e) }
+// Observe implements observe.Observer.
+func (o *Observer) Observe(e observe.Event) { o.rec.Observe(e) }
 
 // FencedRejection counts a write that a fenced store refused because its
 // fence was stale (errors.Is(err, statuslock.ErrStaleFence)), for key, in

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/promlock"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
@@ -169,9 +170,9 @@ func TestCardinalityBounded(t *testing.T) {
 			}
 			for i := range 100_000 {
 				k := tc.key(i)
-				obs.Observe(redlock.Event{Kind: redlock.EventAttempt, Key: k, Attempts: 1})
-				obs.Observe(redlock.Event{Kind: redlock.EventAcquired, Key: k, Attempts: 1, Latency: time.Millisecond})
-				obs.Observe(redlock.Event{Kind: redlock.EventReleased, Key: k})
+				obs.Observe(observe.Event{Kind: observe.Attempt, Key: k, Attempts: 1})
+				obs.Observe(observe.Event{Kind: observe.Acquired, Key: k, Attempts: 1, Latency: time.Millisecond})
+				obs.Observe(observe.Event{Kind: observe.Released, Key: k})
 			}
 			fams := families(t, reg)
 			// Per class: acquisitions, duration, attempts, waiters, held, releases.
@@ -191,7 +192,7 @@ func TestClassFunction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs.Observe(redlock.Event{Kind: redlock.EventReleased, Key: "a:b"})
+	obs.Observe(observe.Event{Kind: observe.Released, Key: "a:b"})
 	obs.FencedRejection("x")
 	fams := families(t, reg)
 	if v := value(t, fams, "quorumlock_releases_total", labels{"class": "all"}); v != 1 {

@@ -13,8 +13,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/quorumlock/quorumlock/internal/lockmetrics"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/promlock"
-	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // The demo's dependency-free exposition (lockmetrics.Text) parses as the
@@ -29,22 +29,22 @@ func TestTextExpositionMatchesClientGolang(t *testing.T) {
 	text := lockmetrics.NewText()
 	classes, _ := lockmetrics.NewClasses(nil, 0)
 	rec := lockmetrics.NewRecorder(text, classes)
-	both := func(e redlock.Event) { obs.Observe(e); rec.Observe(e) }
+	both := func(e observe.Event) { obs.Observe(e); rec.Observe(e) }
 	for i := range 50 {
 		k := fmt.Sprintf("job:%d", i%7)
-		both(redlock.Event{Kind: redlock.EventAttempt, Key: k, Attempts: 1})
-		both(redlock.Event{Kind: redlock.EventNode, Node: `n"1\`, Op: "acquire", Latency: time.Duration(i) * time.Millisecond})
+		both(observe.Event{Kind: observe.Attempt, Key: k, Attempts: 1})
+		both(observe.Event{Kind: observe.Node, Node: `n"1\`, Op: "acquire", Latency: time.Duration(i) * time.Millisecond})
 		if i%5 == 0 {
-			both(redlock.Event{Kind: redlock.EventNode, Node: `n"1\`, Op: "acquire", Reason: "recovering", Err: errors.New("lost its data")})
+			both(observe.Event{Kind: observe.Node, Node: `n"1\`, Op: "acquire", Reason: "recovering", Err: errors.New("lost its data")})
 		}
 		if i%3 == 0 {
-			both(redlock.Event{Kind: redlock.EventContended, Key: k, Reason: "split_vote"})
-			both(redlock.Event{Kind: redlock.EventNotAcquired, Key: k, Reason: "contended", Attempts: 2, Latency: 3 * time.Second})
+			both(observe.Event{Kind: observe.Contended, Key: k, Reason: "split_vote"})
+			both(observe.Event{Kind: observe.NotAcquired, Key: k, Reason: "contended", Attempts: 2, Latency: 3 * time.Second})
 			continue
 		}
-		both(redlock.Event{Kind: redlock.EventAcquired, Key: k, Attempts: 1, Latency: time.Duration(i) * 100 * time.Microsecond})
-		both(redlock.Event{Kind: redlock.EventLost, Key: k, Reason: "expired", Err: errors.New("x")})
-		both(redlock.Event{Kind: redlock.EventNode, Node: "n2", Op: "release", Err: errors.New("down"), Latency: time.Second})
+		both(observe.Event{Kind: observe.Acquired, Key: k, Attempts: 1, Latency: time.Duration(i) * 100 * time.Microsecond})
+		both(observe.Event{Kind: observe.Lost, Key: k, Reason: "expired", Err: errors.New("x")})
+		both(observe.Event{Kind: observe.Node, Node: "n2", Op: "release", Err: errors.New("down"), Latency: time.Second})
 	}
 	obs.FencedRejection("status:a")
 	rec.FencedRejection("status:a")

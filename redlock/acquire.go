@@ -9,8 +9,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
+	"github.com/quorumlock/quorumlock/retry"
 )
 
 // Acquire takes the lock named key for ttl, retrying per the client's retry
@@ -28,7 +29,7 @@ import (
 // Attempts that split the votes with other clients are resolved as in
 // TryAcquire, without using up retries.
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return c.acquire(ctx, key, ttl, c.cfg.retry.NewBackOff(), true)
+	return c.acquire(ctx, key, ttl, c.cfg.retry.Delays(), true)
 }
 
 // TryAcquire makes a single attempt: it returns an error that wraps
@@ -39,7 +40,7 @@ func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*L
 // then holds the lock or the rounds run out; in the latter case the error
 // wraps ErrSplitVote as well.
 func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return c.acquire(ctx, key, ttl, &backoff.StopBackOff{}, false)
+	return c.acquire(ctx, key, ttl, noRetry, false)
 }
 
 // maxSplitRounds bounds the rounds in a row that one call spends resolving
@@ -55,7 +56,7 @@ const stragglerShare = 10
 // had not reached a majority yet.
 const maxBehind = 3
 
-func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b backoff.BackOff, waits bool) (*Lock, error) {
+func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b retry.Delays, waits bool) (*Lock, error) {
 	if err := c.checkArgs(ctx, key, ttl); err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b b
 		if a.token == "" {
 			a.token, a.sent, a.prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
 		}
-		c.observe(Event{Kind: EventAttempt, Key: key, Attempts: attempts, Context: ctx})
+		c.observe(observe.Event{Kind: observe.Attempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.mark(a.w, a.token)
 		o := c.attempt(ctx, key, a.name, a.token, a.sent, ttl, a.w != nil || c.notify.watched(a.name), a.undone)
 		if o.prev.Token != "" && o.prev.Fence >= a.prev.Fence {
@@ -100,7 +101,7 @@ type acquisition struct {
 	ctx       context.Context
 	key, name string
 	ttl       time.Duration
-	policy    backoff.BackOff
+	policy    retry.Delays
 	began     time.Time
 	w         *waiter // nil unless the call waits for release notifications
 
@@ -118,7 +119,7 @@ type acquisition struct {
 func (a *acquisition) won(o outcome, attempts int) *Lock {
 	c, ctx := a.c, a.ctx
 	o.lock.previous = a.prev
-	e := Event{Kind: EventAcquired, Key: a.key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(a.began), Context: ctx}
+	e := observe.Event{Kind: observe.Acquired, Key: a.key, Attempts: attempts, Fence: o.lock.fence, Latency: time.Since(a.began), Context: ctx}
 	if a.prev.Token != "" { // what TookOver reports
 		e.Reason = reasonTookOver
 	}
@@ -142,7 +143,7 @@ func (a *acquisition) lost(o outcome, attempts int, s seen) error {
 		return c.gaveUp(ctx, a.key, reasonInvalid, attempts, a.began, o.err)
 	}
 	if o.held || o.split {
-		c.observe(Event{Kind: EventContended, Key: a.key, Attempts: attempts, Reason: o.reason(), Context: ctx})
+		c.observe(observe.Event{Kind: observe.Contended, Key: a.key, Attempts: attempts, Reason: o.reason(), Context: ctx})
 	}
 	if ctx.Err() != nil {
 		c.abandon(a.key, a.name, a.token, a.ttl)
@@ -205,8 +206,8 @@ func (a *acquisition) retry(o outcome, attempts int, s seen) error {
 	// notifications speed waiters up without shrinking their budget.
 	now := time.Now()
 	if !now.Before(a.retryAt) {
-		delay := a.policy.NextBackOff()
-		if delay == backoff.Stop {
+		delay, ok := a.policy.Next()
+		if !ok {
 			return c.gaveUp(a.ctx, a.key, o.reason(), attempts, a.began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", a.key, attempts, o.err))
 		}
 		a.retryAt = now.Add(delay)
@@ -259,7 +260,7 @@ func gaveUpToken(undone []string, token string) []string {
 }
 
 func (c *Client) gaveUp(ctx context.Context, key, reason string, attempts int, began time.Time, err error) error {
-	c.observe(Event{Kind: EventNotAcquired, Key: key, Reason: reason, Attempts: attempts, Latency: time.Since(began), Err: err, Context: ctx})
+	c.observe(observe.Event{Kind: observe.NotAcquired, Key: key, Reason: reason, Attempts: attempts, Latency: time.Since(began), Err: err, Context: ctx})
 	return err
 }
 

@@ -2,8 +2,9 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/hold"
 )
 
 // Do runs fn while holding the lock named key: it acquires the lock
@@ -21,14 +22,7 @@ import (
 // the lock was lost while fn ran, the loss (errors.Is ErrLockLost) is joined
 // with fn's error; a failed release is joined likewise.
 func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
-	if fn == nil {
-		return invalidArg("nil fn")
-	}
-	l, err := c.Acquire(ctx, key, ttl)
-	if err != nil {
-		return err
-	}
-	return c.runHeld(ctx, l, fn)
+	return doLock.Do(ctx, func(ctx context.Context) (*Lock, error) { return c.Acquire(ctx, key, ttl) }, fn)
 }
 
 // TryDo is Do with a single attempt, for jobs that must not overlap across
@@ -38,26 +32,11 @@ func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(
 // err). A replica that tries after fn returned gets the lock and runs
 // again: for a scheduled job that must run once per tick, use package tick.
 func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
-	if fn == nil {
-		return false, invalidArg("nil fn")
-	}
-	l, err := c.TryAcquire(ctx, key, ttl)
-	switch {
-	case errors.Is(err, ErrNotAcquired):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	return true, c.runHeld(ctx, l, fn)
+	return doLock.TryDo(ctx, func(ctx context.Context) (*Lock, error) { return c.TryAcquire(ctx, key, ttl) }, fn)
 }
 
-func (c *Client) runHeld(ctx context.Context, l *Lock, fn func(context.Context) error) error {
-	ferr, lostErr, rerr := l.Hold(ctx, fn)
-	if lostErr != nil {
-		return errors.Join(ferr, lostErr)
-	}
-	return errors.Join(ferr, rerr)
-}
+// doLock is Do and TryDo for a Lock.
+var doLock = hold.Kind[*Lock]{NotAcquired: ErrNotAcquired, Invalid: invalidArg, Hold: (*Lock).Hold}
 
 // Hold runs fn while l is held, as Do does after acquiring: it keeps l alive
 // (KeepAlive), gives fn a context that is cancelled with a cause wrapping
@@ -75,24 +54,7 @@ func (l *Lock) Hold(ctx context.Context, fn func(ctx context.Context) error) (fn
 		return invalidArg("nil context or fn"), nil, nil
 	}
 	l.KeepAlive() // stopped by Release
-	wctx, cancel := l.Context(context.WithValue(ctx, lockKey{}, l))
-	defer cancel()
-	rctx := context.WithoutCancel(ctx)
-	defer func() {
-		if r := recover(); r != nil {
-			_ = l.Release(rctx)
-			panic(r)
-		}
-	}()
-	fnErr = fn(wctx)
-	if cause := l.Err(); errors.Is(cause, ErrLockLost) { // lost while fn ran (nothing else ends it yet)
-		lostErr = cause
-	}
-	releaseErr = l.Release(rctx)
-	if lostErr != nil && errors.Is(releaseErr, ErrLockLost) {
-		releaseErr = nil // already reported as the loss
-	}
-	return fnErr, lostErr, releaseErr
+	return hold.Run(ctx, context.WithValue(ctx, lockKey{}, l), l, ErrLockLost, fn)
 }
 
 type lockKey struct{}

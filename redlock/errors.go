@@ -35,6 +35,11 @@ var (
 	// node's failure alone, inside a *NodeError; the panic value and stack
 	// go to the client's logger.
 	ErrNodePanic = errors.New("redlock: node call panicked")
+	// ErrRecovering: a node lost its lock data for the key and sits out of
+	// the key's acquisitions until the recovery period has passed (see
+	// WithRecoveryPeriod). It is that node's failure, inside a *NodeError
+	// whose message says how long the node still sits out.
+	ErrRecovering = errors.New("redlock: node recovering from data loss")
 )
 
 // NodeError is the failure of one node during one operation. Several are

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -52,8 +53,8 @@ func TestMajorityDownFailsTyped(t *testing.T) {
 	c2 := newClient(t, nodesOf(cl),
 		redlock.WithNodeTimeout(200*time.Millisecond),
 		redlock.WithRetry(retry.Constant(3, 50*time.Millisecond, 0)),
-		redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
-			if e.Kind == redlock.EventAttempt {
+		redlock.WithObserver(observe.Func(func(e observe.Event) {
+			if e.Kind == observe.Attempt {
 				attempts++
 			}
 		})))

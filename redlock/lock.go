@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 )
 
 // Lock is one acquisition of a key. Key, Token and Fence never change;
@@ -211,7 +212,7 @@ func (l *Lock) lost(ctx context.Context, reason string, err error) error {
 	if !l.endLost(err) {
 		return err
 	}
-	l.client.observe(Event{Kind: EventLost, Key: l.key, Reason: reason, Err: err, Context: ctx})
+	l.client.observe(observe.Event{Kind: observe.Lost, Key: l.key, Reason: reason, Err: err, Context: ctx})
 	if lg := l.client.logger; lg.Enabled(ctx, slog.LevelInfo) {
 		lg.InfoContext(ctx, "redlock: lock lost", "key", l.key, "token", shortToken(l.token), "err", err)
 	}
@@ -317,7 +318,7 @@ func (l *Lock) releaseVerdict(ctx context.Context, t tally, ended bool, start, v
 		return l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, t.yes, t.n))
 	}
 	if l.end(ErrReleased) { // else its expiry ended it first, and said so
-		c.observe(Event{Kind: EventReleased, Key: l.key, Latency: time.Since(start), Context: ctx})
+		c.observe(observe.Event{Kind: observe.Released, Key: l.key, Latency: time.Since(start), Context: ctx})
 	}
 	return nil
 }

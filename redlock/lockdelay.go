@@ -1,9 +1,6 @@
 package redlock
 
-import (
-	"fmt"
-	"time"
-)
+import "time"
 
 // Lock-delay: a holder that vanished (crashed, partitioned, killed) may
 // still be finishing its work when its lock expires. With a lock-delay, its
@@ -14,27 +11,6 @@ import (
 // a clean release frees it at once; the trail is untouched, so the next
 // holder still learns it took over (Lock.TookOver). The delay is the
 // holder's: a key is delayed by the lock-delay of the client that held it.
-
-// WithLockDelay sets how long after the expiry of one of this client's
-// locks that was not released its key stays unavailable to everyone
-// (Chubby's and Consul's lock-delay). Default 0 (none). Inspect's
-// Remaining and the TTL waiters see include the delay. Negative is
-// refused by New with a *LockDelayError.
-func WithLockDelay(d time.Duration) Option {
-	return func(c *config) { c.lockDelay = d }
-}
-
-// LockDelayError is New's error for a negative WithLockDelay. It wraps
-// ErrInvalidArgument.
-type LockDelayError struct {
-	Delay time.Duration
-}
-
-func (e *LockDelayError) Error() string {
-	return fmt.Sprintf("%v: lock delay %s is negative", ErrInvalidArgument, e.Delay)
-}
-
-func (e *LockDelayError) Unwrap() error { return ErrInvalidArgument }
 
 // nodeTTL is how long the nodes keep a lock of ttl: its TTL and the delay.
 func (c *config) nodeTTL(ttl time.Duration) time.Duration { return ttl + c.lockDelay }

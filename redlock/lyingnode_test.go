@@ -13,6 +13,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/fakeresp"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -22,8 +23,8 @@ type nodeErrors struct {
 	errs map[string][]error // by node name
 }
 
-func (n *nodeErrors) Observe(e redlock.Event) {
-	if e.Kind != redlock.EventNode || e.Err == nil {
+func (n *nodeErrors) Observe(e observe.Event) {
+	if e.Kind != observe.Node || e.Err == nil {
 		return
 	}
 	n.mu.Lock()

@@ -3,6 +3,8 @@ package redlock
 import (
 	"context"
 	"time"
+
+	"github.com/quorumlock/quorumlock/observe"
 )
 
 // HoldAtLeast makes the key stay on the nodes until d after the lock's
@@ -55,7 +57,7 @@ func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
 	l.released = true
 	l.mu.Unlock()
 	if l.end(ErrReleased) {
-		l.client.observe(Event{Kind: EventReleased, Key: l.key, Context: ctx})
+		l.client.observe(observe.Event{Kind: observe.Released, Key: l.key, Context: ctx})
 	}
 	return true, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -43,8 +44,8 @@ func BenchmarkHandoff(b *testing.B) {
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			var lost atomic.Int64
-			obs := redlock.ObserverFunc(func(e redlock.Event) {
-				if e.Kind == redlock.EventContended {
+			obs := observe.Func(func(e observe.Event) {
+				if e.Kind == observe.Contended {
 					lost.Add(1)
 				}
 			})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/redis/go-redis/v9"
@@ -23,19 +24,19 @@ import (
 // eventCounter counts the observer's events by kind.
 type eventCounter struct {
 	mu     sync.Mutex
-	counts map[redlock.EventKind]int
+	counts map[observe.Kind]int
 }
 
-func (e *eventCounter) Observe(ev redlock.Event) {
+func (e *eventCounter) Observe(ev observe.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.counts == nil {
-		e.counts = map[redlock.EventKind]int{}
+		e.counts = map[observe.Kind]int{}
 	}
 	e.counts[ev.Kind]++
 }
 
-func (e *eventCounter) get(k redlock.EventKind) int {
+func (e *eventCounter) get(k observe.Kind) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.counts[k]
@@ -92,13 +93,13 @@ type acquireResult struct {
 // once it lost its first attempt.
 func blockedWaiter(t *testing.T, c *redlock.Client, obs *eventCounter, key string, ttl time.Duration) <-chan acquireResult {
 	t.Helper()
-	before := obs.get(redlock.EventContended)
+	before := obs.get(observe.Contended)
 	done := make(chan acquireResult, 1)
 	go func() {
 		l, err := c.Acquire(ctxFor(t), key, ttl)
 		done <- acquireResult{l, err, time.Now()}
 	}()
-	await(t, "the waiter's first lost attempt", 2*time.Minute, func() bool { return obs.get(redlock.EventContended) > before })
+	await(t, "the waiter's first lost attempt", 2*time.Minute, func() bool { return obs.get(observe.Contended) > before })
 	return done
 }
 
@@ -232,7 +233,7 @@ func TestNotifyNoStampede(t *testing.T) {
 			}
 		})
 	}
-	await(t, "every waiter's first lost attempt", 20*time.Second, func() bool { return obs.get(redlock.EventContended) >= waiters })
+	await(t, "every waiter's first lost attempt", 20*time.Second, func() bool { return obs.get(observe.Contended) >= waiters })
 	time.Sleep(100 * time.Millisecond)
 	began := time.Now()
 	if err := first.Release(ctx); err != nil {
@@ -246,10 +247,10 @@ func TestNotifyNoStampede(t *testing.T) {
 	if n := overlaps.Load(); n > 0 {
 		t.Fatalf("%d overlapping critical sections", n)
 	}
-	if got := obs.get(redlock.EventAcquired); got != waiters+1 {
+	if got := obs.get(observe.Acquired); got != waiters+1 {
 		t.Fatalf("%d acquisitions, want %d", got, waiters+1)
 	}
-	lost := obs.get(redlock.EventContended)
+	lost := obs.get(observe.Contended)
 	t.Logf("%d waiters: %d lost attempts in all (%d before the first release), handoffs took %s",
 		waiters, lost, waiters, time.Since(began))
 	// Each waiter loses its first attempt; the rest come from the nodes'
@@ -469,8 +470,8 @@ type attemptGuard struct {
 	cancel context.CancelFunc
 }
 
-func (g *attemptGuard) Observe(ev redlock.Event) {
-	if ev.Kind == redlock.EventAttempt && g.n.Add(1) > g.max {
+func (g *attemptGuard) Observe(ev observe.Event) {
+	if ev.Kind == observe.Attempt && g.n.Add(1) > g.max {
 		g.cancel()
 	}
 }

@@ -9,16 +9,18 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/defaults"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // recorder keeps every event it observes.
 type recorder struct {
 	mu     sync.Mutex
-	events []redlock.Event
+	events []observe.Event
 }
 
-func (r *recorder) Observe(e redlock.Event) {
+func (r *recorder) Observe(e observe.Event) {
 	r.mu.Lock()
 	r.events = append(r.events, e)
 	r.mu.Unlock()
@@ -26,10 +28,10 @@ func (r *recorder) Observe(e redlock.Event) {
 
 // of returns the events of key (all keys when key is "") of kind, with reason
 // when reason is not "*".
-func (r *recorder) of(key string, kind redlock.EventKind, reason string) []redlock.Event {
+func (r *recorder) of(key string, kind observe.Kind, reason string) []observe.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []redlock.Event
+	var out []observe.Event
 	for _, e := range r.events {
 		if (key == "" || e.Key == key) && e.Kind == kind && (reason == "*" || e.Reason == reason) {
 			out = append(out, e)
@@ -38,7 +40,7 @@ func (r *recorder) of(key string, kind redlock.EventKind, reason string) []redlo
 	return out
 }
 
-func (r *recorder) count(key string, kind redlock.EventKind, reason string) int {
+func (r *recorder) count(key string, kind observe.Kind, reason string) int {
 	return len(r.of(key, kind, reason))
 }
 
@@ -46,9 +48,9 @@ func (r *recorder) count(key string, kind redlock.EventKind, reason string) int 
 // locks ended once, auto-extension stopped once per start.
 func (r *recorder) balanced(t *testing.T, key string, calls int) {
 	t.Helper()
-	acq, notAcq := r.count(key, redlock.EventAcquired, "*"), r.count(key, redlock.EventNotAcquired, "*")
+	acq, notAcq := r.count(key, observe.Acquired, "*"), r.count(key, observe.NotAcquired, "*")
 	first := 0
-	for _, e := range r.of(key, redlock.EventAttempt, "*") {
+	for _, e := range r.of(key, observe.Attempt, "*") {
 		if e.Attempts == 1 {
 			first++
 		}
@@ -59,15 +61,15 @@ func (r *recorder) balanced(t *testing.T, key string, calls int) {
 	if acq+notAcq != calls {
 		t.Errorf("%s: %d acquired + %d not acquired, want %d calls", key, acq, notAcq, calls)
 	}
-	if ended := r.count(key, redlock.EventReleased, "*") + r.count(key, redlock.EventLost, "*"); ended != acq {
+	if ended := r.count(key, observe.Released, "*") + r.count(key, observe.Lost, "*"); ended != acq {
 		t.Errorf("%s: %d locks ended (released or lost), want %d acquired", key, ended, acq)
 	}
-	if start, stop := r.count(key, redlock.EventKept, "start"), r.count(key, redlock.EventKept, "stop"); start != stop {
+	if start, stop := r.count(key, observe.Kept, "start"), r.count(key, observe.Kept, "stop"); start != stop {
 		t.Errorf("%s: kept start %d, stop %d", key, start, stop)
 	}
 }
 
-func lockName(key string) string { return redlock.DefaultKeyPrefix + "{" + key + "}" }
+func lockName(key string) string { return defaults.KeyPrefix + "{" + key + "}" }
 
 func TestEventsAcquireRelease(t *testing.T) {
 	rec := &recorder{}
@@ -88,16 +90,16 @@ func TestEventsAcquireRelease(t *testing.T) {
 	if err := c.Close(); err != nil { // node events of stragglers are in after Close
 		t.Fatal(err)
 	}
-	got := rec.of(key, redlock.EventAcquired, "")
+	got := rec.of(key, observe.Acquired, "")
 	if len(got) != 1 || got[0].Fence != l.Fence() || got[0].Attempts != 1 || got[0].Latency <= 0 || got[0].Context != ctx {
-		t.Errorf("EventAcquired %+v, want one with fence %d, 1 attempt, a latency and the caller's context", got, l.Fence())
+		t.Errorf("observe.Acquired %+v, want one with fence %d, 1 attempt, a latency and the caller's context", got, l.Fence())
 	}
-	if n := rec.count(key, redlock.EventReleased, ""); n != 1 {
-		t.Errorf("%d EventReleased, want 1", n)
+	if n := rec.count(key, observe.Released, ""); n != 1 {
+		t.Errorf("%d observe.Released, want 1", n)
 	}
 	for _, op := range []string{"acquire", "release"} {
 		var nodes []string
-		for _, e := range rec.of(key, redlock.EventNode, "") {
+		for _, e := range rec.of(key, observe.Node, "") {
 			if e.Op == op {
 				if e.Err != nil || e.Latency <= 0 || e.Node == "" {
 					t.Errorf("node event %+v: want a node, a latency and no error", e)
@@ -125,32 +127,32 @@ func TestEventsContendedCanceledExpired(t *testing.T) {
 	if _, err := c.TryAcquire(ctx, key, 3*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("TryAcquire on a held key: %v", err)
 	}
-	if n := rec.count(key, redlock.EventContended, "contended"); n != 1 {
-		t.Errorf("%d EventContended \"contended\", want 1", n)
+	if n := rec.count(key, observe.Contended, "contended"); n != 1 {
+		t.Errorf("%d observe.Contended \"contended\", want 1", n)
 	}
-	if n := rec.count(key, redlock.EventNotAcquired, "contended"); n != 1 {
-		t.Errorf("%d EventNotAcquired \"contended\", want 1", n)
+	if n := rec.count(key, observe.NotAcquired, "contended"); n != 1 {
+		t.Errorf("%d observe.NotAcquired \"contended\", want 1", n)
 	}
 
 	// A waiter whose context ends is "canceled", not "contended".
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { _, err := c.Acquire(wctx, key, 3*time.Second); done <- err }()
-	await(t, "the waiter's first lost attempt", time.Minute, func() bool { return rec.count(key, redlock.EventContended, "*") >= 2 })
+	await(t, "the waiter's first lost attempt", time.Minute, func() bool { return rec.count(key, observe.Contended, "*") >= 2 })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled Acquire: %v", err)
 	}
-	if n := rec.count(key, redlock.EventNotAcquired, "canceled"); n != 1 {
-		t.Errorf("%d EventNotAcquired \"canceled\", want 1", n)
+	if n := rec.count(key, observe.NotAcquired, "canceled"); n != 1 {
+		t.Errorf("%d observe.NotAcquired \"canceled\", want 1", n)
 	}
 
 	<-held.Done()
 	if err := held.Release(ctx); !errors.Is(err, redlock.ErrLockLost) {
 		t.Fatalf("Release after expiry: %v", err)
 	}
-	if n := rec.count(key, redlock.EventLost, "expired"); n != 1 {
-		t.Errorf("%d EventLost \"expired\", want 1", n)
+	if n := rec.count(key, observe.Lost, "expired"); n != 1 {
+		t.Errorf("%d observe.Lost \"expired\", want 1", n)
 	}
 	rec.balanced(t, key, 3)
 }
@@ -168,8 +170,8 @@ func TestEventsLostNotOurs(t *testing.T) {
 	if err := l.Extend(ctx, 10*time.Second); !errors.Is(err, redlock.ErrLockLost) {
 		t.Fatalf("Extend with the key another's on 2 of 3 nodes: %v", err)
 	}
-	if got := rec.of(key, redlock.EventLost, "not_ours"); len(got) != 1 || !errors.Is(got[0].Err, redlock.ErrLockLost) {
-		t.Errorf("EventLost \"not_ours\": %+v, want one wrapping ErrLockLost", got)
+	if got := rec.of(key, observe.Lost, "not_ours"); len(got) != 1 || !errors.Is(got[0].Err, redlock.ErrLockLost) {
+		t.Errorf("observe.Lost \"not_ours\": %+v, want one wrapping ErrLockLost", got)
 	}
 	rec.balanced(t, key, 1)
 }
@@ -186,11 +188,11 @@ func TestEventsSplitVote(t *testing.T) {
 	if _, err := c.TryAcquire(ctx, key, 3*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("TryAcquire in a forced split: %v", err)
 	}
-	if n := rec.count(key, redlock.EventContended, "split_vote"); n < 2 {
-		t.Errorf("%d EventContended \"split_vote\", want the rounds of the split (at least 2)", n)
+	if n := rec.count(key, observe.Contended, "split_vote"); n < 2 {
+		t.Errorf("%d observe.Contended \"split_vote\", want the rounds of the split (at least 2)", n)
 	}
-	if n := rec.count(key, redlock.EventNotAcquired, "split_vote"); n != 1 {
-		t.Errorf("%d EventNotAcquired \"split_vote\", want 1", n)
+	if n := rec.count(key, observe.NotAcquired, "split_vote"); n != 1 {
+		t.Errorf("%d observe.NotAcquired \"split_vote\", want 1", n)
 	}
 	rec.balanced(t, key, 1)
 }
@@ -205,13 +207,13 @@ func TestEventsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := l.KeepAlive()
-	if n := rec.count(key, redlock.EventKept, "start"); n != 1 {
+	if n := rec.count(key, observe.Kept, "start"); n != 1 {
 		t.Fatalf("%d kept starts, want 1", n)
 	}
-	await(t, "an extension by the watchdog", time.Minute, func() bool { return rec.count(key, redlock.EventExtended, "") > 0 })
+	await(t, "an extension by the watchdog", time.Minute, func() bool { return rec.count(key, observe.Extended, "") > 0 })
 	stop()
 	stop()
-	if n := rec.count(key, redlock.EventKept, "stop"); n != 1 {
+	if n := rec.count(key, observe.Kept, "stop"); n != 1 {
 		t.Errorf("%d kept stops after stop() twice, want 1", n)
 	}
 	if err := l.Release(ctx); err != nil {
@@ -241,28 +243,28 @@ func TestEventsWatchdogLoss(t *testing.T) {
 	}
 	<-l.Done()
 	// Done closes before the event reaches the observer.
-	await(t, "the loss event", time.Minute, func() bool { return len(rec.of(key, redlock.EventLost, "*")) > 0 })
-	if got := rec.of(key, redlock.EventLost, "*"); len(got) != 1 || got[0].Reason != "extension_failed" {
-		t.Errorf("EventLost %+v, want one \"extension_failed\"", got)
+	await(t, "the loss event", time.Minute, func() bool { return len(rec.of(key, observe.Lost, "*")) > 0 })
+	if got := rec.of(key, observe.Lost, "*"); len(got) != 1 || got[0].Reason != "extension_failed" {
+		t.Errorf("observe.Lost %+v, want one \"extension_failed\"", got)
 	}
-	if got := rec.of(key, redlock.EventExtended, "quorum_unreachable"); len(got) == 0 || !errors.Is(got[0].Err, redlock.ErrQuorumUnreachable) {
-		t.Errorf("failed extensions %+v, want EventExtended with Err wrapping ErrQuorumUnreachable", got)
+	if got := rec.of(key, observe.Extended, "quorum_unreachable"); len(got) == 0 || !errors.Is(got[0].Err, redlock.ErrQuorumUnreachable) {
+		t.Errorf("failed extensions %+v, want observe.Extended with Err wrapping ErrQuorumUnreachable", got)
 	}
 	_ = l.Release(context.Background())
 	if _, err := c.TryAcquire(ctx, key, 3*time.Second); !errors.Is(err, redlock.ErrQuorumUnreachable) {
 		t.Fatalf("TryAcquire with 2 of 3 nodes down: %v", err)
 	}
-	if n := rec.count(key, redlock.EventNotAcquired, "quorum_unreachable"); n != 1 {
-		t.Errorf("%d EventNotAcquired \"quorum_unreachable\", want 1", n)
+	if n := rec.count(key, observe.NotAcquired, "quorum_unreachable"); n != 1 {
+		t.Errorf("%d observe.NotAcquired \"quorum_unreachable\", want 1", n)
 	}
 	failed := 0
-	for _, e := range rec.of(key, redlock.EventNode, "") {
+	for _, e := range rec.of(key, observe.Node, "") {
 		if e.Err != nil {
 			failed++
 		}
 	}
 	if failed == 0 {
-		t.Error("no EventNode with an error from the dead nodes")
+		t.Error("no observe.Node with an error from the dead nodes")
 	}
 	rec.balanced(t, key, 2)
 	for _, n := range cl.Nodes()[:2] { // so that go-redis stops redialing (goleak)
@@ -273,7 +275,7 @@ func TestEventsWatchdogLoss(t *testing.T) {
 }
 
 // An acquisition that takes over from a holder that let its lock expire
-// says so in its EventAcquired (Reason "took_over"), as TookOver does; one
+// says so in its observe.Acquired (Reason "took_over"), as TookOver does; one
 // after a release does not.
 func TestEventsTakeover(t *testing.T) {
 	rec := &recorder{}
@@ -305,8 +307,8 @@ func TestEventsTakeover(t *testing.T) {
 	if _, ok := l.TookOver(); !ok {
 		t.Fatal("TookOver false after the holder's client closed without release")
 	}
-	if got := rec.of(key, redlock.EventAcquired, "*"); len(got) != 1 || got[0].Reason != "took_over" {
-		t.Errorf("EventAcquired %+v, want one with Reason took_over", got)
+	if got := rec.of(key, observe.Acquired, "*"); len(got) != 1 || got[0].Reason != "took_over" {
+		t.Errorf("observe.Acquired %+v, want one with Reason took_over", got)
 	}
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
@@ -322,10 +324,10 @@ func TestEventsTakeover(t *testing.T) {
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := rec.count(key, redlock.EventAcquired, "took_over"); n != 1 {
+	if n := rec.count(key, observe.Acquired, "took_over"); n != 1 {
 		t.Errorf("%d took_over events after a release and a new acquisition, want still 1", n)
 	}
-	if n := rec.count(key, redlock.EventAcquired, ""); n != 1 {
-		t.Errorf("%d plain EventAcquired, want 1", n)
+	if n := rec.count(key, observe.Acquired, ""); n != 1 {
+		t.Errorf("%d plain observe.Acquired, want 1", n)
 	}
 }

@@ -6,16 +6,16 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/retry"
 )
 
-// DefaultKeyPrefix is the prefix of every key on the nodes unless
-// WithKeyPrefix says otherwise.
-const DefaultKeyPrefix = "lock:"
-
 const (
-	defaultDriftFactor = 0.01
+	defaultKeyPrefix      = defaults.KeyPrefix
+	defaultRecoveryPeriod = defaults.RecoveryPeriod
+	defaultDriftFactor    = 0.01
 	// driftFloor is added to the drift of every lock: the resolution of the
 	// nodes' expiry clocks (Redis expires with millisecond precision).
 	driftFloor = 2 * time.Millisecond
@@ -35,6 +35,10 @@ func defaultRetry() retry.Policy {
 	return retry.Constant(10, 200*time.Millisecond, 100*time.Millisecond)
 }
 
+// noRetry is TryAcquire's run of delays: none. A run of Never has no
+// state, so one serves every call.
+var noRetry = retry.Never().Delays()
+
 // Option configures a Client. Options are validated once, by New.
 type Option func(*config)
 
@@ -44,8 +48,8 @@ type config struct {
 	nodeTimeout time.Duration // 0: derived from the TTL
 	retry       retry.Policy
 	logger      *slog.Logger
-	observer    Observer
-	noNotify    bool // WithReleaseNotifications(false); see options_notify.go
+	observer    observe.Observer
+	noNotify    bool // WithReleaseNotifications(false); see notify.go
 	retention   time.Duration
 	strict      bool             // WithRequireNoEviction
 	wallClock   func() time.Time // seeds of new fence counters; tests skew it
@@ -57,7 +61,7 @@ type config struct {
 }
 
 func defaultConfig() config {
-	return config{prefix: DefaultKeyPrefix, driftFactor: defaultDriftFactor, retry: defaultRetry(),
+	return config{prefix: defaultKeyPrefix, driftFactor: defaultDriftFactor, retry: defaultRetry(),
 		retention: node.DefaultRetention, wallClock: time.Now, owner: defaultOwner(), recovery: defaultRecoveryPeriod}
 }
 
@@ -86,10 +90,10 @@ func WithRetry(p retry.Policy) Option { return func(c *config) { c.retry = p } }
 // warn level. Tokens are logged by a short prefix only. Default: silent.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// WithObserver receives an Event for every attempt, acquisition, extension,
+// WithObserver receives an observe.Event for every attempt, acquisition, extension,
 // release, loss, start and stop of auto-extension, and node reply (see
-// EventKind). Default: none.
-func WithObserver(o Observer) Option { return func(c *config) { c.observer = o } }
+// observe.Kind). Default: none.
+func WithObserver(o observe.Observer) Option { return func(c *config) { c.observer = o } }
 
 // WithFenceRetention is how long a key's fence counter outlives the key's
 // last acquisition on each node. Default 24h, at least 1s. After it the
@@ -123,7 +127,7 @@ func (c *config) validate() error {
 	case c.recovery < 0:
 		return invalidArg("recovery period %s is negative", c.recovery)
 	case c.lockDelay < 0:
-		return &LockDelayError{Delay: c.lockDelay}
+		return invalidArg("lock delay %s is negative", c.lockDelay)
 	}
 	if c.owner == "" {
 		return invalidArg("empty owner")
@@ -148,4 +152,89 @@ func (c *config) timeoutFor(ttl time.Duration) time.Duration {
 		return c.nodeTimeout
 	}
 	return min(max(ttl/10, minNodeTimeout), maxNodeTimeout)
+}
+
+// WithReleaseNotifications turns waiting without polling on (true, the
+// default) or off (false).
+//
+// On: an Acquire that finds the key held marks it on those nodes, and
+// Release (and the undo of a failed attempt) announces the release of a
+// marked key on a Pub/Sub channel of each node (the client's key prefix +
+// "released", e.g. "lock:released"; the message is the release id and the
+// key's full name): a release nobody waited for publishes nothing. The
+// Acquire that lost to another holder waits for that announcement,
+// for the holder's remaining TTL or for the retry policy's delay,
+// whichever comes first. An Acquire joins the waiters before its first
+// attempt, so a release that lands while an attempt is in flight is not
+// missed. The Client keeps one subscription per node for all its waiters
+// (opened by its first Acquire, which waits up to a node timeout for it;
+// closed by Client.Close or after a minute without waiters), and wakes its waiters of one key one at a
+// time, in arrival order. A waiter wakes only on the release of the holder
+// that beat its last attempt (any release after a split vote; after an
+// attempt that found no quorum, only that of a holder the answering nodes
+// named, since the others may only have been slow): the undo of another
+// client's lost attempt wakes nobody, so waiters of two clients cannot wake
+// each other in a loop. The loser of a split vote with a waiter is woken
+// early by the winner's release. A waiter woken by the holder's release
+// that loses to the same holder (the release has not reached a majority
+// yet) looks again after 2, 4 and 6 round trips rather than sleeping.
+// Nodes that cannot subscribe (a Redis node over a bare redis.Scripter)
+// still announce and simply do not wake anyone early.
+//
+// Off: releases are not announced (use it where an ACL forbids PUBLISH, or
+// to keep a client's traffic exactly as before), and waiters sleep the retry
+// policy's delays, bounded by the holder's remaining TTL.
+func WithReleaseNotifications(on bool) Option {
+	return func(c *config) { c.noNotify = !on }
+}
+
+// WithOwner names who takes the client's locks: every acquisition records
+// it on the nodes with the token and the time (in the same script call, no
+// extra round trip), and Inspect, Locks and TookOver report it. Default:
+// "host/pid/program" of this process.
+// Use a worker id, a pod name, or anything that tells an operator who
+// holds a lock; at most node.MaxOwnerLen (256) bytes of UTF-8 without
+// control characters, not empty (ErrInvalidArgument otherwise, from New).
+func WithOwner(owner string) Option { return func(c *config) { c.owner = owner } }
+
+// WithRecoveryPeriod sets how long a node that lost its lock data sits out
+// of acquisitions of each key it lost (see "Data loss" in
+// the package doc). Default 10 minutes. It must be at
+// least the longest TTL any client of these nodes uses: this client refuses
+// a TTL longer than the period with an error wrapping
+// ErrInvalidArgument, but it cannot see the TTLs of other clients. 0 turns
+// recovery off (the nodes' operators must then delay restarts themselves).
+// Negative is refused by New. A node that never received a key's first
+// acquisition cannot be told from one that lost the key: it sits out of
+// that key for the period too.
+func WithRecoveryPeriod(d time.Duration) Option {
+	return func(c *config) { c.recovery = d }
+}
+
+// WithLockDelay sets how long after the expiry of one of this client's
+// locks that was not released its key stays unavailable to everyone
+// (Chubby's and Consul's lock-delay). Default 0 (none). Inspect's
+// Remaining and the TTL waiters see include the delay. Negative is
+// refused by New with ErrInvalidArgument.
+func WithLockDelay(d time.Duration) Option {
+	return func(c *config) { c.lockDelay = d }
+}
+
+// WithKeepAlive sets the options of the watchdog that extends kept locks
+// (Lock.KeepAlive, Client.Do, TryDo, Hold): extend.WithThreshold,
+// extend.WithSafetyMargin, extend.WithRetryInterval, extend.WithTick,
+// extend.WithMaxHold. The defaults, for a lock of time to live ttl, are
+//
+//	threshold      max(500ms, ttl/3), at most ttl/2
+//	safety margin  max(10ms, ttl/10), at most threshold/2
+//	retry interval max(10ms, threshold/5)
+//	tick           50ms
+//	max hold       none
+//
+// A kept lock is extended when less than the threshold of its validity is
+// left; one that cannot be extended is declared lost the safety margin
+// before its validity ends, so that the work has that long to stop while
+// the lock still excludes others. The client's logger is the watchdog's.
+func WithKeepAlive(opts ...extend.Option) Option {
+	return func(c *config) { c.keep = append(c.keep, opts...) }
 }

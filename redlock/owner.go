@@ -11,15 +11,6 @@ import (
 	"github.com/quorumlock/quorumlock/node"
 )
 
-// WithOwner names who takes the client's locks: every acquisition records
-// it on the nodes with the token and the time (in the same script call, no
-// extra round trip), and Inspect, Locks and TookOver report it. Default:
-// "host/pid/program" of this process.
-// Use a worker id, a pod name, or anything that tells an operator who
-// holds a lock; at most node.MaxOwnerLen (256) bytes of UTF-8 without
-// control characters, not empty (ErrInvalidArgument otherwise, from New).
-func WithOwner(owner string) Option { return func(c *config) { c.owner = owner } }
-
 // defaultOwner is host/pid/program, with control characters (which owners
 // may not have) replaced, cut to the longest owner.
 func defaultOwner() string {

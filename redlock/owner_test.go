@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/quorumlock/quorumlock/statuslock"
@@ -476,8 +477,8 @@ func TestForceReleaseWakesWaiter(t *testing.T) {
 	}
 	attempts := make(chan struct{}, 16)
 	waiter := newClient(t, nodesOf(cl), redlock.WithOwner("waiter"), redlock.WithRetry(retry.Constant(1, 10*time.Minute, 0)),
-		redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
-			if e.Kind == redlock.EventContended {
+		redlock.WithObserver(observe.Func(func(e observe.Event) {
+			if e.Kind == observe.Contended {
 				attempts <- struct{}{}
 			}
 		})))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 )
 
 // Recovery: a node that lost its lock data (a restart without persistence,
@@ -41,66 +42,23 @@ import (
 // that all lost their data is not protected, as the nodes it was never
 // extended on for the period keep only untouched markers.
 
-// defaultRecoveryPeriod is the recovery period unless WithRecoveryPeriod
-// says otherwise: longer than the TTLs locks usually take (the keep-alive
-// holds a lock longer with a short TTL); a node back from a data loss
-// serves each key again within it, where the delayed-restart rule kept it
-// down for as long.
-const defaultRecoveryPeriod = 10 * time.Minute
-
-// DefaultRecoveryPeriod is the recovery period of a client made without
-// WithRecoveryPeriod.
-const DefaultRecoveryPeriod = defaultRecoveryPeriod
-
-// WithRecoveryPeriod sets how long a node that lost its lock data sits out
-// of acquisitions of each key it lost (see "Data loss" in
-// the package doc). Default 10 minutes. It must be at
-// least the longest TTL any client of these nodes uses: this client refuses
-// a TTL longer than the period with a *RecoveryPeriodError (wrapping
-// ErrInvalidArgument), but it cannot see the TTLs of other clients. 0 turns
-// recovery off (the nodes' operators must then delay restarts themselves).
-// Negative is refused by New. A node that never received a key's first
-// acquisition cannot be told from one that lost the key: it sits out of
-// that key for the period too.
-func WithRecoveryPeriod(d time.Duration) Option {
-	return func(c *config) { c.recovery = d }
-}
-
-// RecoveryPeriodError is the error of an operation whose TTL is longer than
-// the client's recovery period. It wraps ErrInvalidArgument.
-type RecoveryPeriodError struct {
-	TTL, Period time.Duration
-}
-
-func (e *RecoveryPeriodError) Error() string {
-	return fmt.Sprintf("%v: ttl %s is longer than the recovery period %s (raise it with WithRecoveryPeriod)", ErrInvalidArgument, e.TTL, e.Period)
-}
-
-func (e *RecoveryPeriodError) Unwrap() error { return ErrInvalidArgument }
-
 // checkRecoveryTTL refuses a TTL the recovery period does not cover.
 func (c *config) checkRecoveryTTL(ttl time.Duration) error {
 	if c.recovery > 0 && ttl > c.recovery {
-		return &RecoveryPeriodError{TTL: ttl, Period: c.recovery}
+		return invalidArg("ttl %s is longer than the recovery period %s (raise it with WithRecoveryPeriod)", ttl, c.recovery)
 	}
 	return nil
 }
 
-// RecoveringError is the reason of an EventNode (Op "acquire", Reason
-// "recovering") for a node whose yes did not count because it lost its data
-// for the key: Remaining is how long it still sits out for that key, by its
-// own clock.
-type RecoveringError struct {
-	Node      string
-	Age       time.Duration // its marker's age for the key
-	Remaining time.Duration
+// recoveringError is the failure of a node whose yes did not count because
+// it lost its data for the key: age is its marker's age for the key, and
+// remaining how long it still sits out, by its own clock.
+func recoveringError(name string, age, remaining time.Duration) *NodeError {
+	return &NodeError{Node: name, Op: "acquire", Err: fmt.Errorf("%w: lost its data for the key %s ago, recovering for %s more",
+		ErrRecovering, age.Round(time.Millisecond), remaining.Round(time.Millisecond))}
 }
 
-func (e *RecoveringError) Error() string {
-	return fmt.Sprintf("node %s lost its data for the key %s ago: recovering for %s more", e.Node, e.Age.Round(time.Millisecond), e.Remaining.Round(time.Millisecond))
-}
-
-// reasonRecovering is the Reason of an EventNode for a node that sat out,
+// reasonRecovering is the Reason of an observe.Node for a node that sat out,
 // and of an attempt lost because nodes sat out.
 const reasonRecovering = "recovering"
 
@@ -206,13 +164,13 @@ func (c *Client) reportRecovering(ctx context.Context, key string, r *recovery, 
 	if r == nil {
 		return nil
 	}
-	var first *RecoveringError
+	var first error
 	for _, a := range yes {
 		if !r.sitsOut(a.node) {
 			continue
 		}
-		e := &RecoveringError{Node: c.nodes[a.node].Name(), Age: r.marks[a.node].age, Remaining: r.period - r.marks[a.node].age}
-		c.observe(Event{Kind: EventNode, Key: key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: ctx})
+		e := recoveringError(c.nodes[a.node].Name(), r.marks[a.node].age, r.period-r.marks[a.node].age)
+		c.observe(observe.Event{Kind: observe.Node, Key: key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: ctx})
 		if first == nil {
 			first = e
 		}

@@ -45,8 +45,8 @@ func TestFreshKeyWaitsAMomentForTheOtherNodes(t *testing.T) {
 		other := mustNew(t, nodes, WithNodeTimeout(time.Second))
 		defer other.Close()
 		_, err = other.TryAcquire(ctx, "k", 10*time.Second)
-		var re *RecoveringError
-		if !errors.Is(err, ErrNotAcquired) || !errors.As(err, &re) {
+		var ne *NodeError
+		if !errors.Is(err, ErrNotAcquired) || !errors.Is(err, ErrRecovering) || !errors.As(err, &ne) {
 			t.Fatalf("competitor after four nodes lost the held key: %v, want ErrNotAcquired naming a recovering node", err)
 		}
 		_ = l.Release(ctx)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -89,8 +90,8 @@ func TestSplitWithSilentNodeOnRealNodes(t *testing.T) {
 	for c := range clients {
 		clients[c] = newClient(t, splitClientNodes(t, cl, c, reach), redlock.WithNodeTimeout(nodeTimeout),
 			redlock.WithLogger(slog.New(stallLog{n: &stalls})),
-			redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
-				if e.Kind == redlock.EventContended && e.Reason == "split_vote" {
+			redlock.WithObserver(observe.Func(func(e observe.Event) {
+				if e.Kind == observe.Contended && e.Reason == "split_vote" {
 					splits.Add(1)
 				}
 			})))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/retry"
 )
 
@@ -64,8 +65,8 @@ func TestSplitWithSilentNodeResolvesWithinNodeTimeout(t *testing.T) {
 			nodes[4] = stuck{Node: ms[4], release: block}
 			clients[c] = mustNew(t, nodes, WithNodeTimeout(nodeTimeout),
 				WithLogger(slog.New(stallCounter{op: "acquire", n: &stalls})),
-				WithObserver(ObserverFunc(func(e Event) {
-					if e.Kind == EventContended && e.Reason == reasonSplitVote {
+				WithObserver(observe.Func(func(e observe.Event) {
+					if e.Kind == observe.Contended && e.Reason == reasonSplitVote {
 						splits.Add(1)
 					}
 				})))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -37,8 +38,8 @@ func TestReleaseDuringAttemptIsNotMissed(t *testing.T) {
 	// failures (an attempt whose nodes all failed names no holder, and then
 	// no release wakes the waiter).
 	waiter := newClient(t, nodes, redlock.WithRetry(retry.Constant(3, delay, 0)), redlock.WithNodeTimeout(10*time.Second),
-		redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
-			if e.Kind == redlock.EventContended {
+		redlock.WithObserver(observe.Func(func(e observe.Event) {
+			if e.Kind == observe.Contended {
 				contended.Add(1)
 			}
 		})))
@@ -160,8 +161,8 @@ func TestFirstWaitAttemptsMatchPolicy(t *testing.T) {
 	}
 	var attempts atomic.Int32
 	c := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(3, 100*time.Millisecond, 0)),
-		redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
-			if e.Kind == redlock.EventAttempt {
+		redlock.WithObserver(observe.Func(func(e observe.Event) {
+			if e.Kind == observe.Attempt {
 				attempts.Add(1)
 			}
 		})))

@@ -8,25 +8,6 @@ import (
 	"github.com/quorumlock/quorumlock/extend"
 )
 
-// WithKeepAlive sets the options of the watchdog that extends kept locks
-// (Lock.KeepAlive, Client.Do, TryDo, Hold): extend.WithThreshold,
-// extend.WithSafetyMargin, extend.WithRetryInterval, extend.WithTick,
-// extend.WithMaxHold. The defaults, for a lock of time to live ttl, are
-//
-//	threshold      max(500ms, ttl/3), at most ttl/2
-//	safety margin  max(10ms, ttl/10), at most threshold/2
-//	retry interval max(10ms, threshold/5)
-//	tick           50ms
-//	max hold       none
-//
-// A kept lock is extended when less than the threshold of its validity is
-// left; one that cannot be extended is declared lost the safety margin
-// before its validity ends, so that the work has that long to stop while
-// the lock still excludes others. The client's logger is the watchdog's.
-func WithKeepAlive(opts ...extend.Option) Option {
-	return func(c *config) { c.keep = append(c.keep, opts...) }
-}
-
 // kept is a lock as the watchdog sees it: a lease with a TTL and a validity.
 type kept struct{ l *Lock }
 

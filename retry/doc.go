@@ -2,9 +2,9 @@
 // blocked acquisition tries again, and how long it waits in between.
 //
 // A Policy is a value that is safe to share between goroutines and clients;
-// each acquisition asks it for a fresh backoff.BackOff (package
-// github.com/cenkalti/backoff/v4), so no state leaks from one acquisition
-// into the next.
+// each acquisition asks it for a fresh run of Delays, so no state leaks from
+// one acquisition into the next. Exponential is built on
+// github.com/cenkalti/backoff/v4, which stays out of this package's API.
 //
 //   - Constant(count, delay, jitter): count retries, each after delay plus a
 //     random extra in [0, jitter). Constant(10, 200ms, 100ms) is the default of

@@ -4,15 +4,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/quorumlock/quorumlock/retry"
 )
 
 // A policy is shared; every acquisition draws its own schedule from it.
 func ExampleConstant() {
 	p := retry.Constant(3, 100*time.Millisecond, 0)
-	b := p.NewBackOff()
-	for d := b.NextBackOff(); d != backoff.Stop; d = b.NextBackOff() {
+	run := p.Delays()
+	for d, ok := run.Next(); ok; d, ok = run.Next() {
 		fmt.Println("retry after", d)
 	}
 	fmt.Println(p)

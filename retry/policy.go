@@ -16,15 +16,29 @@ var ErrInvalidPolicy = errors.New("retry: invalid policy")
 // Policy says how often and after which delays an acquisition tries again.
 // Policies are immutable and safe for concurrent use.
 type Policy interface {
-	// NewBackOff returns fresh state for one acquisition. Its NextBackOff
-	// returns the delay before the next retry, or backoff.Stop when the
-	// retries are used up.
-	NewBackOff() backoff.BackOff
+	// Delays starts one run of the policy (one acquisition): fresh state,
+	// so that nothing leaks from one acquisition into the next.
+	Delays() Delays
 	// Validate reports a policy built from bad arguments, wrapping
 	// ErrInvalidPolicy.
 	Validate() error
 	// String describes the policy for logs and errors.
 	String() string
+}
+
+// Delays is one run of a Policy. It is used by one goroutine.
+type Delays interface {
+	// Next returns the delay before the next retry, and false when the
+	// retries are used up.
+	Next() (delay time.Duration, ok bool)
+}
+
+// backOff runs a policy built on a backoff/v4 BackOff.
+type backOff struct{ b backoff.BackOff }
+
+func (d backOff) Next() (time.Duration, bool) {
+	delay := d.b.NextBackOff()
+	return delay, delay != backoff.Stop
 }
 
 // Constant retries count times, waiting delay plus a uniformly random extra
@@ -40,7 +54,9 @@ func Exponential(initial, max time.Duration, count int) Policy {
 }
 
 // Never makes one attempt and no retry.
-func Never() Policy { return constantPolicy{} }
+func Never() Policy { return never }
+
+var never Policy = constantPolicy{}
 
 type constantPolicy struct {
 	count         int
@@ -61,22 +77,36 @@ func (p constantPolicy) String() string {
 	return fmt.Sprintf("constant(count=%d, delay=%s, jitter=%s)", p.count, p.delay, p.jitter)
 }
 
-func (p constantPolicy) NewBackOff() backoff.BackOff {
-	return backoff.WithMaxRetries(&jittered{delay: p.delay, jitter: p.jitter}, uint64(max(p.count, 0)))
-}
-
-// jittered is a constant backoff with a random extra; backoff/v4's
-// ConstantBackOff has no jitter of its own.
-type jittered struct{ delay, jitter time.Duration }
-
-func (j *jittered) Reset() {}
-
-func (j *jittered) NextBackOff() time.Duration {
-	if j.jitter <= 0 {
-		return j.delay
+func (p constantPolicy) Delays() Delays {
+	if p.count <= 0 {
+		return exhausted{}
 	}
-	return j.delay + rand.N(j.jitter)
+	return &constantRun{left: p.count, delay: p.delay, jitter: p.jitter}
 }
+
+// constantRun counts a Constant policy's retries down; the jitter spreads
+// clients that lost to each other, so they do not split the votes again.
+type constantRun struct {
+	left          int
+	delay, jitter time.Duration
+}
+
+func (r *constantRun) Next() (time.Duration, bool) {
+	if r.left <= 0 {
+		return 0, false
+	}
+	r.left--
+	if r.jitter <= 0 {
+		return r.delay, true
+	}
+	return r.delay + rand.N(r.jitter), true
+}
+
+// exhausted is a run without retries (Never, and a count of 0); it costs
+// no allocation.
+type exhausted struct{}
+
+func (exhausted) Next() (time.Duration, bool) { return 0, false }
 
 type exponentialPolicy struct {
 	initial, max time.Duration
@@ -94,7 +124,7 @@ func (p exponentialPolicy) String() string {
 	return fmt.Sprintf("exponential(initial=%s, max=%s, count=%d)", p.initial, p.max, p.count)
 }
 
-func (p exponentialPolicy) NewBackOff() backoff.BackOff {
+func (p exponentialPolicy) Delays() Delays {
 	b := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(p.initial),
 		backoff.WithMaxInterval(p.max),
@@ -102,5 +132,5 @@ func (p exponentialPolicy) NewBackOff() backoff.BackOff {
 		backoff.WithRandomizationFactor(0.5),
 		backoff.WithMaxElapsedTime(0), // the count bounds it, not wall time
 	)
-	return backoff.WithMaxRetries(b, uint64(max(p.count, 0)))
+	return backOff{backoff.WithMaxRetries(b, uint64(max(p.count, 0)))}
 }

@@ -4,16 +4,14 @@ import (
 	"errors"
 	"testing"
 	"time"
-
-	"github.com/cenkalti/backoff/v4"
 )
 
-func drain(t *testing.T, b backoff.BackOff) []time.Duration {
+func drain(t *testing.T, b Delays) []time.Duration {
 	t.Helper()
 	var out []time.Duration
 	for i := 0; i < 1000; i++ {
-		d := b.NextBackOff()
-		if d == backoff.Stop {
+		d, ok := b.Next()
+		if !ok {
 			return out
 		}
 		out = append(out, d)
@@ -27,7 +25,7 @@ func TestConstantCountAndJitterBounds(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	ds := drain(t, p.NewBackOff())
+	ds := drain(t, p.Delays())
 	if len(ds) != 10 {
 		t.Fatalf("retries = %d, want 10", len(ds))
 	}
@@ -44,7 +42,7 @@ func TestConstantCountAndJitterBounds(t *testing.T) {
 }
 
 func TestConstantWithoutJitterIsExact(t *testing.T) {
-	ds := drain(t, Constant(3, 5*time.Millisecond, 0).NewBackOff())
+	ds := drain(t, Constant(3, 5*time.Millisecond, 0).Delays())
 	if len(ds) != 3 || ds[0] != 5*time.Millisecond || ds[2] != 5*time.Millisecond {
 		t.Fatalf("got %v", ds)
 	}
@@ -52,7 +50,7 @@ func TestConstantWithoutJitterIsExact(t *testing.T) {
 
 func TestEachBackOffHasItsOwnState(t *testing.T) {
 	p := Constant(2, time.Millisecond, 0)
-	a, b := p.NewBackOff(), p.NewBackOff()
+	a, b := p.Delays(), p.Delays()
 	drain(t, a)
 	if got := len(drain(t, b)); got != 2 {
 		t.Fatalf("second backoff had %d retries left, want 2 (state shared?)", got)
@@ -60,7 +58,7 @@ func TestEachBackOffHasItsOwnState(t *testing.T) {
 }
 
 func TestNever(t *testing.T) {
-	if ds := drain(t, Never().NewBackOff()); len(ds) != 0 {
+	if ds := drain(t, Never().Delays()); len(ds) != 0 {
 		t.Fatalf("Never retried: %v", ds)
 	}
 	if err := Never().Validate(); err != nil {
@@ -73,7 +71,7 @@ func TestExponentialGrowsAndCaps(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	ds := drain(t, p.NewBackOff())
+	ds := drain(t, p.Delays())
 	if len(ds) != 8 {
 		t.Fatalf("retries = %d, want 8", len(ds))
 	}
@@ -102,5 +100,35 @@ func TestInvalidPolicies(t *testing.T) {
 		if err := p.Validate(); !errors.Is(err, ErrInvalidPolicy) {
 			t.Errorf("%s: Validate() = %v, want ErrInvalidPolicy", p, err)
 		}
+	}
+}
+
+// countdown is a policy of the caller's own, written against this
+// package's interface alone.
+type countdown int
+
+func (c countdown) Delays() Delays  { return &countdownRun{left: int(c)} }
+func (c countdown) Validate() error { return nil }
+func (c countdown) String() string  { return "countdown" }
+func (r *countdownRun) Next() (time.Duration, bool) {
+	if r.left == 0 {
+		return 0, false
+	}
+	r.left--
+	return time.Duration(r.left) * time.Millisecond, true
+}
+
+type countdownRun struct{ left int }
+
+func TestOwnPolicyNeedsNoOtherModule(t *testing.T) {
+	var p Policy = countdown(3)
+	if ds := drain(t, p.Delays()); len(ds) != 3 || ds[0] != 2*time.Millisecond {
+		t.Fatalf("delays %v, want 2ms, 1ms, 0", ds)
+	}
+}
+
+func TestNoRetryRunCostsNoAllocation(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { _, _ = Never().Delays().Next() }); n != 0 {
+		t.Fatalf("Never().Delays() allocates %v times, want 0", n)
 	}
 }

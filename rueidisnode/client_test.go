@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -260,11 +262,11 @@ func TestReleaseNotificationWakesWaiter(t *testing.T) {
 		l, err := waiter.Acquire(ctx, key, 10*time.Second)
 		done <- result{l, err}
 	}()
-	await(t, "the waiter's first lost attempt", hangGuard, func() bool { return obs.get(redlock.EventContended) > 0 })
+	await(t, "the waiter's first lost attempt", hangGuard, func() bool { return obs.get(observe.Contended) > 0 })
 	// An announcement published before a server registered the waiter's
 	// subscription reaches no one: wait until every server has both
 	// clients' subscriptions (the holder's Acquire made one too).
-	channel := redlock.DefaultKeyPrefix + "released"
+	channel := defaults.KeyPrefix + "released"
 	await(t, "both clients' release subscriptions on every server", hangGuard, func() bool {
 		for _, rc := range cl.Clients() {
 			if n, err := rc.PubSubNumSub(ctx, channel).Result(); err != nil || n[channel] < 2 {
@@ -280,7 +282,7 @@ func TestReleaseNotificationWakesWaiter(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("waiter (not woken by the release?): %v", r.err)
 	}
-	if got := obs.get(redlock.EventAcquired); got != 1 {
+	if got := obs.get(observe.Acquired); got != 1 {
 		t.Fatalf("waiter acquired %d times, want 1", got)
 	}
 	if err := r.l.Release(ctx); err != nil {

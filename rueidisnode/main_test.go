@@ -12,8 +12,10 @@ import (
 	"github.com/redis/rueidis"
 	"go.uber.org/goleak"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/rueidisnode"
 )
@@ -90,14 +92,14 @@ func newClient(t *testing.T, nodes []node.Node, opts ...redlock.Option) *redlock
 }
 
 // lockKey is a key for a redlock Client, unique per call; the client names
-// it redlock.DefaultKeyPrefix + "{" + key + "}" on the nodes (keyName).
+// it defaults.KeyPrefix + "{" + key + "}" on the nodes (keyName).
 func lockKey(t *testing.T) string {
 	return fmt.Sprintf("rueidisnode:%s:%d:%d", t.Name(), time.Now().UnixNano(), keySeq.Add(1))
 }
 
 // keyName is the name a Client with the default prefix gives key on the
 // nodes.
-func keyName(key string) string { return redlock.DefaultKeyPrefix + "{" + key + "}" }
+func keyName(key string) string { return defaults.KeyPrefix + "{" + key + "}" }
 
 // tokensOn reads the value of name on every server of cl straight from
 // Redis ("" where it is absent).
@@ -118,19 +120,19 @@ func tokensOn(t *testing.T, ctx context.Context, cl *redistest.Cluster, name str
 // eventCounter counts a Client's events by kind.
 type eventCounter struct {
 	mu     sync.Mutex
-	counts map[redlock.EventKind]int
+	counts map[observe.Kind]int
 }
 
-func (e *eventCounter) Observe(ev redlock.Event) {
+func (e *eventCounter) Observe(ev observe.Event) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.counts == nil {
-		e.counts = map[redlock.EventKind]int{}
+		e.counts = map[observe.Kind]int{}
 	}
 	e.counts[ev.Kind]++
 }
 
-func (e *eventCounter) get(k redlock.EventKind) int {
+func (e *eventCounter) get(k observe.Kind) int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.counts[k]

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/quorumlock/quorumlock/rwlock"
@@ -30,8 +31,8 @@ func TestNoNewReaderPassesWaitingWriter(t *testing.T) {
 		stream[i] = newClient(t, nodesOf(cl), opts...)
 	}
 	var refused atomic.Bool // the writer's first attempt of the round was refused
-	writer := newClient(t, nodesOf(cl), append(opts, redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
-		if e.Kind == redlock.EventContended {
+	writer := newClient(t, nodesOf(cl), append(opts, redlock.WithObserver(observe.Func(func(e observe.Event) {
+		if e.Kind == observe.Contended {
 			refused.Store(true)
 		}
 	})))...)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/quorumlock/quorumlock/rwlock"
@@ -226,8 +227,8 @@ func TestWriterNotStarvedByReaders(t *testing.T) {
 			_ = cur.Release(ctx)
 		})
 	}
-	w := newClient(t, nodesOf(cl), append(opts, redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
-		if e.Kind == redlock.EventContended {
+	w := newClient(t, nodesOf(cl), append(opts, redlock.WithObserver(observe.Func(func(e observe.Event) {
+		if e.Kind == observe.Contended {
 			refused.Store(true)
 		}
 	})))...)

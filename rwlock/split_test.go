@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/rwlock"
 )
@@ -63,12 +64,12 @@ func TestSplitBetweenWriterAndReaderHasOneWinner(t *testing.T) {
 	nodes := nodesOf(cl)
 	const far = 30 * time.Millisecond // the slow link, far above a loopback round trip
 	var splits atomic.Int64
-	observe := redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
-		if e.Kind == redlock.EventContended && e.Reason == "split_vote" {
+	countSplits := redlock.WithObserver(observe.Func(func(e observe.Event) {
+		if e.Kind == observe.Contended && e.Reason == "split_vote" {
 			splits.Add(1)
 		}
 	}))
-	opts := []redlock.Option{redlock.WithNodeTimeout(testNodeTimeout), observe}
+	opts := []redlock.Option{redlock.WithNodeTimeout(testNodeTimeout), countSplits}
 	writer := newClient(t, nearTo(nodes, far, 0, 1), opts...)
 	reader := newClient(t, nearTo(nodes, far, 2, 3), opts...)
 	ctx := ctxFor(t)

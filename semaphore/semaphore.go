@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/hold"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -169,39 +170,17 @@ func (s *Semaphore) wait(ctx context.Context, ttl time.Duration) (*Permit, error
 // error (fn did not run), or fn's error joined with the loss or a failed
 // release.
 func (s *Semaphore) Do(ctx context.Context, ttl time.Duration, fn func(ctx context.Context) error) error {
-	if fn == nil {
-		return invalid("nil fn")
-	}
-	p, err := s.Acquire(ctx, ttl)
-	if err != nil {
-		return err
-	}
-	return hold(ctx, p, fn)
+	return doPermit.Do(ctx, func(ctx context.Context) (*Permit, error) { return s.Acquire(ctx, ttl) }, fn)
 }
 
 // TryDo is Do with a single attempt (TryAcquire): when all N permits are
 // held it returns (false, nil) without running fn.
 func (s *Semaphore) TryDo(ctx context.Context, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
-	if fn == nil {
-		return false, invalid("nil fn")
-	}
-	p, err := s.TryAcquire(ctx, ttl)
-	switch {
-	case errors.Is(err, redlock.ErrNotAcquired):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	return true, hold(ctx, p, fn)
+	return doPermit.TryDo(ctx, func(ctx context.Context) (*Permit, error) { return s.TryAcquire(ctx, ttl) }, fn)
 }
 
-func hold(ctx context.Context, p *Permit, fn func(context.Context) error) error {
-	ferr, lostErr, rerr := p.Hold(ctx, fn)
-	if lostErr != nil {
-		return errors.Join(ferr, lostErr)
-	}
-	return errors.Join(ferr, rerr)
-}
+// doPermit is Do and TryDo for a Permit, held as its slot lock is.
+var doPermit = hold.Kind[*Permit]{NotAcquired: redlock.ErrNotAcquired, Invalid: invalid, Hold: (*Permit).Hold}
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("semaphore: %w: "+format, append([]any{redlock.ErrInvalidArgument}, args...)...)

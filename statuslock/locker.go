@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -56,7 +55,7 @@ func (l *Locker) call(ctx context.Context, serviceID string, opts []Option) (con
 // gives up. attempt reports busy (contention or unreachable nodes: try
 // again) or a final outcome.
 func retrying(ctx context.Context, cfg config, attempt func() (retryable bool, err error)) error {
-	b := cfg.retry.NewBackOff()
+	b := cfg.retry.Delays()
 	for {
 		retryable, err := attempt()
 		if err == nil || !retryable {
@@ -65,8 +64,8 @@ func retrying(ctx context.Context, cfg config, attempt func() (retryable bool, e
 		if ctx.Err() != nil {
 			return withCause(ctx, err)
 		}
-		delay := b.NextBackOff()
-		if delay == backoff.Stop {
+		delay, ok := b.Next()
+		if !ok {
 			return err
 		}
 		t := time.NewTimer(delay)

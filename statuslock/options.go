@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/quorumlock/quorumlock/election"
 	"github.com/quorumlock/quorumlock/retry"
 )
 
@@ -116,4 +117,56 @@ func isNilPointer(v any) bool {
 		return rv.IsNil()
 	}
 	return false
+}
+
+// Defaults of a Reconciler.
+const (
+	// DefaultInterval is the time between the starts of two passes.
+	DefaultInterval = 30 * time.Second
+	// DefaultReconcileTTL is the status lock's TTL during one service's
+	// reconciliation: short, so that a crashed reconciler holds nobody up
+	// for long.
+	DefaultReconcileTTL = 5 * time.Second
+)
+
+// ReconcilerOption configures a Reconciler.
+type ReconcilerOption func(*reconcilerConfig)
+
+type reconcilerConfig struct {
+	interval   time.Duration
+	ttl        time.Duration
+	election   *election.Election // WithLeaderElection; nil: every replica reconciles
+	value      string
+	leaderOnly bool // WithLeaderElection was given
+}
+
+// WithInterval sets the time between the starts of two passes. Default
+// DefaultInterval (30 s). A pass that takes longer delays the next one; passes
+// never overlap.
+func WithInterval(d time.Duration) ReconcilerOption {
+	return func(c *reconcilerConfig) { c.interval = d }
+}
+
+// WithReconcileTTL sets the status lock's TTL while one service is
+// reconciled. Default DefaultReconcileTTL (5 s). The lock is extended while
+// the ReconcileFunc runs.
+func WithReconcileTTL(d time.Duration) ReconcilerOption {
+	return func(c *reconcilerConfig) { c.ttl = d }
+}
+
+// WithLeaderElection makes the reconciler run its passes only while this
+// replica leads election e, campaigning with value (what e.Leader reports:
+// a pod name, say; redlock.WithOwner's rules). Start campaigns; once
+// leading, the replica runs a pass at once and then every interval, until
+// its term ends: then the running pass's context is cancelled (a term ends
+// a safety margin before its lock's validity, so the pass has that long to
+// stop while no other replica leads) and the replica campaigns again.
+// Stop lets the running pass finish and resigns, so that another replica
+// takes over at once; a replica that dies without Stop is replaced when its
+// term's lock expires (election.WithTTL). RunOnce is not gated: it runs a
+// pass on any replica. Only the leader reconciles, so two replicas never
+// reconcile at once; when the leader's connections close without a resign
+// (as when its process dies), another replica takes over.
+func WithLeaderElection(e *election.Election, value string) ReconcilerOption {
+	return func(c *reconcilerConfig) { c.election, c.value, c.leaderOnly = e, value, true }
 }

@@ -6,18 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/quorumlock/quorumlock/election"
 	"github.com/quorumlock/quorumlock/node"
-)
-
-// Defaults of a Reconciler.
-const (
-	// DefaultInterval is the time between the starts of two passes.
-	DefaultInterval = 30 * time.Second
-	// DefaultReconcileTTL is the status lock's TTL during one service's
-	// reconciliation: short, so that a crashed reconciler holds nobody up
-	// for long.
-	DefaultReconcileTTL = 5 * time.Second
 )
 
 // ServicesFunc lists the services one pass reconciles.
@@ -27,31 +16,6 @@ type ServicesFunc func(ctx context.Context) ([]string, error)
 // (its containers), under the service's status lock. Pass fence to
 // Store.Set. ctx is cancelled when the lock is lost or the reconciler stops.
 type ReconcileFunc func(ctx context.Context, serviceID string, fence uint64) error
-
-// ReconcilerOption configures a Reconciler.
-type ReconcilerOption func(*reconcilerConfig)
-
-type reconcilerConfig struct {
-	interval   time.Duration
-	ttl        time.Duration
-	election   *election.Election // WithLeaderElection; nil: every replica reconciles
-	value      string
-	leaderOnly bool // WithLeaderElection was given
-}
-
-// WithInterval sets the time between the starts of two passes. Default
-// DefaultInterval (30 s). A pass that takes longer delays the next one; passes
-// never overlap.
-func WithInterval(d time.Duration) ReconcilerOption {
-	return func(c *reconcilerConfig) { c.interval = d }
-}
-
-// WithReconcileTTL sets the status lock's TTL while one service is
-// reconciled. Default DefaultReconcileTTL (5 s). The lock is extended while
-// the ReconcileFunc runs.
-func WithReconcileTTL(d time.Duration) ReconcilerOption {
-	return func(c *reconcilerConfig) { c.ttl = d }
-}
 
 // Pass is what one reconciliation pass did.
 type Pass struct {

@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/statuslock"
 )
@@ -19,8 +20,8 @@ import (
 // the pass does not wait for it, and reconciles the others.
 func TestReconcilerSkipsBusyService(t *testing.T) {
 	var attempts sync.Map // lock key -> *atomic.Int32
-	_, c := startNodes(t, 3, redlock.WithObserver(redlock.ObserverFunc(func(e redlock.Event) {
-		if e.Kind == redlock.EventAttempt {
+	_, c := startNodes(t, 3, redlock.WithObserver(observe.Func(func(e observe.Event) {
+		if e.Kind == observe.Attempt {
 			n, _ := attempts.LoadOrStore(e.Key, new(atomic.Int32))
 			n.(*atomic.Int32).Add(1)
 		}

@@ -83,7 +83,7 @@ func stallBound(ttl time.Duration) time.Duration {
 	return 3*(ttl/10+50*time.Millisecond) + 10*time.Millisecond
 }
 
-// stalls finds attempts (EventAttempt to the EventContended that follows it)
+// stalls finds attempts (observe.Attempt to the observe.Contended that follows it)
 // longer than stallBound: a decided call returns at once (rule 12).
 func (w *world) stalls(obs [][]obsEvent) []stall {
 	var out []stall

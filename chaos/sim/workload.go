@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -35,7 +36,7 @@ type callRec struct {
 
 type obsEvent struct {
 	at   time.Duration
-	kind redlock.EventKind
+	kind observe.Kind
 }
 
 // tracked follows a held lock through the Observer: the furthest validity
@@ -48,21 +49,21 @@ type tracked struct {
 	lossMax  time.Time
 }
 
-func (r *recorder) observer(c int, clock *chaos.Clock) redlock.Observer {
-	return redlock.ObserverFunc(func(e redlock.Event) {
+func (r *recorder) observer(c int, clock *chaos.Clock) observe.Observer {
+	return observe.Func(func(e observe.Event) {
 		switch e.Kind {
-		case redlock.EventAttempt, redlock.EventContended:
+		case observe.Attempt, observe.Contended:
 			r.mu.Lock()
 			r.obs[c] = append(r.obs[c], obsEvent{clock.Now(), e.Kind})
 			r.mu.Unlock()
-		case redlock.EventExtended, redlock.EventLost:
+		case observe.Extended, observe.Lost:
 			t := r.cur[c].Load()
 			if t == nil {
 				return
 			}
 			t.mu.Lock()
 			defer t.mu.Unlock()
-			if e.Kind == redlock.EventExtended {
+			if e.Kind == observe.Extended {
 				if v := t.lock.ValidUntil(); v.After(t.maxValid) {
 					t.maxValid = v
 				}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos"
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -189,4 +190,4 @@ func (w *world) nodePause(n int, pause bool) {
 
 // redlockName is the key's name on the nodes with the client's default
 // prefix.
-func redlockName() string { return redlock.DefaultKeyPrefix + "{" + key + "}" }
+func redlockName() string { return defaults.KeyPrefix + "{" + key + "}" }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/statuslock"
@@ -73,7 +74,7 @@ type demoBackend struct {
 // close removes them all.
 func newDemoBackend(ctx context.Context, c *demoConfig, stdout io.Writer) (*demoBackend, error) {
 	if c.nodes == "" {
-		b := &demoBackend{label: "5 embedded memory nodes", prefix: redlock.DefaultKeyPrefix, close: func() {}}
+		b := &demoBackend{label: "5 embedded memory nodes", prefix: defaults.KeyPrefix, close: func() {}}
 		for i := range 5 {
 			m := node.NewMemory(fmt.Sprintf("n%d", i+1))
 			b.memory = append(b.memory, m)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/lockmetrics"
-	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/observe"
 )
 
 // demoStats counts what happens to each service's status lock. It is the
@@ -46,12 +46,12 @@ func newDemoStats(services []string, prefix string) *demoStats {
 	return s
 }
 
-// Observe implements redlock.Observer.
-func (s *demoStats) Observe(e redlock.Event) {
+// Observe implements observe.Observer.
+func (s *demoStats) Observe(e observe.Event) {
 	if s.metrics != nil {
 		s.metrics.Observe(e) // safe for concurrent use: outside s.mu
 	}
-	if e.Kind == redlock.EventNode { // one per node per round: keep s.mu out of the hot path
+	if e.Kind == observe.Node { // one per node per round: keep s.mu out of the hot path
 		if e.Err != nil {
 			s.mu.Lock()
 			s.nodeErrs++
@@ -66,14 +66,14 @@ func (s *demoStats) Observe(e redlock.Event) {
 		return
 	}
 	switch e.Kind {
-	case redlock.EventAcquired:
+	case observe.Acquired:
 		ss.acquired++
 		ss.waits = append(ss.waits, e.Latency)
-	case redlock.EventExtended:
+	case observe.Extended:
 		ss.extended++
-	case redlock.EventLost:
+	case observe.Lost:
 		ss.lost++
-	case redlock.EventNotAcquired:
+	case observe.NotAcquired:
 		if e.Attempts > 1 {
 			s.gaveUp++
 		} else {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/internal/defaults"
 )
 
 // Exit codes of doctor (documented in doc.go and the README).
@@ -35,7 +35,7 @@ func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("doctor")
 	nodes := nodesFlags(fs, new(string))
 	var recovery time.Duration
-	durationFlag(fs, &recovery, "recovery-period", redlock.DefaultRecoveryPeriod, "the recovery period the clients of these nodes use (0: off)")
+	durationFlag(fs, &recovery, "recovery-period", defaults.RecoveryPeriod, "the recovery period the clients of these nodes use (0: off)")
 	if err := parse(fs, "doctor", usageDoctor, args, stdout); err != nil {
 		return err
 	}

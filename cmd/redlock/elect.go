@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/election"
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -54,7 +55,7 @@ func runElect(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("elect")
 	durationFlag(fs, &a.ttl, "ttl", election.DefaultTTL, "term's lock time to live")
 	durationFlag(fs, &a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL")
-	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
+	fs.StringVar(&a.prefix, "prefix", defaults.KeyPrefix, "key prefix on the nodes")
 	nodesFlags(fs, &a.nodes)
 	fs.StringVar(&a.owner, "value", "", "the leader's value")
 	name, argv, err := parseAroundKey(fs, "elect", usageElect, args, stdout)

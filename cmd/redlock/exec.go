@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -45,7 +46,7 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	fs.IntVar(&a.conflictCode, "E", exitConflict, "exit code for -n conflicts and -w timeouts")
 	durationFlag(fs, &a.ttl, "ttl", 10*time.Second, "lock time to live")
 	durationFlag(fs, &a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL")
-	fs.StringVar(&a.prefix, "prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
+	fs.StringVar(&a.prefix, "prefix", defaults.KeyPrefix, "key prefix on the nodes")
 	nodesFlags(fs, &a.nodes)
 	owner := fs.String("owner", "", "who holds the lock, as inspect and ls show it")
 	slotsFlag(fs, a)

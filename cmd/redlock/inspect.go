@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/tick"
 )
@@ -34,7 +35,7 @@ Exit codes: 0 shown (held or free); 2 usage; 3 nodes unreachable.
 
 func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("inspect")
-	prefix := fs.String("prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
+	prefix := fs.String("prefix", defaults.KeyPrefix, "key prefix on the nodes")
 	nodes := nodesFlags(fs, new(string))
 	if err := parse(fs, "inspect", usageInspect, args, stdout); err != nil {
 		return err

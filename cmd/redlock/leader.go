@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/election"
-	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/internal/defaults"
 )
 
 const usageLeader = `Usage: redlock leader [flags] NAME
@@ -30,7 +30,7 @@ stdout); 2 usage; 3 too few nodes reachable.
 
 func runLeader(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("leader")
-	prefix := fs.String("prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
+	prefix := fs.String("prefix", defaults.KeyPrefix, "key prefix on the nodes")
 	nodes := nodesFlags(fs, new(string))
 	if err := parse(fs, "leader", usageLeader, args, stdout); err != nil {
 		return err

@@ -14,12 +14,13 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ls")
-	prefix := fs.String("prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
+	prefix := fs.String("prefix", defaults.KeyPrefix, "key prefix on the nodes")
 	nodes := nodesFlags(fs, new(string))
 	output := fs.String("o", "table", "output format: table or json")
 	if err := parse(fs, "ls", usageLs, args, stdout); err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/internal/defaults"
 )
 
 const usageUnlock = `Usage: redlock unlock --force [--yes] [flags] KEY
@@ -47,7 +47,7 @@ func runUnlock(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("unlock")
 	force := fs.Bool("force", false, "evict the holder")
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
-	prefix := fs.String("prefix", redlock.DefaultKeyPrefix, "key prefix on the nodes")
+	prefix := fs.String("prefix", defaults.KeyPrefix, "key prefix on the nodes")
 	nodes := nodesFlags(fs, new(string))
 	if err := parse(fs, "unlock", usageUnlock, args, stdout); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -53,8 +54,8 @@ func TestRecoveringNodeCountedOnce(t *testing.T) {
 	text := NewText()
 	classes, _ := NewClasses(nil, 0)
 	rec := NewRecorder(text, classes)
-	rec.Observe(redlock.Event{Kind: redlock.EventNode, Node: "n1", Op: "acquire"})
-	rec.Observe(redlock.Event{Kind: redlock.EventNode, Node: "n1", Op: "acquire", Reason: "recovering", Err: errors.New("lost its data")})
+	rec.Observe(observe.Event{Kind: observe.Node, Node: "n1", Op: "acquire"})
+	rec.Observe(observe.Event{Kind: observe.Node, Node: "n1", Op: "acquire", Reason: "recovering", Err: errors.New("lost its data")})
 	var b strings.Builder
 	if _, err := text.WriteTo(&b); err != nil {
 		t.Fatal(err)

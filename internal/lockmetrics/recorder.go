@@ -1,6 +1,8 @@
 package lockmetrics
 
-import "github.com/quorumlock/quorumlock/redlock"
+import (
+	"github.com/quorumlock/quorumlock/observe"
+)
 
 // Sink records updates of the metrics in All; label values come in the
 // order of Metric.Labels. It must be safe for concurrent use.
@@ -10,7 +12,7 @@ type Sink interface {
 }
 
 // Recorder turns redlock events into metric updates on a Sink. It is a
-// redlock.Observer.
+// observe.Observer.
 type Recorder struct {
 	sink    Sink
 	classes *Classes
@@ -21,18 +23,18 @@ func NewRecorder(sink Sink, classes *Classes) *Recorder {
 	return &Recorder{sink: sink, classes: classes}
 }
 
-// Observe implements redlock.Observer. The gauges rely on the balance that
-// redlock.Event documents: a call's first EventAttempt is followed by one
-// EventAcquired or EventNotAcquired, an acquired lock by one EventReleased
-// or EventLost, a kept "start" by one "stop".
-func (r *Recorder) Observe(e redlock.Event) {
+// Observe implements observe.Observer. The gauges rely on the balance that
+// observe.Event documents: a call's first observe.Attempt is followed by one
+// observe.Acquired or observe.NotAcquired, an acquired lock by one observe.Released
+// or observe.Lost, a kept "start" by one "stop".
+func (r *Recorder) Observe(e observe.Event) {
 	s := r.sink
-	if e.Kind == redlock.EventNode && e.Reason == "recovering" {
+	if e.Kind == observe.Node && e.Reason == "recovering" {
 		// The node's answer was observed already: this is what it meant.
 		s.Add(NodeRecovering, 1, e.Node)
 		return
 	}
-	if e.Kind == redlock.EventNode {
+	if e.Kind == observe.Node {
 		s.Observe(NodeSeconds, e.Latency.Seconds(), e.Node, e.Op)
 		if e.Err != nil {
 			s.Add(NodeErrors, 1, e.Node, e.Op)
@@ -41,33 +43,33 @@ func (r *Recorder) Observe(e redlock.Event) {
 	}
 	class := r.classes.Of(e.Key)
 	switch e.Kind {
-	case redlock.EventAttempt:
+	case observe.Attempt:
 		if e.Attempts == 1 {
 			s.Add(Waiters, 1, class)
 		}
-	case redlock.EventAcquired:
+	case observe.Acquired:
 		r.ended(class, "acquired", e)
 		s.Add(Held, 1, class)
 		if e.Reason == "took_over" {
 			s.Add(Takeovers, 1, class)
 		}
-	case redlock.EventNotAcquired:
+	case observe.NotAcquired:
 		r.ended(class, e.Reason, e)
-	case redlock.EventContended:
+	case observe.Contended:
 		s.Add(Contended, 1, class, e.Reason)
-	case redlock.EventExtended:
+	case observe.Extended:
 		result := "ok"
 		if e.Err != nil {
 			result = e.Reason
 		}
 		s.Add(Extensions, 1, class, result)
-	case redlock.EventReleased:
+	case observe.Released:
 		s.Add(Releases, 1, class)
 		s.Add(Held, -1, class)
-	case redlock.EventLost:
+	case observe.Lost:
 		s.Add(Losses, 1, class, e.Reason)
 		s.Add(Held, -1, class)
-	case redlock.EventKept:
+	case observe.Kept:
 		if e.Reason == "start" {
 			s.Add(Kept, 1, class)
 		} else {
@@ -77,7 +79,7 @@ func (r *Recorder) Observe(e redlock.Event) {
 }
 
 // ended records the result of an acquisition call.
-func (r *Recorder) ended(class, result string, e redlock.Event) {
+func (r *Recorder) ended(class, result string, e observe.Event) {
 	r.sink.Add(Waiters, -1, class)
 	r.sink.Add(Acquisitions, 1, class, result)
 	r.sink.Observe(AcquireSeconds, e.Latency.Seconds(), class, result)
