@@ -122,13 +122,14 @@ func (f *Failure) Error() string {
 // ends (at p.Length); it marks its critical sections on r.Rec.
 //
 // A seed fixes the faults and their instants, the replicas' start instants
-// and Rand, and the clients' tokens (crypto/rand, through
-// testing/cryptotest: the test must not be parallel). Goroutines runnable at
-// one fake instant still run in the scheduler's order, and the client's
-// split-vote jitter has a source no seed fixes: draw the workload's delays
-// from r.Rand in milliseconds so that its steps rarely share an instant.
-// A violation that hangs on one interleaving may replay only sometimes;
-// rerun its seed a few times.
+// and Rand, and what the clients draw from crypto/rand: their tokens and
+// the jitter that settles a split vote (through testing/cryptotest: the
+// test must not be parallel). It does not fix the order in which
+// goroutines runnable at one fake instant run, nor Acquire's retry jitter
+// (math/rand): use TryAcquire or TryDo in the workload, and draw its delays
+// from r.Rand in milliseconds so that its steps rarely share an instant. A
+// schedule whose steps do share one may replay differently; rerun its seed
+// a few times.
 func Explore(t *testing.T, p Plan, work func(ctx context.Context, r *Replica)) {
 	t.Helper()
 	if f := FirstFailure(t, p, work); f != nil {
