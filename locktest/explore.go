@@ -30,8 +30,8 @@ type Plan struct {
 	Schedules int           // schedules to run; default 100
 	Seed      uint64        // seed of the first schedule, the others follow; default 1
 	Faults    int           // faults per schedule; default 4
-	Length    time.Duration // how long each schedule runs, on the bubble's clock; default 2 min
-	TTL       time.Duration // the workload's TTL, which fault durations follow; default 30 s
+	Length    time.Duration // how long each schedule runs, on the bubble's clock (or real time); default 2 min
+	TTL       time.Duration // the workload's TTL, which fault durations follow; default 30 s (on real time, set both short)
 	Options   []redlock.Option
 }
 
