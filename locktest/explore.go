@@ -117,8 +117,8 @@ func (f *Failure) Error() string {
 
 // Explore runs work on p.Replicas replicas under p.Schedules seeded fault
 // schedules and fails t at the first schedule in which the Recorder found
-// a violation, with its seed, faults, timeline and the command that
-// replays it. work runs once per replica and returns when ctx ends (at
+// a violation, with its seed, faults, timeline and how to run it again.
+// work runs once per replica, even if late, and returns when ctx ends (at
 // p.Length); it marks its critical sections on r.Rec.
 //
 // With a *testing.T, each schedule runs in its own testing/synctest bubble,
