@@ -13,6 +13,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -29,8 +30,8 @@ type Plan struct {
 	Schedules int           // schedules to run; default 100
 	Seed      uint64        // seed of the first schedule, the others follow; default 1
 	Faults    int           // faults per schedule; default 4
-	Length    time.Duration // how long each schedule runs, on the bubble's clock; default 2 min
-	TTL       time.Duration // the workload's TTL, which fault durations follow; default 30 s
+	Length    time.Duration // how long each schedule runs, on the bubble's clock (or real time); default 2 min
+	TTL       time.Duration // the workload's TTL, which fault durations follow; default 30 s (on real time, set both short)
 	Options   []redlock.Option
 }
 
@@ -115,30 +116,48 @@ func (f *Failure) Error() string {
 }
 
 // Explore runs work on p.Replicas replicas under p.Schedules seeded fault
-// schedules, each in its own testing/synctest bubble (so a schedule of
-// minutes takes milliseconds), and fails t at the first schedule in which
-// the Recorder found a violation, with its seed, faults, timeline and the
-// command that replays it. work runs once per replica and returns when ctx
-// ends (at p.Length); it marks its critical sections on r.Rec.
+// schedules and fails t at the first schedule in which the Recorder found
+// a violation, with its seed, faults, timeline and how to run it again.
+// work runs once per replica, even if late, and returns when ctx ends (at
+// p.Length); it marks its critical sections on r.Rec.
 //
-// A seed fixes the faults and their instants, the replicas' start instants
-// and Rand, and the clients' tokens (crypto/rand, through
-// testing/cryptotest: the test must not be parallel). Goroutines runnable at
-// one fake instant still run in the scheduler's order, and the client's
-// split-vote jitter has a source no seed fixes: draw the workload's delays
-// from r.Rand in milliseconds so that its steps rarely share an instant.
-// A violation that hangs on one interleaving may replay only sometimes;
-// rerun its seed a few times.
-func Explore(t *testing.T, p Plan, work func(ctx context.Context, r *Replica)) {
+// With a *testing.T, each schedule runs in its own testing/synctest bubble,
+// one after the other: a schedule of minutes takes milliseconds. A seed
+// fixes the faults and their instants, the replicas' start instants and
+// Rand, and what the clients draw from crypto/rand: their tokens and the
+// jitter that settles a split vote (through testing/cryptotest: the test
+// must not be parallel). It does not fix the order in which goroutines
+// runnable at one fake instant run, nor Acquire's retry jitter (math/rand):
+// use TryAcquire or TryDo in the workload, and draw its delays from r.Rand
+// in milliseconds so that its steps rarely share an instant. A schedule
+// whose steps do share one may replay differently; rerun its seed a few
+// times.
+//
+// With another TB (a Session, in an Example function or a program; a
+// *testing.B), the schedules run on real time, many at once: set p.TTL and
+// p.Length short, and scale the workload's TTL and delays to them. Speed
+// then changes what happens, so check on real time only a workload whose
+// safety does not hang on timing (its resource checks fences), and expect
+// no replay: a seed gives the same faults, not the same interleaving.
+func Explore(t TB, p Plan, work func(ctx context.Context, r *Replica)) {
 	t.Helper()
 	if f := FirstFailure(t, p, work); f != nil {
-		t.Errorf("%v\nreplay: %s=%d go test -run '^%s$'", f, ReplayEnv, f.Seed, t.Name())
+		t.Errorf("%v\n%s", f, replayHint(t, f.Seed))
 	}
 }
 
+// replayHint says how to run the schedule of seed again.
+func replayHint(t TB, seed uint64) string {
+	if tt, ok := t.(*testing.T); ok {
+		return fmt.Sprintf("replay: %s=%d go test -run '^%s$'", ReplayEnv, seed, tt.Name())
+	}
+	return fmt.Sprintf("on real time, %s=%d runs its faults again, not its interleaving", ReplayEnv, seed)
+}
+
 // FirstFailure runs the schedules of p as Explore does and returns the
-// first failure, or nil; it fails t only when the plan cannot run.
-func FirstFailure(t *testing.T, p Plan, work func(ctx context.Context, r *Replica)) *Failure {
+// failure of the lowest failing seed, or nil; it fails t only when the
+// plan cannot run.
+func FirstFailure(t TB, p Plan, work func(ctx context.Context, r *Replica)) *Failure {
 	t.Helper()
 	p = p.withDefaults()
 	first, n := p.Seed, p.Schedules
@@ -146,23 +165,36 @@ func FirstFailure(t *testing.T, p Plan, work func(ctx context.Context, r *Replic
 		seed, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			t.Fatalf("locktest: %s=%q is not a seed: %v", ReplayEnv, s, err)
+			return nil
 		}
 		first, n = seed, 1
 	}
+	if !validOptions(t, p.Options) {
+		return nil
+	}
+	tt, ok := t.(*testing.T)
+	if !ok {
+		return firstOnRealTime(t, p, first, n, work)
+	}
 	for seed := first; seed < first+uint64(n); seed++ {
 		var f *Failure
-		synctest.Test(t, func(t *testing.T) { f = runSchedule(t, p, seed, work) })
-		if f != nil {
+		broken := false
+		synctest.Test(tt, func(t *testing.T) {
+			defer func() { broken = t.Failed() }() // the plan cannot run
+			// Tokens and split-vote jitter from the seed too.
+			cryptotest.SetGlobalRandom(t, seed)
+			f = runSchedule(t, p, seed, time.Second, work)
+		})
+		if f != nil || broken {
 			return f
 		}
 	}
 	return nil
 }
 
-// runSchedule plays the schedule of seed; inside a bubble.
-func runSchedule(t *testing.T, p Plan, seed uint64, work func(ctx context.Context, r *Replica)) *Failure {
-	// Tokens from the seed too: the split-vote winner depends on them.
-	cryptotest.SetGlobalRandom(t, seed)
+// runSchedule plays the schedule of seed, its replicas starting within
+// spread; on fake time inside a bubble, or on real time.
+func runSchedule(t TB, p Plan, seed uint64, spread time.Duration, work func(ctx context.Context, r *Replica)) *Failure {
 	rng := rand.New(rand.NewPCG(seed, 0x10c7e57))
 	q := NewQuorum(t, p.Nodes)
 	rec := NewRecorder()
@@ -170,6 +202,9 @@ func runSchedule(t *testing.T, p Plan, seed uint64, work func(ctx context.Contex
 	for i := range replicas {
 		replicas[i] = &Replica{ID: i, Name: fmt.Sprintf("replica-%d", i+1), Client: q.Client(p.Options...),
 			Rec: rec, Rand: rand.New(rand.NewPCG(seed, uint64(i))), q: q, stalls: make(chan time.Duration, p.Faults)}
+		if replicas[i].Client == nil {
+			return nil // the options are invalid: t was told
+		}
 	}
 	faults := drawFaults(rng, p, q, replicas)
 	ctx, cancel := context.WithTimeout(context.Background(), p.Length)
@@ -179,14 +214,14 @@ func runSchedule(t *testing.T, p Plan, seed uint64, work func(ctx context.Contex
 		wg.Go(func() { f.play(ctx, rec) })
 	}
 	for _, r := range replicas {
-		// Replicas start at distinct instants of the first second: two
-		// requests at one fake instant land in the scheduler's order, which
-		// no seed fixes.
-		start := time.Duration(rng.IntN(1000)) * time.Millisecond
+		// Replicas start at distinct instants (of the first second, on
+		// fake time): two requests at one fake instant land in the
+		// scheduler's order, which no seed fixes. Each runs, however
+		// late: work returns at once when ctx has ended.
+		start := time.Duration(rng.IntN(1000)) * (spread / 1000)
 		wg.Go(func() {
-			if sleepCtx(ctx, start) {
-				work(ctx, r)
-			}
+			sleepCtx(ctx, start)
+			work(ctx, r)
 		})
 	}
 	wg.Wait()
@@ -198,4 +233,17 @@ func runSchedule(t *testing.T, p Plan, seed uint64, work func(ctx context.Contex
 		return &Failure{Seed: seed, Faults: descs, Violations: vs, Timeline: rec.Timeline()}
 	}
 	return nil
+}
+
+// validOptions fails t once, before any schedule runs, when opts are
+// invalid: each schedule's clients would fail alike.
+func validOptions(t TB, opts []redlock.Option) bool {
+	t.Helper()
+	c, err := redlock.New([]node.Node{node.NewMemory("node-1")}, opts...)
+	if err != nil {
+		t.Fatalf("locktest: %v", err)
+		return false
+	}
+	_ = c.Close()
+	return true
 }

@@ -23,6 +23,7 @@ type Node struct {
 
 	mu     sync.Mutex
 	resume chan struct{}    // non-nil while paused; closed by Resume
+	queue  chan struct{}    // closed once the last request a pause held is applied
 	slow   time.Duration    // added to every request
 	offset time.Duration    // the server clock's distance from time.Now
 	cut    map[int]struct{} // clients cut off, by their number in the quorum
@@ -141,20 +142,34 @@ func (n *Node) faults(id int) (cut bool, slow time.Duration, paused bool) {
 }
 
 // arrive waits until a request can be applied: after the delay, and not
-// while the server is paused.
-func (n *Node) arrive(delay time.Duration) {
+// while the server is paused. Requests a pause held are applied one after
+// the other in the order they came, as a server reads its socket, so that
+// a replayed schedule lands them alike; call applied once the request is.
+func (n *Node) arrive(delay time.Duration) (applied func()) {
 	if delay > 0 {
 		time.Sleep(delay)
 	}
+	n.mu.Lock()
+	if n.resume == nil {
+		n.mu.Unlock()
+		return func() {}
+	}
+	prev, mine := n.queue, make(chan struct{})
+	n.queue = mine
+	n.mu.Unlock()
 	for {
 		n.mu.Lock()
 		ch := n.resume
 		n.mu.Unlock()
 		if ch == nil {
-			return
+			break
 		}
 		<-ch
 	}
+	if prev != nil {
+		<-prev
+	}
+	return func() { close(mine) }
 }
 
 // link is one client's way to one Node: the node.Node the client holds.
@@ -187,8 +202,9 @@ func call[T any](ctx context.Context, l *link, op func(context.Context) (T, erro
 	done := make(chan result, 1)
 	late := context.WithoutCancel(ctx)
 	l.srv.late.Go(func() {
-		l.srv.arrive(slow)
+		applied := l.srv.arrive(slow)
 		v, err := op(late)
+		applied()
 		done <- result{v, err}
 	})
 	select {

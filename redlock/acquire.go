@@ -172,9 +172,9 @@ func (a *acquisition) canceled(attempts int, cause error) error {
 func (a *acquisition) resolveSplit(o outcome, attempts int, s seen) (bool, error) {
 	c := a.c
 	if a.splits++; a.splits <= maxSplitRounds {
-		d := o.rtt + rand.N(o.rtt/2+time.Microsecond)
+		d := o.rtt + splitJitter(o.rtt/2+time.Microsecond)
 		if !o.keep {
-			d = 3*o.rtt + rand.N(o.rtt+time.Microsecond)
+			d = 3*o.rtt + splitJitter(o.rtt+time.Microsecond)
 		}
 		d = max(d, 100*time.Microsecond)
 		var err error
