@@ -168,11 +168,10 @@ func TestReleasedHearsOnlyMarkedReleases(t *testing.T) {
 	if _, err := watcher.TryAcquire(ctx, key, 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("watcher's attempt: %v, want ErrNotAcquired", err)
 	}
-	// The attempt decided on a majority; the last node's reply may follow.
-	for n := marked(); n != 3; n = marked() {
-		if ctx.Err() != nil {
-			t.Fatalf("%d of 3 nodes marked after the watcher's attempt, want 3", n)
-		}
-		time.Sleep(10 * time.Millisecond)
+	// The attempt was refused by a majority, and each refusal marked its
+	// node before answering; the third node's request may still be in
+	// flight, or may never be sent once the attempt is decided.
+	if n := marked(); n < 2 {
+		t.Fatalf("%d of 3 nodes marked after the watcher's refused attempt, want at least 2", n)
 	}
 }
