@@ -152,8 +152,6 @@ type AcquireArgs struct {
 	// Waiter marks a key held by another token, so that its release is
 	// announced: set by clients that wait for release notifications.
 	Waiter bool
-
-	script *preparedArgs // see Prepared; nil: built per call
 }
 
 // AcquireReply is what a node answers to Acquire.
@@ -271,8 +269,6 @@ type ReleaseArgs struct {
 	Token     string
 	Tombstone time.Duration // how long late requests of the token are refused; <= 0: none
 	Channel   string        // where to announce the release; empty: nowhere
-
-	script *preparedArgs // see Prepared; nil: built per call
 }
 
 // Holding describes a key on one node.

@@ -55,10 +55,7 @@ func (n *Redis) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error
 	if err := a.Validate(); err != nil {
 		return AcquireReply{}, err
 	}
-	s := a.script.get(a.scriptArgs)
-	if s.keys[0] != a.Name || s.argv[0] != any(a.Token) { // changed since Prepared
-		s = a.scriptArgs()
-	}
+	s := acquireArgsCache.get(a, a.Token, AcquireArgs.scriptArgs)
 	vals, err := acquireScript.Run(ctx, n.client, s.keys, s.argv...).Slice()
 	if err != nil {
 		return AcquireReply{}, err
@@ -99,30 +96,20 @@ type scriptArgs struct {
 	argv []any
 }
 
-// preparedArgs holds the script arguments of one call sent to several
-// nodes: built by the first Redis node that needs them (none for other
-// nodes), then shared.
-type preparedArgs struct {
-	once sync.Once
-	args *scriptArgs
+// acquireArgsCache and releaseArgsCache share the script arguments of one
+// call among the nodes it is sent to (see argCache).
+var (
+	acquireArgsCache = newArgCache[AcquireArgs, *scriptArgs]()
+	releaseArgsCache = newArgCache[ReleaseArgs, *scriptArgs]()
 
-	strsOnce sync.Once
-	strs     *scriptStrings
-}
+	acquireStringsCache = newArgCache[AcquireArgs, *scriptStrings]()
+	releaseStringsCache = newArgCache[ReleaseArgs, *scriptStrings]()
+)
 
 // scriptStrings are the KEYS and ARGV of one script call as strings, for
 // nodes over clients that take them so (rueidisnode).
 type scriptStrings struct {
 	keys, argv []string
-}
-
-// strings returns the prepared arguments as strings, built like get's.
-func (p *preparedArgs) strings(build func() *scriptStrings) *scriptStrings {
-	if p == nil {
-		return build()
-	}
-	p.strsOnce.Do(func() { p.strs = build() })
-	return p.strs
 }
 
 func (a AcquireArgs) scriptStrings() *scriptStrings {
@@ -135,13 +122,10 @@ func (a AcquireArgs) scriptStrings() *scriptStrings {
 }
 
 // ScriptArgs returns the KEYS and ARGV of the acquire script (see
-// LuaScripts), shared by every node of a round when a was Prepared: the
-// caller must not change them. For nodes over other Redis clients.
+// LuaScripts), shared by every node the same call is sent to: the caller
+// must not change them. For nodes over other Redis clients.
 func (a AcquireArgs) ScriptArgs() (keys, argv []string) {
-	s := a.script.strings(a.scriptStrings)
-	if s.keys[0] != a.Name || s.argv[0] != a.Token { // changed since Prepared
-		s = a.scriptStrings()
-	}
+	s := acquireStringsCache.get(a, a.Token, AcquireArgs.scriptStrings)
 	return s.keys, s.argv
 }
 
@@ -156,25 +140,12 @@ func (a ReleaseArgs) scriptStrings() *scriptStrings {
 // ScriptArgs returns the KEYS and ARGV of the release script, as
 // AcquireArgs.ScriptArgs does.
 func (a ReleaseArgs) ScriptArgs() (keys, argv []string) {
-	if a.Tombstone > 0 { // not prepared (see Prepared)
+	if a.Tombstone > 0 { // sent to one node only: nothing to share
 		s := a.scriptStrings()
 		return s.keys, s.argv
 	}
-	s := a.script.strings(a.scriptStrings)
-	if s.keys[0] != a.Name || s.argv[0] != a.Token {
-		s = a.scriptStrings()
-	}
+	s := releaseStringsCache.get(a, a.Token, ReleaseArgs.scriptStrings)
 	return s.keys, s.argv
-}
-
-// get returns the prepared arguments, building them with build the first
-// time; without preparation, it builds them for this call.
-func (p *preparedArgs) get(build func() *scriptArgs) *scriptArgs {
-	if p == nil {
-		return build()
-	}
-	p.once.Do(func() { p.args = build() })
-	return p.args
 }
 
 func (a AcquireArgs) scriptArgs() *scriptArgs {
@@ -183,16 +154,6 @@ func (a AcquireArgs) scriptArgs() *scriptArgs {
 		argv: []any{a.Token, millis(a.TTL), strconv.FormatUint(a.Seed, 10), millis(RetentionOrDefault(a.Retention)),
 			maxSkewMicros, micros(a.At), a.Owner, waiterArg(a.Waiter), millis(a.MarkerRetention)},
 	}
-}
-
-// Prepared returns a ready to share the script arguments (see
-// ScriptArgs) among the nodes it is sent to: a client sending the same
-// acquisition to several nodes builds them once rather than once per node
-// (fewer allocations per attempt). Call it after setting every field:
-// only Name and Token are checked again.
-func (a AcquireArgs) Prepared() AcquireArgs {
-	a.script = &preparedArgs{}
-	return a
 }
 
 // waiterArg is AcquireArgs.Waiter as the acquire script takes it.
@@ -324,10 +285,10 @@ func (n *Redis) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
 		return false, err
 	}
 	var s *scriptArgs
-	if a.Tombstone > 0 { // not prepared (see Prepared)
+	if a.Tombstone > 0 { // sent to one node only: nothing to share
 		s = a.scriptArgs()
-	} else if s = a.script.get(a.scriptArgs); s.keys[0] != a.Name || s.argv[0] != any(a.Token) {
-		s = a.scriptArgs() // changed since Prepared
+	} else {
+		s = releaseArgsCache.get(a, a.Token, ReleaseArgs.scriptArgs)
 	}
 	v, err := releaseScript.Run(ctx, n.client, s.keys, s.argv...).Int64()
 	return err == nil && v == 1, err
@@ -342,14 +303,6 @@ func (a ReleaseArgs) scriptArgs() *scriptArgs {
 		keys: []string{a.Name, TombstoneKey(a.Name, a.Token), TrailKey(a.Name)},
 		argv: []any{a.Token, tomb, a.Channel},
 	}
-}
-
-// Prepared returns a with the Redis node's script arguments built, as
-// AcquireArgs.Prepared does, for a release without tombstone (a release
-// with one builds its own).
-func (a ReleaseArgs) Prepared() ReleaseArgs {
-	a.script = &preparedArgs{}
-	return a
 }
 
 // ForceRelease implements Node.
