@@ -1,6 +1,8 @@
 package chaos
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"fmt"
 	"net"
@@ -23,7 +25,7 @@ import (
 func newNodes(rcs []*redis.Client) []node.Node {
 	nodes := make([]node.Node, len(rcs))
 	for i, rc := range rcs {
-		nodes[i] = node.NewRedisNamed(fmt.Sprintf("node%d", i), rc)
+		nodes[i] = redisnode.NewNamed(fmt.Sprintf("node%d", i), rc)
 	}
 	return nodes
 }

@@ -1,6 +1,8 @@
 package election_test
 
 import (
+	"github.com/quorumlock/quorumlock/internal/wire"
+
 	"context"
 	"strings"
 	"testing"
@@ -77,7 +79,7 @@ func electionCounterKey(t *testing.T, ctx context.Context, cl *redistest.Cluster
 	if err := term.Resign(ctx); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := cl.Clients()[0].Keys(ctx, node.CounterKey("*")).Result()
+	keys, err := cl.Clients()[0].Keys(ctx, wire.CounterKey("*")).Result()
 	if err != nil || len(keys) != 1 || !strings.Contains(keys[0], name) {
 		t.Fatalf("counter keys of %q: %v, %v", name, keys, err)
 	}

@@ -1,6 +1,8 @@
 package election_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -27,7 +29,7 @@ func ctxFor(t *testing.T) context.Context {
 func nodesOf(cl *redistest.Cluster) []node.Node {
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	return nodes
 }

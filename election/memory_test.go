@@ -1,6 +1,8 @@
 package election_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"context"
 	"errors"
 	"sync/atomic"
@@ -17,8 +19,8 @@ import (
 // The timing logic on memory nodes, on testing/synctest's clock: exact
 // bounds in fake time, whatever the machine's load.
 
-func memoryNodes() ([]*node.Memory, []node.Node) {
-	ms := []*node.Memory{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+func memoryNodes() ([]*memnode.Node, []node.Node) {
+	ms := []*memnode.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	return ms, []node.Node{ms[0], ms[1], ms[2]}
 }
 

@@ -1,6 +1,8 @@
 package election_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"bufio"
 	"context"
 	"fmt"
@@ -84,7 +86,7 @@ func TestHelperLeader(t *testing.T) {
 	ttl, _ := time.ParseDuration(parts[3])
 	var nodes []node.Node
 	for _, a := range addrs {
-		nodes = append(nodes, node.NewRedis(redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})))
+		nodes = append(nodes, redisnode.New(redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})))
 	}
 	c, err := redlock.New(nodes, redlock.WithNodeTimeout(500*time.Millisecond))
 	if err != nil {

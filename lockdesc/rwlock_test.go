@@ -1,6 +1,8 @@
 package lockdesc_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"errors"
 	"testing"
@@ -23,7 +25,7 @@ func TestSharedAndExclusiveThroughRWLock(t *testing.T) {
 	cluster := redistest.StartT(t, 3)
 	var nodes []node.Node
 	for _, rc := range cluster.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	rw, err := rwlock.New(nodes, redlock.WithRetry(retry.Never()))
 	if err != nil {

@@ -1,6 +1,8 @@
 package locktest_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"testing"
 	"time"
@@ -48,7 +50,7 @@ func redisNodes(t *testing.T) faultyNodes {
 		},
 	}
 	for _, c := range cl.Clients() {
-		f.servers = append(f.servers, node.NewRedis(c))
+		f.servers = append(f.servers, redisnode.New(c))
 	}
 	f.client = newRealTimeClient(t, f.servers)
 	return f

@@ -1,6 +1,8 @@
 package multilock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"context"
 	"errors"
 	"fmt"
@@ -13,9 +15,9 @@ import (
 
 // A transfer locks both accounts, in the same order whoever names them
 // first, and writes each with its own fence (memory nodes here;
-// node.NewRedis in production).
+// redisnode.New in production).
 func Example() {
-	locks, _ := redlock.New([]node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")})
+	locks, _ := redlock.New([]node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")})
 	defer locks.Close()
 	ctx := context.Background()
 

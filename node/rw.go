@@ -89,14 +89,6 @@ func (m Mode) Validate() error {
 	return nil
 }
 
-// arg is the mode as the rw scripts take it.
-func (m Mode) arg() string {
-	if m == Shared {
-		return "s"
-	}
-	return "x"
-}
-
 // WaitingWriterHolder is the Holder a shared AcquireRW reports when a
 // waiting writer's intent refuses it. It stands for every writer attempt
 // (a reader refused by the intents of several attempts sees one holder),
@@ -107,12 +99,3 @@ const WaitingWriterHolder = "-waiting-writer"
 // ErrReadWriteUnsupported is returned (wrapped) for a node that does not
 // implement ReadWriter.
 var ErrReadWriteUnsupported = errors.New("node: read-write locks not supported by this node")
-
-// rwWriterKey is the writer of the read-write lock name.
-func rwWriterKey(name string) string { return name + ":rw:w" }
-
-// rwReadersKey is the readers of the read-write lock name.
-func rwReadersKey(name string) string { return name + ":rw:r" }
-
-// rwIntentKey is the waiting writer's intent of the read-write lock name.
-func rwIntentKey(name string) string { return name + ":rw:i" }

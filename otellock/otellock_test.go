@@ -1,6 +1,8 @@
 package otellock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"errors"
 	"slices"
@@ -52,7 +54,7 @@ func realClient(t *testing.T, n int, opts ...redlock.Option) (*redistest.Cluster
 	cl := redistest.StartT(t, n)
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	c, err := redlock.New(nodes, opts...)
 	if err != nil {

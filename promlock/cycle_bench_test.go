@@ -1,6 +1,8 @@
 package promlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"testing"
 	"time"
@@ -26,7 +28,7 @@ func BenchmarkObserverCost(b *testing.B) {
 	}
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	observed, err := redlock.New(nodes, redlock.WithNodeTimeout(2*time.Second), redlock.WithObserver(obs))
 	if err != nil {

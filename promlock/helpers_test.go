@@ -1,6 +1,8 @@
 package promlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,7 +17,7 @@ func realClient(t testing.TB, n int, opts ...redlock.Option) (*redistest.Cluster
 	cl := redistest.StartT(t, n)
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	c, err := redlock.New(nodes, opts...)
 	if err != nil {

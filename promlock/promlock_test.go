@@ -1,6 +1,8 @@
 package promlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"errors"
 	"fmt"
@@ -261,7 +263,7 @@ func TestTakeoverCounter(t *testing.T) {
 	}
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	crashed, err := redlock.New(nodes)
 	if err != nil {

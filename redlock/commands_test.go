@@ -1,6 +1,8 @@
 package redlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/internal/wire"
+
 	"context"
 	"fmt"
 	"maps"
@@ -137,7 +139,7 @@ func TestCommandsPerCycle(t *testing.T) {
 			// The counters of "cmds" may have started apart (see above):
 			// make them agree, as a fence settle would, so that no
 			// settle round runs in the count.
-			counter := node.CounterKey(c.KeyName("cmds"))
+			counter := wire.CounterKey(c.KeyName("cmds"))
 			var top uint64
 			for _, n := range cl.Nodes() {
 				v, err := n.Client().Get(ctx, counter).Uint64()

@@ -1,6 +1,8 @@
 package redlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"context"
 	"fmt"
 	"time"
@@ -11,7 +13,7 @@ import (
 
 // Who holds which lock, listed by a glob, and a takeover after an eviction.
 func ExampleClient_Locks() {
-	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	nodes := []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	worker, _ := redlock.New(nodes, redlock.WithOwner("worker-7"))
 	defer worker.Close()
 	rescuer, _ := redlock.New(nodes, redlock.WithOwner("worker-8"))

@@ -1,6 +1,9 @@
 package redlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"errors"
 	"fmt"
@@ -18,7 +21,7 @@ import (
 func nodesOf(c *redistest.Cluster) []node.Node {
 	var nodes []node.Node
 	for _, rc := range c.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	return nodes
 }
@@ -71,7 +74,7 @@ func holders(t *testing.T, c *redistest.Cluster, name string) []string {
 		if err != nil && !errors.Is(err, redis.Nil) {
 			v = ""
 		}
-		out = append(out, node.ParseLockValue(v).Token)
+		out = append(out, wire.ParseLockValue(v).Token)
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package redlock
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"context"
 
 	"github.com/quorumlock/quorumlock/node"
@@ -15,7 +17,7 @@ import (
 // Redis nodes it was given fail; their failures are returned as errors
 // (ErrQuorumUnreachable).
 func NewLocal(opts ...Option) (*Client, error) {
-	c, err := New([]node.Node{node.NewMemory("local")}, opts...)
+	c, err := New([]node.Node{memnode.New("local")}, opts...)
 	if err != nil {
 		return nil, err
 	}

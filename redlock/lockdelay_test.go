@@ -1,6 +1,9 @@
 package redlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"bufio"
 	"context"
 	"errors"
@@ -113,7 +116,7 @@ func TestLockDelayNotAfterRelease(t *testing.T) {
 }
 
 func TestNegativeLockDelayRefused(t *testing.T) {
-	_, err := redlock.New([]node.Node{node.NewMemory("a")}, redlock.WithLockDelay(-time.Second))
+	_, err := redlock.New([]node.Node{memnode.New("a")}, redlock.WithLockDelay(-time.Second))
 	var de *redlock.LockDelayError
 	if !errors.Is(err, redlock.ErrInvalidArgument) || !errors.As(err, &de) || de.Delay != -time.Second {
 		t.Fatalf("WithLockDelay(-1s): %v, want a *LockDelayError wrapping ErrInvalidArgument", err)
@@ -130,7 +133,7 @@ func TestHelperDelayedHolder(t *testing.T) {
 	addrs, key, _ := strings.Cut(spec, "|")
 	var nodes []node.Node
 	for _, a := range strings.Split(addrs, ",") {
-		nodes = append(nodes, node.NewRedis(redisClient(a)))
+		nodes = append(nodes, redisnode.New(redisClient(a)))
 	}
 	c, err := redlock.New(nodes, redlock.WithLockDelay(lockDelay))
 	if err != nil {

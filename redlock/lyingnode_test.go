@@ -1,6 +1,8 @@
 package redlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"bytes"
 	"errors"
 	"log/slog"
@@ -68,7 +70,7 @@ func lyingNodes(t *testing.T, n int, f fakeresp.Fault) []node.Node {
 		t.Cleanup(func() { _ = s.Close() })
 		rc := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
 		t.Cleanup(func() { _ = rc.Close() })
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	return nodes
 }

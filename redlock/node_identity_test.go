@@ -5,6 +5,8 @@ package redlock_test
 // names is refused.
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"errors"
 	"fmt"
@@ -247,7 +249,7 @@ func TestSameServerTwoNames(t *testing.T) {
 	if err := byName.Ping(ctx).Err(); err != nil {
 		t.Fatalf("localhost:%s does not answer: %v", port, err)
 	}
-	nodes := []node.Node{node.NewRedis(byIP), node.NewRedis(byName), node.NewRedis(cl.Nodes()[1].Client())}
+	nodes := []node.Node{redisnode.New(byIP), redisnode.New(byName), redisnode.New(cl.Nodes()[1].Client())}
 	c := newClient(t, nodes, redlock.WithNodeTimeout(slowNodeTimeout))
 
 	// First contact stops waiting once a quorum said who they are, so on a
@@ -365,9 +367,9 @@ func TestSameServerTwoNamesIdentifiedLate(t *testing.T) {
 	hide.Store(true)
 	third := cl.Nodes()[1]
 	nodes := []node.Node{
-		node.NewRedis(cl.Nodes()[0].Client()),
-		unnamedNode{node.NewRedis(byName), hide},
-		node.NewRedis(third.Client()),
+		redisnode.New(cl.Nodes()[0].Client()),
+		unnamedNode{redisnode.New(byName), hide},
+		redisnode.New(third.Client()),
 	}
 	c := newClient(t, nodes, redlock.WithNodeTimeout(slowNodeTimeout))
 	// Only the one server under two names is left. (Paused rather than

@@ -1,6 +1,8 @@
 package redlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -29,7 +31,7 @@ func BenchmarkHandoff(b *testing.B) {
 	cl := redistest.StartT(b, 5)
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	cases := []struct {
 		name   string

@@ -1,6 +1,10 @@
 package redlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"bufio"
 	"context"
 	"errors"
@@ -57,7 +61,7 @@ func TestOwnerDefaultIsHostPidProgram(t *testing.T) {
 }
 
 func TestOwnerBadInput(t *testing.T) {
-	m := []node.Node{node.NewMemory("a")}
+	m := []node.Node{memnode.New("a")}
 	for name, owner := range map[string]string{
 		"empty": "", "newline": "w\n1", "NUL": "w\x00", "invalid UTF-8": "w\xff", "too long": strings.Repeat("w", node.MaxOwnerLen+1),
 	} {
@@ -404,7 +408,7 @@ func TestHelperHolder(t *testing.T) {
 	addrs, key, _ := strings.Cut(spec, "|")
 	var nodes []node.Node
 	for _, a := range strings.Split(addrs, ",") {
-		nodes = append(nodes, node.NewRedis(redisClient(a)))
+		nodes = append(nodes, redisnode.New(redisClient(a)))
 	}
 	c, err := redlock.New(nodes) // the default owner: host/pid/program
 	if err != nil {
@@ -437,7 +441,7 @@ func TestForceReleaseRaisesLaggingCounters(t *testing.T) {
 	// acquisition, which must not land after the counters are set back.
 	_ = holder.Close()
 	for _, rc := range cl.Clients()[1:] {
-		if err := rc.Set(ctx, node.CounterKey(c.KeyName(key)), old.Fence()-100, 0).Err(); err != nil {
+		if err := rc.Set(ctx, wire.CounterKey(c.KeyName(key)), old.Fence()-100, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

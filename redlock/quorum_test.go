@@ -4,6 +4,8 @@ package redlock
 // clock: what a call waits for is exact here, independent of the machine.
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"context"
 	"errors"
 	"sync"
@@ -43,15 +45,15 @@ func (l late) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRepl
 	return l.Node.Acquire(ctx, a)
 }
 
-func memNodes(n int) []*node.Memory {
-	out := make([]*node.Memory, n)
+func memNodes(n int) []*memnode.Node {
+	out := make([]*memnode.Node, n)
 	for i := range out {
-		out[i] = node.NewMemory(string(rune('a' + i)))
+		out[i] = memnode.New(string(rune('a' + i)))
 	}
 	return out
 }
 
-func asNodes(ms []*node.Memory) []node.Node {
+func asNodes(ms []*memnode.Node) []node.Node {
 	out := make([]node.Node, len(ms))
 	for i, m := range ms {
 		out[i] = m

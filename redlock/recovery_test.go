@@ -1,6 +1,9 @@
 package redlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"errors"
 	"strconv"
@@ -53,7 +56,7 @@ func (l *recoveringLog) of(name string) (n int, all []*redlock.RecoveringError) 
 func markerAge(t *testing.T, n *redistest.Node, name string) time.Duration {
 	t.Helper()
 	ctx := ctxFor(t)
-	v, err := n.Client().Get(ctx, node.MarkerKey(name)).Result()
+	v, err := n.Client().Get(ctx, wire.MarkerKey(name)).Result()
 	if err != nil {
 		return 0
 	}
@@ -101,7 +104,7 @@ func TestFlushAllOfTwoNodesKeepsHeldLockExclusive(t *testing.T) {
 	for _, n := range cl.Nodes() {
 		rc := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, DialerRetries: 1})
 		t.Cleanup(func() { _ = rc.Close() })
-		holderNodes = append(holderNodes, node.NewRedis(rc))
+		holderNodes = append(holderNodes, redisnode.New(rc))
 	}
 	holder := newClient(t, holderNodes, redlock.WithNodeTimeout(testNodeTimeout))
 	competitor := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(log))
@@ -342,9 +345,9 @@ func (h *heldBackNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.Ac
 func TestLateFirstAcquireOfKeyDoesNotSitOut(t *testing.T) {
 	cl := redistest.StartT(t, 3)
 	nodes := cl.Nodes()
-	late := &heldBackNode{Node: node.NewRedis(nodes[2].Client())}
+	late := &heldBackNode{Node: redisnode.New(nodes[2].Client())}
 	log := &recoveringLog{}
-	c := newClient(t, []node.Node{node.NewRedis(nodes[0].Client()), node.NewRedis(nodes[1].Client()), late},
+	c := newClient(t, []node.Node{redisnode.New(nodes[0].Client()), redisnode.New(nodes[1].Client()), late},
 		redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(log))
 	ctx, key := ctxFor(t), uniqueKey(t)
 	name := "lock:{" + key + "}"

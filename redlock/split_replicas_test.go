@@ -4,6 +4,8 @@ package redlock_test
 // to exactly one runner, and a silent node does not delay a lost attempt.
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"errors"
 	"fmt"
 	"strings"
@@ -27,7 +29,7 @@ func replicaNodes(t *testing.T, cl *redistest.Cluster) []node.Node {
 		// of the go-redis client hides a silent node).
 		rc := redis.NewClient(&redis.Options{Addr: n.Addr(), ContextTimeoutEnabled: true, ReadTimeout: -1, WriteTimeout: -1})
 		t.Cleanup(func() { _ = rc.Close() })
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	return nodes
 }

@@ -1,6 +1,8 @@
 package redlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"errors"
 	"fmt"
@@ -66,7 +68,7 @@ func splitClientNodes(t *testing.T, cl *redistest.Cluster, c int, reach time.Dur
 		}
 		rc := redis.NewClient(opts)
 		t.Cleanup(func() { _ = rc.Close() })
-		var nd node.Node = node.NewRedis(rc)
+		var nd node.Node = redisnode.New(rc)
 		if i < 4 && i/2 != c {
 			nd = farNode{Node: nd, delay: reach}
 		}

@@ -1,6 +1,8 @@
 package redlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/internal/wire"
+
 	"context"
 	"testing"
 	"time"
@@ -49,7 +51,7 @@ func TestTookOverFenceWithDriftingCounters(t *testing.T) {
 				redlock.WithOwner("holder"), redlock.WithNodeTimeout(testNodeTimeout))
 			name := holderClient.KeyName(key)
 			for i, count := range []int{1_000_000, 1_000_000, 100} {
-				if err := cl.Clients()[i].Set(ctx, node.CounterKey(name), count, 0).Err(); err != nil {
+				if err := cl.Clients()[i].Set(ctx, wire.CounterKey(name), count, 0).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -1,6 +1,8 @@
 package redlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/internal/wire"
+
 	"context"
 	"errors"
 	"fmt"
@@ -38,7 +40,7 @@ func tombstoned(t *testing.T, cl *redistest.Cluster, name, token string) []bool 
 	t.Helper()
 	out := make([]bool, len(cl.Nodes()))
 	for i, n := range cl.Nodes() {
-		err := n.Client().Get(context.Background(), node.TombstoneKey(name, token)).Err()
+		err := n.Client().Get(context.Background(), wire.TombstoneKey(name, token)).Err()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			t.Fatal(err)
 		}

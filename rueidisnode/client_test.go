@@ -1,6 +1,8 @@
 package rueidisnode_test
 
 import (
+	"github.com/quorumlock/quorumlock/internal/wire"
+
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -167,7 +169,7 @@ func TestNodeKilledAndRestarted(t *testing.T) {
 	}
 
 	// The restarted server has no script cached.
-	s := node.Scripts()
+	s := wire.Scripts()
 	var shas []string
 	for _, src := range []string{s.Acquire, s.Extend, s.Release, s.RaiseFence, s.Inspect} {
 		sum := sha1.Sum([]byte(src))

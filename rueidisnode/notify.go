@@ -1,6 +1,8 @@
 package rueidisnode
 
 import (
+	"github.com/quorumlock/quorumlock/internal/wire"
+
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +15,7 @@ import (
 	"github.com/quorumlock/quorumlock/node"
 )
 
-// Timing of a subscription, as in node.Redis: an idle subscription
+// Timing of a subscription, as in redisnode.Node: an idle subscription
 // is pinged every subscribePing and counts as broken when the pong (or the
 // confirmation of SUBSCRIBE) is not back within another subscribePing.
 // After a break it is remade with a backoff from subscribeRetryMin doubling
@@ -119,7 +121,7 @@ func (s *sub) hooks(upc chan struct{}) rueidis.PubSubHooks {
 	return rueidis.PubSubHooks{
 		OnMessage: func(m rueidis.PubSubMessage) {
 			if m.Channel == s.channel {
-				s.onRelease(node.ParseRelease(m.Message))
+				s.onRelease(wire.ParseRelease(m.Message))
 			}
 		},
 		OnSubscription: func(m rueidis.PubSubSubscription) {

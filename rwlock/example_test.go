@@ -1,6 +1,8 @@
 package rwlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"context"
 	"errors"
 	"fmt"
@@ -12,10 +14,10 @@ import (
 )
 
 // Readers share the lock, a writer excludes them, and each carries a fence.
-// Memory nodes here; use node.NewRedis on independent servers in
+// Memory nodes here; use redisnode.New on independent servers in
 // production.
 func Example() {
-	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	nodes := []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	c, err := rwlock.New(nodes)
 	if err != nil {
 		panic(err)

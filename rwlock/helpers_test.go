@@ -1,6 +1,8 @@
 package rwlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +24,7 @@ const testNodeTimeout = 2 * time.Second
 func nodesOf(c *redistest.Cluster) []node.Node {
 	var nodes []node.Node
 	for _, rc := range c.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	return nodes
 }

@@ -1,6 +1,8 @@
 package rwlock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"errors"
 	"testing"
 	"testing/synctest"
@@ -12,7 +14,7 @@ import (
 )
 
 func memoryNodes() []node.Node {
-	return []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	return []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 }
 
 // A writer that gives up keeps new readers out for the TTL of its last

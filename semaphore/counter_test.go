@@ -1,6 +1,8 @@
 package semaphore_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"errors"
 	"testing"
@@ -62,7 +64,7 @@ func TestSemaphoreRefusesTheCounterSchedule(t *testing.T) {
 	for h, nodes := range reach {
 		var ns []node.Node
 		for i, rc := range cl.Clients() {
-			var nd node.Node = node.NewRedisNamed(cl.Addrs()[i], rc)
+			var nd node.Node = redisnode.NewNamed(cl.Addrs()[i], rc)
 			if i != nodes[0] && i != nodes[1] {
 				nd = unreachable{nd}
 			}

@@ -1,6 +1,8 @@
 package semaphore_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"context"
 	"errors"
 	"fmt"
@@ -12,9 +14,9 @@ import (
 )
 
 // At most two exports at once, across every process that uses the same
-// nodes (memory nodes here; node.NewRedis in production).
+// nodes (memory nodes here; redisnode.New in production).
 func Example() {
-	locks, _ := redlock.New([]node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")})
+	locks, _ := redlock.New([]node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")})
 	defer locks.Close()
 	ctx := context.Background()
 	exports, _ := semaphore.New(locks, "export", 2)

@@ -1,6 +1,8 @@
 package semaphore_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"sync"
 	"sync/atomic"
@@ -27,7 +29,7 @@ func boundRun(t *testing.T, slots, total int, faults bool) *windows {
 	cl := redistest.StartT(t, 5)
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	const ttl = 2 * time.Second
 	cs := newClients(t, nodes, 3, redlock.WithNodeTimeout(300*time.Millisecond),

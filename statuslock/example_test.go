@@ -1,6 +1,8 @@
 package statuslock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +16,7 @@ import (
 
 // memoryLocker returns a Locker on three in-process lock nodes.
 func memoryLocker(opts ...statuslock.Option) *statuslock.Locker {
-	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	nodes := []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	locks, err := redlock.New(nodes)
 	if err != nil {
 		panic(err)

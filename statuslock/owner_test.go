@@ -1,6 +1,8 @@
 package statuslock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"testing"
 	"time"
@@ -17,7 +19,7 @@ func TestListingShowsWhoHoldsEachStatusLock(t *testing.T) {
 	cl, api := startNodes(t, 3, redlock.WithOwner("api-1 pid 101"))
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	worker, err := redlock.New(nodes, redlock.WithOwner("worker-7 pid 202"))
 	if err != nil {

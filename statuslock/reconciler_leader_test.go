@@ -1,6 +1,8 @@
 package statuslock_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"errors"
 	"sync/atomic"
@@ -33,7 +35,7 @@ func newReplica(t *testing.T, cl *redistest.Cluster, name, electionName string, 
 	for _, a := range cl.Addrs() {
 		c := redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})
 		r.conns = append(r.conns, c)
-		nodes = append(nodes, node.NewRedis(c))
+		nodes = append(nodes, redisnode.New(c))
 	}
 	var err error
 	r.client, err = redlock.New(nodes, redlock.WithNodeTimeout(500*time.Millisecond))

@@ -1,6 +1,8 @@
 package tick_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"bufio"
 	"context"
 	"fmt"
@@ -36,7 +38,7 @@ func TestHelperRunner(t *testing.T) {
 	f := strings.Split(spec, "|")
 	var nodes []node.Node
 	for _, addr := range strings.Split(f[0], ",") {
-		nodes = append(nodes, node.NewRedis(redis.NewClient(&redis.Options{Addr: addr})))
+		nodes = append(nodes, redisnode.New(redis.NewClient(&redis.Options{Addr: addr})))
 	}
 	c, err := redlock.New(nodes, redlock.WithOwner("killed-runner"), redlock.WithNodeTimeout(time.Second))
 	if err != nil {
@@ -168,7 +170,7 @@ func TestAtMostOnceNeverRerunsAKilledRunnersTick(t *testing.T) {
 func nodesOf(cl *redistest.Cluster) []node.Node {
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	return nodes
 }

@@ -1,6 +1,8 @@
 package tick_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"context"
 	"fmt"
 	"sync"
@@ -129,5 +131,5 @@ var jobSeq atomic.Int64
 func jobName(t *testing.T) string { return fmt.Sprintf("job-%d", jobSeq.Add(1)) }
 
 func memoryNodes() []node.Node {
-	return []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	return []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 }

@@ -1,6 +1,8 @@
 package tick_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"fmt"
 	"sync"
@@ -31,7 +33,7 @@ func TestQuickstartRunsOncePerTick(t *testing.T) {
 		for _, addr := range addrs {
 			rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 			defer rdb.Close()
-			nodes = append(nodes, node.NewRedis(rdb))
+			nodes = append(nodes, redisnode.New(rdb))
 		}
 		locks, err := redlock.New(nodes)
 		if err != nil {

@@ -13,6 +13,8 @@
 package kinds
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"fmt"
 	"testing"
@@ -36,7 +38,7 @@ func BenchmarkCycle(b *testing.B) {
 	cl := redistest.StartT(b, 5)
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	opts := []redlock.Option{redlock.WithNodeTimeout(2 * time.Second)}
 	c, err := redlock.New(nodes, opts...)

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"fmt"
 	"testing"
 	"testing/synctest"
@@ -17,7 +19,7 @@ import (
 func TestResumedServerAppliesRequestsInArrivalOrder(t *testing.T) {
 	for trial := range 5 {
 		synctest.Test(t, func(t *testing.T) {
-			s := &server{mem: node.NewMemory("n0"), truth: newTruth(1)}
+			s := &server{mem: memnode.New("n0"), truth: newTruth(1)}
 			s.pause()
 			const n = 8
 			replies := make([]node.AcquireReply, n)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"bytes"
 	"context"
 	"errors"
@@ -93,7 +95,7 @@ func lockClient(t *testing.T, c *redistest.Cluster) *redlock.Client {
 	t.Helper()
 	var nodes []node.Node
 	for _, rc := range c.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	client, err := redlock.New(nodes)
 	if err != nil {

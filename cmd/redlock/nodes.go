@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"errors"
 	"flag"
@@ -222,7 +224,7 @@ func connect(ctx context.Context, cmd, flagValue string) (*remote, error) {
 	for _, o := range opts {
 		c := redis.NewClient(o)
 		r.clients = append(r.clients, c)
-		r.nodes = append(r.nodes, node.NewRedisNamed(o.Addr, c))
+		r.nodes = append(r.nodes, redisnode.NewNamed(o.Addr, c))
 	}
 	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()

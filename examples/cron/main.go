@@ -11,6 +11,8 @@
 package main
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"flag"
 	"fmt"
@@ -49,7 +51,7 @@ func runCron(nReplicas, ticks, nNodes int, late bool, run strategy) error {
 		newNodes = func() []node.Node {
 			var ns []node.Node
 			for _, a := range strings.Split(addrs, ",") {
-				ns = append(ns, node.NewRedis(redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})))
+				ns = append(ns, redisnode.New(redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})))
 			}
 			return ns
 		}

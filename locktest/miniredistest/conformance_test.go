@@ -1,6 +1,8 @@
 package miniredistest
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"sync"
 	"testing"
 	"time"
@@ -53,6 +55,6 @@ func followRealTime(t *testing.T, m *miniredis.Miniredis) {
 func TestConformanceOnMiniredis(t *testing.T) {
 	nodetest.Run(t, func(t *testing.T) node.Node {
 		_, c := startMiniredis(t)
-		return node.NewRedis(c)
+		return redisnode.New(c)
 	})
 }

@@ -1,6 +1,8 @@
 package miniredistest
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"bytes"
 	"errors"
 	"log/slog"
@@ -26,7 +28,7 @@ func TestRedlockOverMiniredis(t *testing.T) {
 		m := miniredis.RunT(t)
 		servers = append(servers, m)
 		_, c := clientOf(t, m)
-		nodes = append(nodes, node.NewRedis(c))
+		nodes = append(nodes, redisnode.New(c))
 	}
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))

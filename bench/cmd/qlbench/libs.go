@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -102,7 +104,7 @@ func (l *locker) cycle(ctx context.Context, key string) error {
 func qlNodes(clients []*redis.Client) []node.Node {
 	nodes := make([]node.Node, len(clients))
 	for i, c := range clients {
-		nodes[i] = node.NewRedisNamed(fmt.Sprintf("node%d", i), c)
+		nodes[i] = redisnode.NewNamed(fmt.Sprintf("node%d", i), c)
 	}
 	return nodes
 }

@@ -4,6 +4,8 @@
 package seed
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -61,7 +63,7 @@ func OpenDB(ctx context.Context, dsn string) (*sql.DB, error) {
 func (e *Env) Nodes() []node.Node {
 	var nodes []node.Node
 	for _, c := range e.Redis.Clients() {
-		nodes = append(nodes, node.NewRedis(c))
+		nodes = append(nodes, redisnode.New(c))
 	}
 	return nodes
 }

@@ -1,4 +1,4 @@
-package node
+package wire
 
 import (
 	"hash/maphash"
@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// argCache shares what a node builds from one call among the nodes the
+// Cache shares what a node builds from one call among the nodes the
 // call is sent to: a client sends the same arguments to every node of a
 // round, and building a script's keys and arguments once rather than once
 // per node saves most of an attempt's allocations, without the client
@@ -15,7 +15,7 @@ import (
 // that loses the slot to a concurrent call builds its own. What is shared
 // is a pure function of the arguments, so an entry is never wrong, at most
 // missing.
-type argCache[K comparable, V any] struct {
+type Cache[K comparable, V any] struct {
 	seed  maphash.Seed
 	slots [64]atomic.Pointer[argEntry[K, V]]
 }
@@ -26,13 +26,13 @@ type argEntry[K comparable, V any] struct {
 	val  V
 }
 
-func newArgCache[K comparable, V any]() *argCache[K, V] {
-	return &argCache[K, V]{seed: maphash.MakeSeed()}
+func NewCache[K comparable, V any]() *Cache[K, V] {
+	return &Cache[K, V]{seed: maphash.MakeSeed()}
 }
 
-// get returns build(k), built by the first caller with k and shared with
+// Get returns build(k), built by the first caller with k and shared with
 // the callers that find it in token's slot.
-func (c *argCache[K, V]) get(k K, token string, build func(K) V) V {
+func (c *Cache[K, V]) Get(k K, token string, build func(K) V) V {
 	slot := &c.slots[maphash.String(c.seed, token)%uint64(len(c.slots))]
 	e := slot.Load()
 	if e == nil || e.key != k {

@@ -1,6 +1,9 @@
-package node_test
+package redisnode_test
 
 import (
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"fmt"
 	"testing"
 	"time"
@@ -20,10 +23,10 @@ func TestRedisMarkerWithoutTouchTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	since := now.Add(-time.Minute).UnixMicro()
-	n := node.NewRedis(c)
+	n := redisnode.New(c)
 	for _, old := range []string{fmt.Sprint(since), fmt.Sprintf("%d 42", since)} {
 		name := "lock:{" + old + "}"
-		if err := c.Set(ctx, node.MarkerKey(name), old, time.Hour).Err(); err != nil {
+		if err := c.Set(ctx, wire.MarkerKey(name), old, time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if h, err := n.Inspect(ctx, name); err != nil || !h.DataAgeKnown || h.DataTouchedKnown {

@@ -1,6 +1,8 @@
-package node_test
+package redisnode_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/redisnode"
+
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -16,8 +18,8 @@ import (
 // cannot allocate.)
 func FuzzRedisReplies(f *testing.F) {
 	nodetest.FuzzReplies(f, func(t testing.TB, addr string) node.Node {
-		rc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, Dialer: node.BoundedDialer(nil, nil)})
+		rc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, Dialer: redisnode.BoundedDialer(nil, nil)})
 		t.Cleanup(func() { _ = rc.Close() })
-		return node.NewRedis(rc)
+		return redisnode.New(rc)
 	}, func(string) bool { return false }, false)
 }

@@ -1,6 +1,8 @@
-package node_test
+package memnode_test
 
 import (
+	"github.com/quorumlock/quorumlock/node/memnode"
+
 	"context"
 	"fmt"
 	"testing"
@@ -16,7 +18,7 @@ import (
 func TestMemoryRWStateExpiresToZero(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		m := node.NewMemory("m")
+		m := memnode.New("m")
 		acq := func(mode node.Mode, name, token string, ttl time.Duration) node.AcquireReply {
 			r, err := m.AcquireRW(ctx, mode, node.AcquireArgs{Name: name, Token: token, TTL: ttl, Retention: time.Hour})
 			if err != nil {

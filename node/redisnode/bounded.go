@@ -1,4 +1,4 @@
-package node
+package redisnode
 
 import (
 	"context"
@@ -7,12 +7,6 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/respguard"
 )
-
-// ErrReplyTooLong means that a node's reply announced more than the limits of
-// BoundConn (or a malformed length, or a RESP3 form Redis does not send to
-// a lock client); the connection was closed before the client allocated
-// it.
-var ErrReplyTooLong = respguard.ErrTooLong
 
 // replyLimits are BoundConn's, over one reply with all it nests: 8 MiB of
 // strings, 131072 elements (two per map pair). A lock's replies are far
