@@ -32,8 +32,17 @@ func newNodes(rcs []*redis.Client) []node.Node {
 
 // skewed offers the nodes seeds for new fence counters from a wall clock
 // skew off the real one, as a client whose clock is off does.
-type skewed struct {
+// Node is a node with every optional capability: skewed embeds it, so that
+// it forwards the capabilities of the node it wraps.
+type Node interface {
 	node.Node
+	node.Inspector
+	node.ForceReleaser
+	node.Subscriber
+}
+
+type skewed struct {
+	Node
 	skew time.Duration
 }
 
@@ -49,7 +58,7 @@ func skewNodes(nodes []node.Node, skew time.Duration) []node.Node {
 	}
 	out := make([]node.Node, len(nodes))
 	for i, n := range nodes {
-		out[i] = skewed{n, skew}
+		out[i] = skewed{n.(Node), skew}
 	}
 	return out
 }

@@ -15,7 +15,7 @@ import (
 // gate closes (or the request's context ends): a grant that arrives after
 // the term was decided without it.
 type lateAnswerNode struct {
-	node.Node
+	Node
 	gate chan struct{}
 }
 
@@ -47,7 +47,7 @@ func TestLeaderFenceAfterCampaignWithDriftingCounters(t *testing.T) {
 		}
 	}
 	gate := make(chan struct{})
-	candidate := newElection(t, newClient(t, []node.Node{real[0], real[1], lateAnswerNode{real[2], gate}}), name)
+	candidate := newElection(t, newClient(t, []node.Node{real[0], real[1], lateAnswerNode{real[2].(Node), gate}}), name)
 	term, err := candidate.Campaign(ctx, "leader")
 	close(gate)
 	if err != nil {

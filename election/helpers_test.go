@@ -71,3 +71,12 @@ func nextLeader(t *testing.T, ch <-chan election.Leader) election.Leader {
 	t.Fatal("Observe's channel closed before reporting a leader")
 	return election.Leader{}
 }
+
+// Node is a node with every optional capability: the tests' wrappers embed
+// it, so that they forward the capabilities of the node they wrap.
+type Node interface {
+	node.Node
+	node.Inspector
+	node.ForceReleaser
+	node.Subscriber
+}

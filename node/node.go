@@ -33,9 +33,11 @@ import (
 	"time"
 )
 
-// Node is one independent lock server. Every method is atomic on the server
-// and idempotent for the same token (clients resend requests whose replies
-// were lost). Implementations are safe for concurrent use.
+// Node is one independent lock server: the calls every lock needs. Every
+// method is atomic on the server and idempotent for the same token (clients
+// resend requests whose replies were lost). Implementations are safe for
+// concurrent use. The optional capabilities (Inspector, ForceReleaser,
+// Subscriber, ReadWriter) keep the same rules.
 type Node interface {
 	// Name identifies the node in errors, logs and metrics (its address).
 	Name() string
@@ -85,7 +87,12 @@ type Node interface {
 	// expiry to retention), and the fence of token's trail likewise, and
 	// reports whether name holds token, atomically.
 	RaiseFence(ctx context.Context, name, token string, fence uint64, retention time.Duration) (held bool, err error)
+}
 
+// Inspector is the optional capability of reading a node's locks without
+// changing them, for administration (redlock's Inspect, Locks and
+// ForceRelease) and tooling.
+type Inspector interface {
 	// Inspect reports who holds name and its counter, changing nothing.
 	Inspect(ctx context.Context, name string) (Holding, error)
 
@@ -96,7 +103,11 @@ type Node interface {
 	// returned at least once; a page may be empty before the end. Each
 	// call's cost is bounded by a.Count (a hint, DefaultScanCount when 0).
 	Scan(ctx context.Context, a ScanArgs) (ScanPage, error)
+}
 
+// ForceReleaser is the optional capability of evicting a holder, for
+// administration (redlock's ForceRelease).
+type ForceReleaser interface {
 	// ForceRelease evicts a holder: atomically, it raises the counter of
 	// a.Name to at least a.Fence (its expiry reset to a.Retention), leaves a
 	// tombstone of a.Token for a.Tombstone (so that the evicted holder's
@@ -105,7 +116,13 @@ type Node interface {
 	// trail stays: the next acquisition reports the evicted holder as
 	// Previous. It reports whether the key was deleted.
 	ForceRelease(ctx context.Context, a ForceReleaseArgs) (released bool, err error)
+}
 
+// Subscriber is the optional capability of announcing releases, which
+// lets waiters wake at a release rather than at their next retry. A
+// client without it (or whose Subscribe returns
+// ErrNotificationsUnsupported) waits by its retry policy alone.
+type Subscriber interface {
 	// Subscribe delivers the releases announced on channel to onRelease
 	// (the name and ReleaseID of the token) until stop is called. It
 	// returns at once; the subscription is made, and remade after failures,

@@ -63,7 +63,7 @@ func resetStats(t *testing.T, cl *redistest.Cluster) {
 
 // releasedNode reports each Release it returned from.
 type releasedNode struct {
-	node.Node
+	Node
 	released chan<- struct{}
 }
 
@@ -100,7 +100,7 @@ func TestCommandsPerCycle(t *testing.T) {
 			released := make(chan struct{}, tc.nodes)
 			nodes := nodesOf(cl)
 			for i := range nodes {
-				nodes[i] = releasedNode{Node: nodes[i], released: released}
+				nodes[i] = releasedNode{Node: nodes[i].(Node), released: released}
 			}
 			counted, err := redlock.New(nodes) // identifies the nodes with INFO, which is not counted
 			if err != nil {

@@ -104,7 +104,7 @@ func setOn(t *testing.T, c *redistest.Cluster, name, token string, ttl time.Dura
 // the context says: a node behind a stalled network or a paused process
 // whose reply still arrives.
 type slowNode struct {
-	node.Node
+	Node
 	delay time.Duration
 }
 
@@ -162,7 +162,16 @@ func startSlow(t *testing.T, delay time.Duration, opts ...redlock.Option) (*redi
 	cl := startCluster(t, 3)
 	var nodes []node.Node
 	for _, n := range nodesOf(cl) {
-		nodes = append(nodes, slowNode{Node: n, delay: delay})
+		nodes = append(nodes, slowNode{Node: n.(Node), delay: delay})
 	}
 	return cl, newClient(t, nodes, opts...)
+}
+
+// Node is a node with every optional capability: the tests' wrappers embed
+// it, so that they forward the capabilities of the node they wrap.
+type Node interface {
+	node.Node
+	node.Inspector
+	node.ForceReleaser
+	node.Subscriber
 }

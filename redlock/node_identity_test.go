@@ -341,7 +341,7 @@ func TestEvictionWarnedWhenIdentifiedLate(t *testing.T) {
 // unnamedNode does not say which server it is while hide is set, as a node
 // that cannot be reached at first contact.
 type unnamedNode struct {
-	node.Node
+	Node
 	hide *atomic.Bool
 }
 

@@ -556,7 +556,7 @@ func TestNotifyUndoDoesNotWakeWaiters(t *testing.T) {
 // lateNode cannot subscribe and applies releases late: the release of a
 // holder reaches the announcing node first.
 type lateNode struct {
-	node.Node
+	Node
 	delay time.Duration
 }
 

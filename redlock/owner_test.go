@@ -167,7 +167,7 @@ func TestInspectAgreesWithNodesAfterRestart(t *testing.T) {
 		t.Fatalf("after a restart: held %v agree %v owner %q, want held by restart-test, nodes disagreeing", info.Held, info.Agree, info.Owner)
 	}
 	for i, nd := range c.Nodes() {
-		h, err := nd.Inspect(ctx, c.KeyName(key))
+		h, err := nd.(node.Inspector).Inspect(ctx, c.KeyName(key))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,7 +182,7 @@ func TestInspectAgreesWithNodesAfterRestart(t *testing.T) {
 	// Extend returns at a majority: node 0's re-assert may still be on its
 	// way (it was, under load).
 	await(t, "node 0 re-asserted", time.Minute, func() bool {
-		h, err := c.Nodes()[0].Inspect(ctx, c.KeyName(key))
+		h, err := c.Nodes()[0].(node.Inspector).Inspect(ctx, c.KeyName(key))
 		return err == nil && h.Token != ""
 	})
 	info, err = c.Inspect(ctx, key)

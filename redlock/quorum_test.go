@@ -20,7 +20,7 @@ import (
 // stuck answers nothing until released, whatever the context says: a
 // server that went silent behind a client that ignores deadlines.
 type stuck struct {
-	node.Node
+	Node
 	release chan struct{}
 }
 
@@ -36,7 +36,7 @@ func (s stuck) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 
 // late delays every request by delay: a node far away.
 type late struct {
-	node.Node
+	Node
 	delay time.Duration
 }
 
@@ -245,7 +245,7 @@ func TestAcquireWaitsForSubscriptionsOnce(t *testing.T) {
 
 // shy fails its first Identify: first contact goes on without it.
 type shy struct {
-	node.Node
+	Node
 	asked *int
 }
 

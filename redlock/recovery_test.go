@@ -325,7 +325,7 @@ func TestInspectShowsRecoveringNode(t *testing.T) {
 // request still in flight when the client decided) and records its
 // arguments, so that the test delivers it later.
 type heldBackNode struct {
-	node.Node
+	Node
 	done atomic.Bool
 	args node.AcquireArgs
 }

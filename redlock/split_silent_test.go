@@ -21,7 +21,7 @@ import (
 // farNode sends each acquire only after delay: a node this client reaches
 // later than another client does.
 type farNode struct {
-	node.Node
+	Node
 	delay time.Duration
 }
 
@@ -70,7 +70,7 @@ func splitClientNodes(t *testing.T, cl *redistest.Cluster, c int, reach time.Dur
 		t.Cleanup(func() { _ = rc.Close() })
 		var nd node.Node = redisnode.New(rc)
 		if i < 4 && i/2 != c {
-			nd = farNode{Node: nd, delay: reach}
+			nd = farNode{Node: nd.(Node), delay: reach}
 		}
 		nodes = append(nodes, nd)
 	}

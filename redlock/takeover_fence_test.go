@@ -15,7 +15,7 @@ import (
 // closes (or the request's context ends): a node whose grant arrives after
 // the acquisition was decided without it.
 type lateAnswerNode struct {
-	node.Node
+	Node
 	gate chan struct{}
 }
 
@@ -47,7 +47,7 @@ func TestTookOverFenceWithDriftingCounters(t *testing.T) {
 			key := uniqueKey(t)
 			real := nodesOf(cl)
 			gate := make(chan struct{})
-			holderClient := newClient(t, []node.Node{real[0], real[1], lateAnswerNode{real[2], gate}},
+			holderClient := newClient(t, []node.Node{real[0], real[1], lateAnswerNode{real[2].(Node), gate}},
 				redlock.WithOwner("holder"), redlock.WithNodeTimeout(testNodeTimeout))
 			name := holderClient.KeyName(key)
 			for i, count := range []int{1_000_000, 1_000_000, 100} {
@@ -80,7 +80,7 @@ func TestTookOverFenceWithDriftingCounters(t *testing.T) {
 			undoneAttempt(t, ctx, real[1], name)
 
 			gate = make(chan struct{})
-			successorClient := newClient(t, []node.Node{lateAnswerNode{real[0], gate}, real[1], real[2]},
+			successorClient := newClient(t, []node.Node{lateAnswerNode{real[0].(Node), gate}, real[1], real[2]},
 				redlock.WithOwner("successor"), redlock.WithNodeTimeout(testNodeTimeout))
 			l, err := successorClient.TryAcquire(ctx, key, time.Minute)
 			close(gate)

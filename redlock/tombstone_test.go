@@ -18,7 +18,7 @@ import (
 
 // answeredNode reports each Acquire and Extend it returned from.
 type answeredNode struct {
-	node.Node
+	Node
 	returned chan<- string
 }
 
@@ -67,9 +67,9 @@ func TestReleaseTombstonesOnlyUnansweredNodes(t *testing.T) {
 			gate := make(chan struct{})
 			var opened sync.Once
 			open := func() { opened.Do(func() { close(gate) }) }
-			nodes[4] = gatedNode{Node: nodes[4], gate: gate, extends: tc.op == "extend"}
+			nodes[4] = gatedNode{Node: nodes[4].(Node), gate: gate, extends: tc.op == "extend"}
 			for i := range nodes {
-				nodes[i] = answeredNode{Node: nodes[i], returned: returned}
+				nodes[i] = answeredNode{Node: nodes[i].(Node), returned: returned}
 			}
 			// The release waits up to a quarter of the node timeout for
 			// requests on their way: 2.5 s here, or the whole test when
