@@ -217,31 +217,6 @@ type AcquireReply struct {
 	DataTouchedKnown bool
 }
 
-// WithDataTouchedAge returns r with DataTouchedAge set from ms, as the
-// scripts report it (negative: unknown).
-func (r AcquireReply) WithDataTouchedAge(ms int64) AcquireReply {
-	if ms >= 0 {
-		r.DataTouchedAge, r.DataTouchedKnown = time.Duration(ms)*time.Millisecond, true
-	}
-	return r
-}
-
-// WithDataAge returns r with DataAge set from ms, a marker's age in
-// milliseconds as the scripts report it (negative: unknown).
-func (r AcquireReply) WithDataAge(ms int64) AcquireReply {
-	if ms >= 0 {
-		r.DataAge, r.DataAgeKnown = time.Duration(ms)*time.Millisecond, true
-	}
-	return r
-}
-
-// WithDataCreator returns r with DataCreator set from us, the marker's
-// creator as the scripts report it (0 or negative: unknown).
-func (r AcquireReply) WithDataCreator(us int64) AcquireReply {
-	r.DataCreator = uint64(max(us, 0))
-	return r
-}
-
 // ExtendArgs is one lock's extension in Node.Extend.
 type ExtendArgs struct {
 	Name      string

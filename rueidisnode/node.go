@@ -137,7 +137,8 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 			touched = a
 		}
 	}
-	return wire.AcquireReplyOf(ok == 1, v, third).WithDataAge(age).WithDataCreator(creator).WithDataTouchedAge(touched), nil
+	r := wire.AcquireReplyOf(ok == 1, v, third)
+	return wire.WithDataTouchedAge(wire.WithDataCreator(wire.WithDataAge(r, age), creator), touched), nil
 }
 
 // Extend implements node.Node: every op as EVALSHA in one DoMulti, which

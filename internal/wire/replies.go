@@ -143,3 +143,28 @@ func ParseIdentity(info ...string) (node.Identity, error) {
 	}
 	return id, nil
 }
+
+// WithDataTouchedAge returns r with DataTouchedAge set from ms, as the
+// scripts report it (negative: unknown).
+func WithDataTouchedAge(r node.AcquireReply, ms int64) node.AcquireReply {
+	if ms >= 0 {
+		r.DataTouchedAge, r.DataTouchedKnown = time.Duration(ms)*time.Millisecond, true
+	}
+	return r
+}
+
+// WithDataAge returns r with DataAge set from ms, a marker's age in
+// milliseconds as the scripts report it (negative: unknown).
+func WithDataAge(r node.AcquireReply, ms int64) node.AcquireReply {
+	if ms >= 0 {
+		r.DataAge, r.DataAgeKnown = time.Duration(ms)*time.Millisecond, true
+	}
+	return r
+}
+
+// WithDataCreator returns r with DataCreator set from us, the marker's
+// creator as the scripts report it (0 or negative: unknown).
+func WithDataCreator(r node.AcquireReply, us int64) node.AcquireReply {
+	r.DataCreator = uint64(max(us, 0))
+	return r
+}

@@ -302,7 +302,7 @@ func (m *Node) markData(name string, at time.Time, keep time.Duration, now time.
 	touched := max(now.Sub(t.touched), 0).Milliseconds()
 	t.touched, t.expires = now, now.Add(keep)
 	m.markers[name] = t
-	return node.AcquireReply{DataCreator: t.creator}.WithDataAge(now.Sub(t.since).Milliseconds()).WithDataTouchedAge(touched)
+	return wire.WithDataTouchedAge(wire.WithDataAge(node.AcquireReply{DataCreator: t.creator}, now.Sub(t.since).Milliseconds()), touched)
 }
 
 // withMarker returns r with the marker's age and creator of mark.
