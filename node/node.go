@@ -189,7 +189,7 @@ type AcquireReply struct {
 	// is that holder's fence as counted (or raised) on this node.
 	Previous Holding
 	// DataAge is how long this node has kept data for the key, by its own
-	// clock: the age of the key's marker (MarkerKey), which Acquire writes
+	// clock: the age of the key's marker (name+":since"), which Acquire writes
 	// when missing, with the server's time, and keeps as long as the
 	// counter (and at least as long as the lock: its expiry is reset to
 	// the longer of the retention and the TTL by acquisitions and

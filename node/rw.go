@@ -15,7 +15,7 @@ import (
 // compiling.
 //
 // The calls take the Node's argument types and keep its rules (atomic,
-// idempotent for one token, tombstones, the fence counter of CounterKey
+// idempotent for one token, tombstones, the fence counter of the name
 // shared with the mutex of the name), with these differences:
 //
 //   - AcquireRW(Shared) adds the token as a reader, with its own expiry,
@@ -52,7 +52,7 @@ import (
 // Keys on Redis, all in the name's slot: the writer name+":rw:w" ("token
 // at owner"), the readers name+":rw:r" (a sorted set of tokens by expiry,
 // in server milliseconds), the intent name+":rw:i" (the waiting writer's
-// token), beside CounterKey and TombstoneKey. Scan lists none of them.
+// token), beside the counter name+":fence" and the tombstones. Scan lists none of them.
 type ReadWriter interface {
 	AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (AcquireReply, error)
 	ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]ExtendResult, error)

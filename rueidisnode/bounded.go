@@ -1,7 +1,7 @@
 package rueidisnode
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
+	"github.com/quorumlock/quorumlock/internal/wire"
 
 	"context"
 	"crypto/tls"
@@ -16,5 +16,5 @@ import (
 // out of any caller's reach, or run out of memory). It dials with d, over
 // TLS when tlsConfig is not nil.
 func BoundedDial(ctx context.Context, dst string, d *net.Dialer, tlsConfig *tls.Config) (net.Conn, error) {
-	return redisnode.BoundedDialer(d, tlsConfig)(ctx, "tcp", dst)
+	return wire.BoundedDialer(d, tlsConfig)(ctx, "tcp", dst)
 }

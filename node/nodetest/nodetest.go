@@ -1,7 +1,8 @@
 // Package nodetest checks that a node.Node keeps the contract the quorum
 // client relies on. quorumlock runs it against its Redis node (on real
-// redis-server processes, standalone and cluster-enabled), its Memory node
-// and its rueidis node; run it against your own implementation too:
+// redis-server processes, standalone and cluster-enabled), its memory node
+// and its rueidis node; run it against your own implementation too (the
+// checks of an optional capability the node lacks are skipped):
 //
 //	func TestMyNode(t *testing.T) {
 //		nodetest.Run(t, func(t *testing.T) node.Node { return newMyNode(t) })
