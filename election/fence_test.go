@@ -1,13 +1,12 @@
 package election_test
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-
 	"context"
 	"strings"
 	"testing"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 )
 

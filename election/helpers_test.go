@@ -1,8 +1,6 @@
 package election_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"context"
 	"fmt"
 	"sync/atomic"
@@ -12,6 +10,7 @@ import (
 	"github.com/quorumlock/quorumlock/election"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 

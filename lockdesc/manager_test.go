@@ -1,9 +1,6 @@
 package lockdesc_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +10,8 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/lockdesc"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )

@@ -1,8 +1,6 @@
 package otellock_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"context"
 	"errors"
 	"slices"
@@ -13,6 +11,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/lockmetrics"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/otellock"
 	"github.com/quorumlock/quorumlock/redlock"
 	"go.opentelemetry.io/otel/attribute"

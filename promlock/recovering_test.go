@@ -1,8 +1,6 @@
 package promlock_test
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-
 	"context"
 	"errors"
 	"strconv"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/promlock"
 	"github.com/quorumlock/quorumlock/redlock"
 )

@@ -1,9 +1,6 @@
 package redlock_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"bytes"
 	"context"
 	"errors"
@@ -16,6 +13,8 @@ import (
 
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )

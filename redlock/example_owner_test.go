@@ -1,13 +1,12 @@
 package redlock_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-
 	"context"
 	"fmt"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 

@@ -6,8 +6,6 @@ package redlock_test
 // The Redis Cluster part is in cluster_mode_test.go.
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )

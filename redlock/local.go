@@ -1,11 +1,10 @@
 package redlock
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-
 	"context"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 )
 
 // NewLocal returns a Client on a single in-process memory node, for

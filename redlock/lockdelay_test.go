@@ -1,9 +1,6 @@
 package redlock_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"bufio"
 	"context"
 	"errors"
@@ -15,6 +12,8 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 

@@ -1,14 +1,13 @@
 package redlock_test
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-
 	"errors"
 	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 

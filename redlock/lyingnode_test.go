@@ -1,8 +1,6 @@
 package redlock_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"bytes"
 	"errors"
 	"log/slog"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/fakeresp"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 

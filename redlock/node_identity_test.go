@@ -5,8 +5,6 @@ package redlock_test
 // names is refused.
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )

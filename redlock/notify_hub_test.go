@@ -1,14 +1,13 @@
 package redlock
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-
 	"context"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 )
 
 // woken reports whether w was made active (without blocking).

@@ -1,10 +1,6 @@
 package redlock_test
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-	"github.com/quorumlock/quorumlock/node/memnode"
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"context"
 	"errors"
 	"log/slog"
@@ -17,7 +13,10 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/redis/go-redis/v9"

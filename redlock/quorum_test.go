@@ -4,8 +4,6 @@ package redlock
 // clock: what a call waits for is exact here, independent of the machine.
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-
 	"context"
 	"errors"
 	"sync"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/retry"
 )
 

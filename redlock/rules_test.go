@@ -1,9 +1,6 @@
 package redlock_test
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-	"github.com/quorumlock/quorumlock/node/memnode"
-
 	"context"
 	"encoding/base64"
 	"errors"
@@ -12,7 +9,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )

@@ -4,8 +4,6 @@ package redlock_test
 // to exactly one runner, and a silent node does not delay a lost attempt.
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"errors"
 	"fmt"
 	"strings"
@@ -15,6 +13,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )

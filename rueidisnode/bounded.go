@@ -1,11 +1,11 @@
 package rueidisnode
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-
 	"context"
 	"crypto/tls"
 	"net"
+
+	"github.com/quorumlock/quorumlock/internal/wire"
 )
 
 // BoundedDial is a rueidis ClientOption.DialCtxFn whose connections are

@@ -1,8 +1,6 @@
 package rueidisnode_test
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"

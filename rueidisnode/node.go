@@ -1,8 +1,6 @@
 package rueidisnode
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 )
 

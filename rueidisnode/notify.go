@@ -1,8 +1,6 @@
 package rueidisnode
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +10,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/quorumlock/quorumlock/internal/guard"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 )
 

@@ -1,14 +1,13 @@
 package rueidisnode
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-
 	"context"
 	"fmt"
 	"time"
 
 	"github.com/redis/rueidis"
 
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 )
 

@@ -1,14 +1,13 @@
 package rueidisnode_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/rwlock"
 )

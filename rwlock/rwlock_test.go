@@ -1,9 +1,6 @@
 package rwlock_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +12,8 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/quorumlock/quorumlock/rwlock"

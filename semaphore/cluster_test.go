@@ -1,13 +1,12 @@
 package semaphore_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"testing"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/semaphore"
 	"github.com/redis/go-redis/v9"
 )

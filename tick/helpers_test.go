@@ -1,8 +1,6 @@
 package tick_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-
 	"context"
 	"fmt"
 	"sync"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/tick"
 )

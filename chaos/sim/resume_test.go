@@ -1,14 +1,13 @@
 package sim
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-
 	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 )
 
 // A paused server applies the requests queued while it was paused in the

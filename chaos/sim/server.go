@@ -1,13 +1,12 @@
 package sim
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-
 	"context"
 	"sync"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 )
 
 // server is one simulated lock server: a memnode.Node, the state a fault

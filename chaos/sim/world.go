@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-
 	"context"
 	"fmt"
 	"sync"
@@ -11,6 +9,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/chaos"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 

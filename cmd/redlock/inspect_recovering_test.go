@@ -1,14 +1,13 @@
 package main
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 )
 
 // inspect shows each node's data age for the key, and which node sits out

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"encoding/json"
 	"strings"
 	"testing"
@@ -12,7 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"bytes"
 	"context"
 	"errors"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 

@@ -11,8 +11,6 @@
 package main
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"context"
 	"flag"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/examples/internal/seed"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/redis/go-redis/v9"
 )
 

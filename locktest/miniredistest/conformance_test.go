@@ -1,8 +1,6 @@
 package miniredistest
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/nodetest"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 )
 
 // startMiniredis starts a miniredis server whose clock follows real time:

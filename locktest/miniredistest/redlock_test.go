@@ -1,8 +1,6 @@
 package miniredistest
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"bytes"
 	"errors"
 	"log/slog"
@@ -13,6 +11,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )

@@ -1,9 +1,6 @@
 package memnode
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-	"github.com/quorumlock/quorumlock/node"
-
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,6 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // Node is an in-process Node with the semantics of the Redis node: keys

@@ -1,11 +1,11 @@
 package memnode
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-	"github.com/quorumlock/quorumlock/node"
-
 	"context"
 	"sync"
+
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // memBroker is a Memory node's Pub/Sub: subscribers per channel, called by

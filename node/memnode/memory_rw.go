@@ -1,11 +1,11 @@
 package memnode
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-	"github.com/quorumlock/quorumlock/node"
-
 	"context"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 var _ node.ReadWriter = (*Node)(nil)

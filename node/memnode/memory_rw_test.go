@@ -1,8 +1,6 @@
 package memnode_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-
 	"context"
 	"fmt"
 	"testing"
@@ -10,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 )
 
 // Read-write state is bounded as the mutex's is: readers, writers and

@@ -1,8 +1,6 @@
 package memnode_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/memnode"
-
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/node/nodetest"
 )
 

@@ -1,9 +1,6 @@
 package redisnode
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-	"github.com/quorumlock/quorumlock/node"
-
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,6 +13,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // Node is a node.Node backed by one independent Redis server, reached through a

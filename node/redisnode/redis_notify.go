@@ -1,9 +1,6 @@
 package redisnode
 
 import (
-	"github.com/quorumlock/quorumlock/internal/wire"
-	"github.com/quorumlock/quorumlock/node"
-
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/guard"
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // subscriber is the part of a go-redis client that can subscribe:

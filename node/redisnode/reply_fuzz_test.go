@@ -1,14 +1,13 @@
 package redisnode_test
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/nodetest"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 )
 
 // Whatever a server answers, each operation of the go-redis node over a

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/bench/internal/harness"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 

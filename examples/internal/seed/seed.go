@@ -4,8 +4,6 @@
 package seed
 
 import (
-	"github.com/quorumlock/quorumlock/node/redisnode"
-
 	"context"
 	"database/sql"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/pgtest"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 )
 
 // Env is a set of lock nodes and, when asked for, a database.
