@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -23,15 +24,24 @@ import (
 func newNodes(rcs []*redis.Client) []node.Node {
 	nodes := make([]node.Node, len(rcs))
 	for i, rc := range rcs {
-		nodes[i] = node.NewRedisNamed(fmt.Sprintf("node%d", i), rc)
+		nodes[i] = redisnode.NewNamed(fmt.Sprintf("node%d", i), rc)
 	}
 	return nodes
 }
 
 // skewed offers the nodes seeds for new fence counters from a wall clock
 // skew off the real one, as a client whose clock is off does.
-type skewed struct {
+// Node is a node with every optional capability: skewed embeds it, so that
+// it forwards the capabilities of the node it wraps.
+type Node interface {
 	node.Node
+	node.Inspector
+	node.ForceReleaser
+	node.Subscriber
+}
+
+type skewed struct {
+	Node
 	skew time.Duration
 }
 
@@ -47,7 +57,7 @@ func skewNodes(nodes []node.Node, skew time.Duration) []node.Node {
 	}
 	out := make([]node.Node, len(nodes))
 	for i, n := range nodes {
-		out[i] = skewed{n, skew}
+		out[i] = skewed{n.(Node), skew}
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -13,7 +14,7 @@ import (
 // gate closes (or the request's context ends): a grant that arrives after
 // the term was decided without it.
 type lateAnswerNode struct {
-	node.Node
+	Node
 	gate chan struct{}
 }
 
@@ -45,7 +46,7 @@ func TestLeaderFenceAfterCampaignWithDriftingCounters(t *testing.T) {
 		}
 	}
 	gate := make(chan struct{})
-	candidate := newElection(t, newClient(t, []node.Node{real[0], real[1], lateAnswerNode{real[2], gate}}), name)
+	candidate := newElection(t, newClient(t, []node.Node{real[0], real[1], lateAnswerNode{real[2].(Node), gate}}), name)
 	term, err := candidate.Campaign(ctx, "leader")
 	close(gate)
 	if err != nil {
@@ -77,7 +78,7 @@ func electionCounterKey(t *testing.T, ctx context.Context, cl *redistest.Cluster
 	if err := term.Resign(ctx); err != nil {
 		t.Fatal(err)
 	}
-	keys, err := cl.Clients()[0].Keys(ctx, node.CounterKey("*")).Result()
+	keys, err := cl.Clients()[0].Keys(ctx, wire.CounterKey("*")).Result()
 	if err != nil || len(keys) != 1 || !strings.Contains(keys[0], name) {
 		t.Fatalf("counter keys of %q: %v, %v", name, keys, err)
 	}

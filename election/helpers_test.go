@@ -10,6 +10,7 @@ import (
 	"github.com/quorumlock/quorumlock/election"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -27,7 +28,7 @@ func ctxFor(t *testing.T) context.Context {
 func nodesOf(cl *redistest.Cluster) []node.Node {
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	return nodes
 }
@@ -68,4 +69,13 @@ func nextLeader(t *testing.T, ch <-chan election.Leader) election.Leader {
 	}
 	t.Fatal("Observe's channel closed before reporting a leader")
 	return election.Leader{}
+}
+
+// Node is a node with every optional capability: the tests' wrappers embed
+// it, so that they forward the capabilities of the node they wrap.
+type Node interface {
+	node.Node
+	node.Inspector
+	node.ForceReleaser
+	node.Subscriber
 }

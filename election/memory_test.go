@@ -10,6 +10,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/election"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
@@ -18,8 +19,8 @@ import (
 // The timing logic on memory nodes, on testing/synctest's clock: exact
 // bounds in fake time, whatever the machine's load.
 
-func memoryNodes() ([]*node.Memory, []node.Node) {
-	ms := []*node.Memory{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+func memoryNodes() ([]*memnode.Node, []node.Node) {
+	ms := []*memnode.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	return ms, []node.Node{ms[0], ms[1], ms[2]}
 }
 

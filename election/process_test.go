@@ -18,6 +18,7 @@ import (
 	"github.com/quorumlock/quorumlock/election"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/statuslock"
 )
@@ -84,7 +85,7 @@ func TestHelperLeader(t *testing.T) {
 	ttl, _ := time.ParseDuration(parts[3])
 	var nodes []node.Node
 	for _, a := range addrs {
-		nodes = append(nodes, node.NewRedis(redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})))
+		nodes = append(nodes, redisnode.New(redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})))
 	}
 	c, err := redlock.New(nodes, redlock.WithNodeTimeout(500*time.Millisecond))
 	if err != nil {

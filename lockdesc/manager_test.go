@@ -10,6 +10,8 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/lockdesc"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -18,7 +20,7 @@ func redisClient(t *testing.T, c *redistest.Cluster) *redlock.Client {
 	t.Helper()
 	var nodes []node.Node
 	for _, rc := range c.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	client, err := redlock.New(nodes, redlock.WithRetry(retry.Never()))
 	if err != nil {
@@ -158,7 +160,7 @@ func (f *fakeRW) TryRLock(_ context.Context, key string, ttl time.Duration) (*re
 // With an RWLocker both kinds of a resource go to it, on the same key
 // (without the kind), so that they can exclude each other.
 func TestRWLockerRouting(t *testing.T) {
-	client, err := redlock.New([]node.Node{node.NewMemory("a")})
+	client, err := redlock.New([]node.Node{memnode.New("a")})
 	if err != nil {
 		t.Fatal(err)
 	}

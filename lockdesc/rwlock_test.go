@@ -9,6 +9,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/lockdesc"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/quorumlock/quorumlock/rwlock"
@@ -23,7 +24,7 @@ func TestSharedAndExclusiveThroughRWLock(t *testing.T) {
 	cluster := redistest.StartT(t, 3)
 	var nodes []node.Node
 	for _, rc := range cluster.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	rw, err := rwlock.New(nodes, redlock.WithRetry(retry.Never()))
 	if err != nil {

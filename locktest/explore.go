@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -239,7 +240,7 @@ func runSchedule(t TB, p Plan, seed uint64, spread time.Duration, work func(ctx 
 // invalid: each schedule's clients would fail alike.
 func validOptions(t TB, opts []redlock.Option) bool {
 	t.Helper()
-	c, err := redlock.New([]node.Node{node.NewMemory("node-1")}, opts...)
+	c, err := redlock.New([]node.Node{memnode.New("node-1")}, opts...)
 	if err != nil {
 		t.Fatalf("locktest: %v", err)
 		return false

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -18,7 +19,7 @@ var ErrCutOff = errors.New("locktest: client cut off from the node")
 // Node is one memory server of a Quorum, with the faults a test turns on
 // and off. Every control is safe to call from any goroutine, at any time.
 type Node struct {
-	mem *node.Memory
+	mem *memnode.Node
 	q   *Quorum
 
 	mu     sync.Mutex
@@ -33,7 +34,7 @@ type Node struct {
 }
 
 func newNode(q *Quorum, name string) *Node {
-	return &Node{mem: node.NewMemory(name), q: q, cut: map[int]struct{}{}}
+	return &Node{mem: memnode.New(name), q: q, cut: map[int]struct{}{}}
 }
 
 // Name is the node's name (its address in errors and logs).
@@ -41,7 +42,7 @@ func (n *Node) Name() string { return n.mem.Name() }
 
 // Memory is the server itself, for reading its state (Inspect, Len); calls
 // on it bypass the faults.
-func (n *Node) Memory() *node.Memory { return n.mem }
+func (n *Node) Memory() *memnode.Node { return n.mem }
 
 // Pause stops the server as SIGSTOP does: requests wait, and are applied
 // when Resume is called, also those whose client has stopped waiting (they

@@ -9,6 +9,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/locktest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -16,7 +17,7 @@ import (
 // faultyNodes is three nodes with the faults both kinds of node have.
 type faultyNodes struct {
 	client       *redlock.Client
-	servers      []node.Node // the servers themselves, for reading their state
+	servers      []server // the servers themselves, for reading their state
 	pause        func(i int)
 	resume       func(i int)
 	restartEmpty func(i int)
@@ -49,10 +50,18 @@ func redisNodes(t *testing.T) faultyNodes {
 		},
 	}
 	for _, c := range cl.Clients() {
-		f.servers = append(f.servers, node.NewRedis(c))
+		f.servers = append(f.servers, redisnode.New(c))
 	}
-	f.client = newRealTimeClient(t, f.servers)
+	f.client = newRealTimeClient(t, nodesOf(f.servers))
 	return f
+}
+
+func nodesOf(servers []server) []node.Node {
+	out := make([]node.Node, len(servers))
+	for i, s := range servers {
+		out[i] = s
+	}
+	return out
 }
 
 func must(t *testing.T, err error) {
@@ -110,7 +119,7 @@ func newRealTimeClient(t *testing.T, nodes []node.Node) *redlock.Client {
 	return c
 }
 
-func serverHolds(t *testing.T, n node.Node, key string) bool {
+func serverHolds(t *testing.T, n server, key string) bool {
 	t.Helper()
 	h, err := n.Inspect(context.Background(), defaults.KeyPrefix+"{"+key+"}")
 	return err == nil && h.Token != ""
@@ -126,4 +135,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// server is a lock server the tests read the state of.
+type server interface {
+	node.Node
+	node.Inspector
 }

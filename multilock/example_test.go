@@ -8,14 +8,15 @@ import (
 
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // A transfer locks both accounts, in the same order whoever names them
 // first, and writes each with its own fence (memory nodes here;
-// node.NewRedis in production).
+// redisnode.New in production).
 func Example() {
-	locks, _ := redlock.New([]node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")})
+	locks, _ := redlock.New([]node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")})
 	defer locks.Close()
 	ctx := context.Background()
 

@@ -110,15 +110,6 @@ func (a ExtendArgs) Validate() error {
 // A Tombstone of zero or less leaves no tombstone.
 func (a ReleaseArgs) Validate() error { return checkNameToken(a.Name, a.Token) }
 
-// ValidateRaise checks the arguments of Node.RaiseFence as the Validate
-// methods do those of the other calls.
-func ValidateRaise(name, token string, fence uint64, retention time.Duration) error {
-	if err := checkNameToken(name, token); err != nil {
-		return err
-	}
-	return checkFence(name, fence, retention)
-}
-
 // Validate reports ErrInvalidArgument for arguments no node can carry out.
 func (a ForceReleaseArgs) Validate() error {
 	if err := checkNameToken(a.Name, a.Token); err != nil {
@@ -143,20 +134,6 @@ func (a ScanArgs) CountOrDefault() int {
 	return a.Count
 }
 
-// RetentionOrDefault is r, or DefaultRetention when r is zero.
-func RetentionOrDefault(r time.Duration) time.Duration {
-	if r == 0 {
-		return DefaultRetention
-	}
-	return r
-}
-
-// millis rounds d up to whole milliseconds (Redis's unit), so that a
-// positive duration never becomes zero.
-func millis(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
-}
-
 // checkMarkerRetention refuses a negative marker retention.
 func checkMarkerRetention(name string, d time.Duration) error {
 	if d < 0 {
@@ -164,3 +141,7 @@ func checkMarkerRetention(name string, d time.Duration) error {
 	}
 	return nil
 }
+
+// waitedMark starts the value of a lock key that a waiter marked (see the
+// package comment), so no token may start with it.
+const waitedMark = "!"

@@ -1,27 +1,28 @@
 // Package node is the contract between the quorum client (package redlock)
-// and one lock server, and its implementations: Redis (Lua scripts over a
-// go-redis client), Memory (in-process, same semantics), and, in a module of
-// its own, rueidis. The conformance suite in package nodetest runs against
-// every implementation.
+// and one lock server: Node, the calls every lock needs, and optional
+// capabilities that a client finds by type assertion, as io.WriterTo is
+// found: Inspector (reading who holds a name, listing names),
+// ForceReleaser, Subscriber (release notifications) and ReadWriter
+// (read-write locks). A client that needs a capability a node lacks gets
+// an error wrapping errors.ErrUnsupported (or the capability's own
+// sentinel), never a panic. The implementations live in packages of their
+// own: node/redisnode (Lua scripts over go-redis), node/memnode
+// (in-process, same semantics) and, in a module of its own, rueidisnode.
+// The conformance suite in package nodetest runs against every one.
 //
 // A Node works on names: the lock's full key on the server, built by the
 // client (prefix, then the user's key in braces, so that every key of one
 // lock hashes to the same Redis Cluster slot). Beside each lock key a node
-// keeps the lock's fence counter (CounterKey) and, for a while after a
-// release, a tombstone per released token (TombstoneKey) that refuses late
-// requests of that token, and the trail of the last acquisition that was not
-// released (TrailKey), which lets the next acquisition see that it took
-// over from a holder that let the lock expire.
+// keeps the lock's fence counter and, for a while after a release, a
+// tombstone per released token that refuses late requests of that token,
+// and the trail of the last acquisition that was not released, which lets
+// the next acquisition see that it took over from a holder that let the
+// lock expire.
 //
 // A lock key's value is the token, the acquisition time and the owner,
-// separated by spaces ("token at owner"; a bare token from clients before
-// owners is read as a token without owner); tokens therefore have no
-// spaces. A value that starts with "!" was marked by a waiter (its release
-// is announced), so tokens do not start with "!". Every script compares the
-// token part only.
-//
-// Read-write locks (package rwlock) are an optional part of the contract,
-// ReadWriter, which Redis, Memory and rueidis's node implement.
+// separated by spaces; tokens therefore have no spaces. A value that starts
+// with "!" was marked by a waiter (its release is announced), so tokens do
+// not start with "!". Every call compares the token part only.
 package node
 
 import (
@@ -29,14 +30,14 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
-	"strconv"
-	"strings"
 	"time"
 )
 
-// Node is one independent lock server. Every method is atomic on the server
-// and idempotent for the same token (clients resend requests whose replies
-// were lost). Implementations are safe for concurrent use.
+// Node is one independent lock server: the calls every lock needs. Every
+// method is atomic on the server and idempotent for the same token (clients
+// resend requests whose replies were lost). Implementations are safe for
+// concurrent use. The optional capabilities (Inspector, ForceReleaser,
+// Subscriber, ReadWriter) keep the same rules.
 type Node interface {
 	// Name identifies the node in errors, logs and metrics (its address).
 	Name() string
@@ -86,7 +87,12 @@ type Node interface {
 	// expiry to retention), and the fence of token's trail likewise, and
 	// reports whether name holds token, atomically.
 	RaiseFence(ctx context.Context, name, token string, fence uint64, retention time.Duration) (held bool, err error)
+}
 
+// Inspector is the optional capability of reading a node's locks without
+// changing them, for administration (redlock's Inspect, Locks and
+// ForceRelease) and tooling.
+type Inspector interface {
 	// Inspect reports who holds name and its counter, changing nothing.
 	Inspect(ctx context.Context, name string) (Holding, error)
 
@@ -97,7 +103,11 @@ type Node interface {
 	// returned at least once; a page may be empty before the end. Each
 	// call's cost is bounded by a.Count (a hint, DefaultScanCount when 0).
 	Scan(ctx context.Context, a ScanArgs) (ScanPage, error)
+}
 
+// ForceReleaser is the optional capability of evicting a holder, for
+// administration (redlock's ForceRelease).
+type ForceReleaser interface {
 	// ForceRelease evicts a holder: atomically, it raises the counter of
 	// a.Name to at least a.Fence (its expiry reset to a.Retention), leaves a
 	// tombstone of a.Token for a.Tombstone (so that the evicted holder's
@@ -106,7 +116,13 @@ type Node interface {
 	// trail stays: the next acquisition reports the evicted holder as
 	// Previous. It reports whether the key was deleted.
 	ForceRelease(ctx context.Context, a ForceReleaseArgs) (released bool, err error)
+}
 
+// Subscriber is the optional capability of announcing releases, which
+// lets waiters wake at a release rather than at their next retry. A
+// client without it (or whose Subscribe returns
+// ErrNotificationsUnsupported) waits by its retry policy alone.
+type Subscriber interface {
 	// Subscribe delivers the releases announced on channel to onRelease
 	// (the name and ReleaseID of the token) until stop is called. It
 	// returns at once; the subscription is made, and remade after failures,
@@ -152,8 +168,6 @@ type AcquireArgs struct {
 	// Waiter marks a key held by another token, so that its release is
 	// announced: set by clients that wait for release notifications.
 	Waiter bool
-
-	script *preparedArgs // see Prepared; nil: built per call
 }
 
 // AcquireReply is what a node answers to Acquire.
@@ -175,7 +189,7 @@ type AcquireReply struct {
 	// is that holder's fence as counted (or raised) on this node.
 	Previous Holding
 	// DataAge is how long this node has kept data for the key, by its own
-	// clock: the age of the key's marker (MarkerKey), which Acquire writes
+	// clock: the age of the key's marker (name+":since"), which Acquire writes
 	// when missing, with the server's time, and keeps as long as the
 	// counter (and at least as long as the lock: its expiry is reset to
 	// the longer of the retention and the TTL by acquisitions and
@@ -201,31 +215,6 @@ type AcquireReply struct {
 	// for a marker written before touches were recorded.
 	DataTouchedAge   time.Duration
 	DataTouchedKnown bool
-}
-
-// WithDataTouchedAge returns r with DataTouchedAge set from ms, as the
-// scripts report it (negative: unknown).
-func (r AcquireReply) WithDataTouchedAge(ms int64) AcquireReply {
-	if ms >= 0 {
-		r.DataTouchedAge, r.DataTouchedKnown = time.Duration(ms)*time.Millisecond, true
-	}
-	return r
-}
-
-// WithDataAge returns r with DataAge set from ms, a marker's age in
-// milliseconds as the scripts report it (negative: unknown).
-func (r AcquireReply) WithDataAge(ms int64) AcquireReply {
-	if ms >= 0 {
-		r.DataAge, r.DataAgeKnown = time.Duration(ms)*time.Millisecond, true
-	}
-	return r
-}
-
-// WithDataCreator returns r with DataCreator set from us, the marker's
-// creator as the scripts report it (0 or negative: unknown).
-func (r AcquireReply) WithDataCreator(us int64) AcquireReply {
-	r.DataCreator = uint64(max(us, 0))
-	return r
 }
 
 // ExtendArgs is one lock's extension in Node.Extend.
@@ -271,8 +260,6 @@ type ReleaseArgs struct {
 	Token     string
 	Tombstone time.Duration // how long late requests of the token are refused; <= 0: none
 	Channel   string        // where to announce the release; empty: nowhere
-
-	script *preparedArgs // see Prepared; nil: built per call
 }
 
 // Holding describes a key on one node.
@@ -332,82 +319,6 @@ type Identity struct {
 	// one that can never evict a lock key or counter).
 	Eviction string
 }
-
-// CounterKey is the name of the fence counter of the lock key name.
-func CounterKey(name string) string { return name + ":fence" }
-
-// TrailKey is the name of the trail of the lock key name: "fence token at
-// owner" of its last acquisition that was not released, kept as long as
-// the counter.
-func TrailKey(name string) string { return name + ":holder" }
-
-// MarkerKey is the name of the marker of the lock key name: "since
-// creator touched", the server's time (µs since the Unix epoch) when this
-// node started keeping data for the key (see AcquireReply.DataAge), the
-// acquisition time of the acquisition that wrote it (see
-// AcquireReply.DataCreator) and the server's time of the last acquire or
-// extension of the key (see AcquireReply.DataTouchedAge); older markers
-// lack the last one or two fields. Kept as long as the counter, the lock
-// and the MarkerRetention after the last touch.
-func MarkerKey(name string) string { return name + ":since" }
-
-// isCompanion reports whether a key name is a counter, tombstone or trail
-// of a lock, or a key of a read-write lock (lock names end in '}', their
-// companions after it).
-func isCompanion(name string) bool {
-	return strings.HasSuffix(name, "}:fence") || strings.HasSuffix(name, "}:holder") || strings.HasSuffix(name, "}:since") ||
-		strings.Contains(name, "}:gone:") ||
-		strings.Contains(name, "}:rw:")
-}
-
-// LockValue is what a lock key holds: "token at owner", at in microseconds
-// since the Unix epoch (0 when unknown).
-func LockValue(token string, at time.Time, owner string) string {
-	return token + " " + micros(at) + " " + owner
-}
-
-func micros(t time.Time) string {
-	if t.IsZero() {
-		return "0"
-	}
-	return strconv.FormatInt(t.UnixMicro(), 10)
-}
-
-// waitedMark starts the value of a lock key that a waiter marked.
-const waitedMark = "!"
-
-// ParseLockValue reads a lock key's value into h (token, acquisition time,
-// owner). A bare token has no time or owner.
-func ParseLockValue(v string) (h Holding) {
-	v = strings.TrimPrefix(v, waitedMark)
-	h.Token, v, _ = strings.Cut(v, " ")
-	at, owner, _ := strings.Cut(v, " ")
-	if us, err := strconv.ParseInt(at, 10, 64); err == nil && us > 0 {
-		h.AcquiredAt = time.UnixMicro(us)
-	}
-	h.Owner = owner
-	return h
-}
-
-// ParseTrail reads a trail ("fence token at owner"); ok is false for a
-// malformed one.
-func ParseTrail(v string) (h Holding, ok bool) {
-	if v == "" { // the common case: no previous holder, and no error to allocate
-		return Holding{}, false
-	}
-	f, rest, _ := strings.Cut(v, " ")
-	fence, err := strconv.ParseUint(f, 10, 64)
-	if err != nil {
-		return Holding{}, false
-	}
-	h = ParseLockValue(rest)
-	h.Fence = fence
-	return h, h.Token != ""
-}
-
-// TombstoneKey is the name of the tombstone that refuses late requests of
-// token on the lock key name.
-func TombstoneKey(name, token string) string { return name + ":gone:" + token }
 
 // ErrNotificationsUnsupported is returned by Subscribe of a node that cannot
 // subscribe (a Redis node over a client without Pub/Sub).

@@ -15,7 +15,7 @@ import (
 // compiling.
 //
 // The calls take the Node's argument types and keep its rules (atomic,
-// idempotent for one token, tombstones, the fence counter of CounterKey
+// idempotent for one token, tombstones, the fence counter of the name
 // shared with the mutex of the name), with these differences:
 //
 //   - AcquireRW(Shared) adds the token as a reader, with its own expiry,
@@ -52,7 +52,7 @@ import (
 // Keys on Redis, all in the name's slot: the writer name+":rw:w" ("token
 // at owner"), the readers name+":rw:r" (a sorted set of tokens by expiry,
 // in server milliseconds), the intent name+":rw:i" (the waiting writer's
-// token), beside CounterKey and TombstoneKey. Scan lists none of them.
+// token), beside the counter name+":fence" and the tombstones. Scan lists none of them.
 type ReadWriter interface {
 	AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (AcquireReply, error)
 	ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]ExtendResult, error)
@@ -89,14 +89,6 @@ func (m Mode) Validate() error {
 	return nil
 }
 
-// arg is the mode as the rw scripts take it.
-func (m Mode) arg() string {
-	if m == Shared {
-		return "s"
-	}
-	return "x"
-}
-
 // WaitingWriterHolder is the Holder a shared AcquireRW reports when a
 // waiting writer's intent refuses it. It stands for every writer attempt
 // (a reader refused by the intents of several attempts sees one holder),
@@ -107,12 +99,3 @@ const WaitingWriterHolder = "-waiting-writer"
 // ErrReadWriteUnsupported is returned (wrapped) for a node that does not
 // implement ReadWriter.
 var ErrReadWriteUnsupported = errors.New("node: read-write locks not supported by this node")
-
-// rwWriterKey is the writer of the read-write lock name.
-func rwWriterKey(name string) string { return name + ":rw:w" }
-
-// rwReadersKey is the readers of the read-write lock name.
-func rwReadersKey(name string) string { return name + ":rw:r" }
-
-// rwIntentKey is the waiting writer's intent of the read-write lock name.
-func rwIntentKey(name string) string { return name + ":rw:i" }

@@ -11,6 +11,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/lockmetrics"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/otellock"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -53,7 +54,7 @@ func realClient(t *testing.T, n int, opts ...redlock.Option) (*redistest.Cluster
 	cl := redistest.StartT(t, n)
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	c, err := redlock.New(nodes, opts...)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/promlock"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -27,7 +28,7 @@ func BenchmarkObserverCost(b *testing.B) {
 	}
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	observed, err := redlock.New(nodes, redlock.WithNodeTimeout(2*time.Second), redlock.WithObserver(obs))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -15,7 +16,7 @@ func realClient(t testing.TB, n int, opts ...redlock.Option) (*redistest.Cluster
 	cl := redistest.StartT(t, n)
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	c, err := redlock.New(nodes, opts...)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/promlock"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -262,7 +263,7 @@ func TestTakeoverCounter(t *testing.T) {
 	}
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	crashed, err := redlock.New(nodes)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/promlock"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -35,7 +35,7 @@ func TestRecoveringNodesCounted(t *testing.T) {
 	name := "lock:{job:1}"
 	await(t, "markers older than the node timeout", func() bool {
 		for _, rc := range cl.Clients() {
-			v, _ := rc.Get(ctx, node.MarkerKey(name)).Result()
+			v, _ := rc.Get(ctx, wire.MarkerKey(name)).Result()
 			first, _, _ := strings.Cut(v, " ") // "since creator"
 			since, _ := strconv.ParseInt(first, 10, 64)
 			now, err := rc.Time(ctx).Result()

@@ -306,7 +306,7 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: name, Token: token, TTL: c.cfg.nodeTTL(ttl),
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.ownerOf(ctx), At: at, Waiter: waiter, MarkerRetention: c.cfg.recovery}.Prepared()
+		Owner: c.ownerOf(ctx), At: at, Waiter: waiter, MarkerRetention: c.cfg.recovery}
 	sent.send(false)
 	r := startRoundAt(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
 		v, err := c.nodes[i].Acquire(ctx, args)
@@ -555,7 +555,6 @@ func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl t
 	if !c.cfg.noNotify {
 		args.Channel = c.releaseChannel
 	}
-	args = args.Prepared()
 	timeout := c.cfg.timeoutFor(ttl)
 	return startRoundAt(c, ctx, "release", key, nodes, timeout, func(ctx context.Context, i int) (bool, error) {
 		a := args

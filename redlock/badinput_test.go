@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -15,8 +16,8 @@ import (
 // Bad input never panics, never hangs and never succeeds silently: it is an
 // ErrInvalidArgument, reported before anything reaches a node.
 func TestNewRejectsBadInput(t *testing.T) {
-	a, b := node.NewMemory("a"), node.NewMemory("b")
-	var typedNil *node.Memory
+	a, b := memnode.New("a"), memnode.New("b")
+	var typedNil *memnode.Node
 	cases := map[string]struct {
 		nodes []node.Node
 		opts  []redlock.Option
@@ -25,7 +26,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 		"nil node":             {[]node.Node{a, nil}, nil},
 		"typed nil node":       {[]node.Node{a, typedNil}, nil},
 		"same node twice":      {[]node.Node{a, b, a}, nil},
-		"same name twice":      {[]node.Node{a, node.NewMemory("a")}, nil},
+		"same name twice":      {[]node.Node{a, memnode.New("a")}, nil},
 		"negative drift":       {[]node.Node{a}, []redlock.Option{redlock.WithDriftFactor(-0.1)}},
 		"drift of one half":    {[]node.Node{a}, []redlock.Option{redlock.WithDriftFactor(0.5)}},
 		"NaN drift":            {[]node.Node{a}, []redlock.Option{redlock.WithDriftFactor(math.NaN())}},
@@ -51,7 +52,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 }
 
 func TestOperationsRejectBadInput(t *testing.T) {
-	m := node.NewMemory("m")
+	m := memnode.New("m")
 	c := newClient(t, []node.Node{m})
 	var nilCtx context.Context // a variable, so vet does not flag the nil literal
 	ctx := context.Background()

@@ -109,7 +109,7 @@ func isNil(n node.Node) bool {
 // the background (the undo of failed attempts, deletes of a lost lock's
 // keys), and stops the client's release subscriptions. Each request is
 // bounded by its node timeout when the node honours context deadlines
-// (node.Memory, rueidisnode, node.Redis over a go-redis client with
+// (memnode.Node, rueidisnode, redisnode.Node over a go-redis client with
 // ContextTimeoutEnabled); over a go-redis client without it, a request to a
 // stopped server lasts as long as go-redis's own dial and read timeouts
 // (5s and 3s by default). It does not release held locks. The Client stays usable: later waits fall back to the

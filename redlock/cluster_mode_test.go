@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -87,7 +89,7 @@ func TestClusterMode(t *testing.T) {
 					t.Fatalf("cluster node %s accepted a script over two slots (%v): it cannot tell old names from new", addr, err)
 				}
 				ccs = append(ccs, cc)
-				nodes = append(nodes, node.NewRedisNamed("cluster@"+addr, cc))
+				nodes = append(nodes, redisnode.NewNamed("cluster@"+addr, cc))
 			}
 			if layout.flat > 0 {
 				nodes = append(nodes, nodesOf(startCluster(t, layout.flat))...)
@@ -112,20 +114,20 @@ func TestClusterMode(t *testing.T) {
 			// On every cluster node: the lock holds our token, and it and its
 			// counter are in one slot.
 			for i, cc := range ccs {
-				if v, err := cc.Get(ctx, name).Result(); err != nil || node.ParseLockValue(v).Token != l1.Token() {
+				if v, err := cc.Get(ctx, name).Result(); err != nil || wire.ParseLockValue(v).Token != l1.Token() {
 					// Acquire returns at a majority; give a slow node a moment.
 					waitUntil(t, fmt.Sprintf("cluster node %d holds the token", i), func() bool {
 						v, err := cc.Get(ctx, name).Result()
-						return err == nil && node.ParseLockValue(v).Token == l1.Token()
+						return err == nil && wire.ParseLockValue(v).Token == l1.Token()
 					})
 				}
 				s1, err1 := cc.ClusterKeySlot(ctx, name).Result()
-				s2, err2 := cc.ClusterKeySlot(ctx, node.CounterKey(name)).Result()
+				s2, err2 := cc.ClusterKeySlot(ctx, wire.CounterKey(name)).Result()
 				if err := errors.Join(err1, err2); err != nil || s1 != s2 {
-					t.Fatalf("cluster node %d: %q in slot %d, its counter %q in slot %d (%v)", i, name, s1, node.CounterKey(name), s2, err)
+					t.Fatalf("cluster node %d: %q in slot %d, its counter %q in slot %d (%v)", i, name, s1, wire.CounterKey(name), s2, err)
 				}
-				if f, err := cc.Get(ctx, node.CounterKey(name)).Uint64(); err != nil || f == 0 {
-					t.Fatalf("cluster node %d: counter %q = %d, %v; want a count", i, node.CounterKey(name), f, err)
+				if f, err := cc.Get(ctx, wire.CounterKey(name)).Uint64(); err != nil || f == 0 {
+					t.Fatalf("cluster node %d: counter %q = %d, %v; want a count", i, wire.CounterKey(name), f, err)
 				}
 			}
 

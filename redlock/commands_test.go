@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -61,7 +62,7 @@ func resetStats(t *testing.T, cl *redistest.Cluster) {
 
 // releasedNode reports each Release it returned from.
 type releasedNode struct {
-	node.Node
+	Node
 	released chan<- struct{}
 }
 
@@ -98,7 +99,7 @@ func TestCommandsPerCycle(t *testing.T) {
 			released := make(chan struct{}, tc.nodes)
 			nodes := nodesOf(cl)
 			for i := range nodes {
-				nodes[i] = releasedNode{Node: nodes[i], released: released}
+				nodes[i] = releasedNode{Node: nodes[i].(Node), released: released}
 			}
 			counted, err := redlock.New(nodes) // identifies the nodes with INFO, which is not counted
 			if err != nil {
@@ -137,7 +138,7 @@ func TestCommandsPerCycle(t *testing.T) {
 			// The counters of "cmds" may have started apart (see above):
 			// make them agree, as a fence settle would, so that no
 			// settle round runs in the count.
-			counter := node.CounterKey(c.KeyName("cmds"))
+			counter := wire.CounterKey(c.KeyName("cmds"))
 			var top uint64
 			for _, n := range cl.Nodes() {
 				v, err := n.Client().Get(ctx, counter).Uint64()

@@ -13,6 +13,8 @@ import (
 
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -182,7 +184,7 @@ func TestNoExtensionAfterRelease(t *testing.T) {
 	cl := startCluster(t, 3)
 	var nodes []node.Node
 	for _, n := range nodesOf(cl) {
-		nodes = append(nodes, delayedBatchNode{n.(*node.Redis), 15 * time.Millisecond})
+		nodes = append(nodes, delayedBatchNode{n.(*redisnode.Node), 15 * time.Millisecond})
 	}
 	// A threshold just under the TTL: every lock is extended on every tick.
 	// The node timeout and TTL leave room for a loaded machine.
@@ -236,19 +238,19 @@ func TestNoExtensionAfterRelease(t *testing.T) {
 // delayedBatchNode makes each batch slow, so that releases meet rounds in
 // flight.
 type delayedBatchNode struct {
-	*node.Redis
+	*redisnode.Node
 	delay time.Duration
 }
 
 func (d delayedBatchNode) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.ExtendResult, error) {
 	time.Sleep(d.delay)
-	return d.Redis.Extend(ctx, ops)
+	return d.Node.Extend(ctx, ops)
 }
 
 // A lock that is only held (not kept) ends when its validity runs out: Done
 // closes, Err wraps ErrLockLost, and Extend moves the end.
 func TestDoneClosesWhenValidityEnds(t *testing.T) {
-	c := newClient(t, []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")})
+	c := newClient(t, []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")})
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 200*time.Millisecond)
 	if err != nil {
@@ -283,7 +285,7 @@ func TestDoneClosesWhenValidityEnds(t *testing.T) {
 // synctest's clock: on real time a starved watchdog let the 300ms TTL lapse.
 func TestKeepAliveMemoryNodes(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		nodes := []*node.Memory{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+		nodes := []*memnode.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 		c := newClient(t, []node.Node{nodes[0], nodes[1], nodes[2]}, redlock.WithKeepAlive(extend.WithSafetyMargin(50*time.Millisecond)))
 		ctx := ctxFor(t)
 		l, err := c.TryAcquire(ctx, uniqueKey(t), 300*time.Millisecond)
@@ -326,7 +328,7 @@ func TestKeepAliveMemoryNodes(t *testing.T) {
 
 // WithMaxHold ends a kept lock at the cap even though it could be extended.
 func TestDoMaxHold(t *testing.T) {
-	c := newClient(t, []node.Node{node.NewMemory("a")}, redlock.WithKeepAlive(extend.WithMaxHold(400*time.Millisecond)))
+	c := newClient(t, []node.Node{memnode.New("a")}, redlock.WithKeepAlive(extend.WithMaxHold(400*time.Millisecond)))
 	ctx := ctxFor(t)
 	began := time.Now()
 	err := c.Do(ctx, uniqueKey(t), 300*time.Millisecond, func(ctx context.Context) error {
@@ -369,16 +371,16 @@ func TestExtendOptionsValidated(t *testing.T) {
 		"negative tick":      redlock.WithKeepAlive(extend.WithTick(-time.Second)),
 		"negative max hold":  redlock.WithKeepAlive(extend.WithMaxHold(-time.Second)),
 	} {
-		if _, err := redlock.New([]node.Node{node.NewMemory("a")}, opt); !errors.Is(err, redlock.ErrInvalidArgument) {
+		if _, err := redlock.New([]node.Node{memnode.New("a")}, opt); !errors.Is(err, redlock.ErrInvalidArgument) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
-	_, err := redlock.New([]node.Node{node.NewMemory("a")},
+	_, err := redlock.New([]node.Node{memnode.New("a")},
 		redlock.WithKeepAlive(extend.WithThreshold(time.Second)), redlock.WithKeepAlive(extend.WithSafetyMargin(2*time.Second)))
 	if !errors.Is(err, redlock.ErrInvalidArgument) {
 		t.Errorf("margin above threshold: %v", err)
 	}
-	c := newClient(t, []node.Node{node.NewMemory("a")})
+	c := newClient(t, []node.Node{memnode.New("a")})
 	if err := c.Do(ctxFor(t), "k", time.Second, nil); !errors.Is(err, redlock.ErrInvalidArgument) {
 		t.Errorf("nil fn: %v", err)
 	}

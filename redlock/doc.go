@@ -38,8 +38,8 @@
 //     covered: every node losing its data at once, or a majority losing it
 //     while the nodes that kept it are silent.
 //
-// Nodes: node.NewRedis wraps a go-redis client (also a *redis.ClusterClient;
-// set ContextTimeoutEnabled, and node.BoundedDialer as its Dialer). The
+// Nodes: redisnode.New wraps a go-redis client (also a *redis.ClusterClient;
+// set ContextTimeoutEnabled, and redisnode.BoundedDialer as its Dialer). The
 // nodes must be independent servers (one server under two names is refused)
 // with maxmemory-policy noeviction. NewLocal gives a Client on one in-process
 // memory node, logged as such; a Client given Redis nodes never falls back

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // Do holds the lock while the work runs, extending it past its TTL, and
 // releases it afterwards.
 func ExampleClient_Do() {
-	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	nodes := []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	locks, _ := redlock.New(nodes)
 	ctx := context.Background()
 
@@ -57,7 +58,7 @@ func ExampleClient_TryDo() {
 // A lock whose nodes fail is declared lost before its validity ends: Done
 // closes and the cause wraps ErrLockLost.
 func ExampleLock_KeepAlive() {
-	a, b, c := node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")
+	a, b, c := memnode.New("a"), memnode.New("b"), memnode.New("c")
 	locks, _ := redlock.New([]node.Node{a, b, c})
 	ctx := context.Background()
 	lock, _ := locks.Acquire(ctx, "job", 200*time.Millisecond)

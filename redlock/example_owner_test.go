@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // Who holds which lock, listed by a glob, and a takeover after an eviction.
 func ExampleClient_Locks() {
-	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	nodes := []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	worker, _ := redlock.New(nodes, redlock.WithOwner("worker-7"))
 	defer worker.Close()
 	rescuer, _ := redlock.New(nodes, redlock.WithOwner("worker-8"))

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/redis/go-redis/v9"
@@ -18,7 +20,7 @@ func ExampleNew() {
 	for _, addr := range []string{"10.0.0.1:6379", "10.0.0.2:6379", "10.0.0.3:6379"} {
 		rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 		defer rdb.Close()
-		nodes = append(nodes, node.NewRedis(rdb))
+		nodes = append(nodes, redisnode.New(rdb))
 	}
 	locks, err := redlock.New(nodes)
 	if err != nil {
@@ -36,7 +38,7 @@ func ExampleNew() {
 
 // Memory nodes lock within one process: for development and unit tests.
 func ExampleClient_Acquire() {
-	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	nodes := []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	locks, _ := redlock.New(nodes)
 	ctx := context.Background()
 
@@ -56,7 +58,7 @@ func ExampleClient_Acquire() {
 
 // A holder that outlived its lock finds out on Release or Extend.
 func ExampleLock_Release() {
-	locks, _ := redlock.New([]node.Node{node.NewMemory("solo")}, redlock.WithRetry(retry.Never()))
+	locks, _ := redlock.New([]node.Node{memnode.New("solo")}, redlock.WithRetry(retry.Never()))
 	ctx := context.Background()
 	lock, _ := locks.Acquire(ctx, "short", 50*time.Millisecond)
 	time.Sleep(80 * time.Millisecond) // the work took longer than the TTL

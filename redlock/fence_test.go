@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -199,7 +200,7 @@ func TestFenceCountersExpireWhenIdle(t *testing.T) {
 		}
 		fences[key] = l.Fence()
 		names = append(names, key)
-		counter := node.CounterKey(c.KeyName(key))
+		counter := wire.CounterKey(c.KeyName(key))
 		for j, n := range cl.Nodes() {
 			pttl, err := n.Client().PTTL(ctx, counter).Result()
 			switch {
@@ -267,7 +268,7 @@ func TestFenceCountersExpireWhenIdle(t *testing.T) {
 		}
 		t.Logf("%q: fence %d before expiry, %d after", key, fences[key], l.Fence())
 		// The new counter expires too: its expiry is the retention.
-		counter := node.CounterKey(c2.KeyName(key))
+		counter := wire.CounterKey(c2.KeyName(key))
 		for i, n := range cl.Nodes() {
 			pttl, err := n.Client().PTTL(ctx, counter).Result()
 			if err != nil {
@@ -298,8 +299,8 @@ func TestFencePrefixesDoNotCollide(t *testing.T) {
 
 	aName, bName := a.KeyName("fence"), b.KeyName("a")
 	all := map[string]string{
-		"A's lock": aName, "A's counter": node.CounterKey(aName),
-		"B's lock": bName, "B's counter": node.CounterKey(bName),
+		"A's lock": aName, "A's counter": wire.CounterKey(aName),
+		"B's lock": bName, "B's counter": wire.CounterKey(bName),
 	}
 	seen := map[string]string{}
 	for what, name := range all {

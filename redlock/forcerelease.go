@@ -68,7 +68,11 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 		args.Channel = c.releaseChannel
 	}
 	r := startRound(c, ctx, "force release", key, nil, timeout, func(ctx context.Context, nd node.Node) (bool, error) {
-		return nd.ForceRelease(ctx, args)
+		fr, ok := nd.(node.ForceReleaser)
+		if !ok {
+			return false, unsupported(nd, "force release")
+		}
+		return fr.ForceRelease(ctx, args)
 	})
 	defer r.close()
 	t := c.newTally()

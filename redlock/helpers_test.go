@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -18,7 +20,7 @@ import (
 func nodesOf(c *redistest.Cluster) []node.Node {
 	var nodes []node.Node
 	for _, rc := range c.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	return nodes
 }
@@ -71,7 +73,7 @@ func holders(t *testing.T, c *redistest.Cluster, name string) []string {
 		if err != nil && !errors.Is(err, redis.Nil) {
 			v = ""
 		}
-		out = append(out, node.ParseLockValue(v).Token)
+		out = append(out, wire.ParseLockValue(v).Token)
 	}
 	return out
 }
@@ -101,7 +103,7 @@ func setOn(t *testing.T, c *redistest.Cluster, name, token string, ttl time.Dura
 // the context says: a node behind a stalled network or a paused process
 // whose reply still arrives.
 type slowNode struct {
-	node.Node
+	Node
 	delay time.Duration
 }
 
@@ -159,7 +161,16 @@ func startSlow(t *testing.T, delay time.Duration, opts ...redlock.Option) (*redi
 	cl := startCluster(t, 3)
 	var nodes []node.Node
 	for _, n := range nodesOf(cl) {
-		nodes = append(nodes, slowNode{Node: n, delay: delay})
+		nodes = append(nodes, slowNode{Node: n.(Node), delay: delay})
 	}
 	return cl, newClient(t, nodes, opts...)
+}
+
+// Node is a node with every optional capability: the tests' wrappers embed
+// it, so that they forward the capabilities of the node they wrap.
+type Node interface {
+	node.Node
+	node.Inspector
+	node.ForceReleaser
+	node.Subscriber
 }

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // Hold keeps fn's error, the loss and the release's failure apart, so a
 // caller can log a failed release without failing the work.
 func TestHoldReportsReleaseFailureApart(t *testing.T) {
-	nodes := []*node.Memory{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	nodes := []*memnode.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	c := newClient(t, []node.Node{nodes[0], nodes[1], nodes[2]})
 	ctx := context.Background()
 	l, err := c.Acquire(ctx, "hold", 10*time.Second)

@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -83,7 +84,11 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 	}
 	name := c.keyName(key)
 	r := startRound(c, ctx, "inspect", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.Holding, error) {
-		return nd.Inspect(ctx, name)
+		in, ok := nd.(node.Inspector)
+		if !ok {
+			return node.Holding{}, unsupported(nd, "inspect")
+		}
+		return in.Inspect(ctx, name)
 	})
 	defer r.close()
 	holdings := make([]node.Holding, len(c.nodes))
@@ -181,4 +186,10 @@ func (c *Client) summarize(info *Info, holdings []node.Holding) string {
 	slices.Sort(ttls)
 	info.Remaining = ttls[len(ttls)-c.quorum] // the quorum-th largest
 	return token
+}
+
+// unsupported is the error of a call that needs an optional capability
+// (see package node) that nd lacks.
+func unsupported(nd node.Node, call string) error {
+	return fmt.Errorf("redlock: node %s cannot %s: %w", nd.Name(), call, errors.ErrUnsupported)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/fakeresp"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -28,7 +29,7 @@ func TestOverlongKeyIsRefusedBeforeAnyNode(t *testing.T) {
 		t.Cleanup(func() { _ = s.Close() })
 		rc := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
 		t.Cleanup(func() { _ = rc.Close() })
-		servers, nodes = append(servers, s), append(nodes, node.NewRedis(rc))
+		servers, nodes = append(servers, s), append(nodes, redisnode.New(rc))
 	}
 	c := newClient(t, nodes, redlock.WithNodeTimeout(testNodeTimeout))
 	ctx := ctxFor(t)

@@ -16,7 +16,7 @@ import (
 // gatedNode runs the real Acquire only once gate is closed: a request that
 // a slow link or a busy server delivers late.
 type gatedNode struct {
-	node.Node
+	Node
 	gate    chan struct{}
 	extends bool // gate Extend instead of Acquire
 }
@@ -42,7 +42,7 @@ func TestLateAcquireAfterReleaseCreatesNoKey(t *testing.T) {
 	cl := redistest.StartT(t, 5)
 	nodes := nodesOf(cl)
 	gate := make(chan struct{})
-	nodes[4] = gatedNode{Node: nodes[4], gate: gate}
+	nodes[4] = gatedNode{Node: nodes[4].(Node), gate: gate}
 	c := newClient(t, nodes, redlock.WithNodeTimeout(30*time.Second))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
@@ -66,7 +66,7 @@ func TestLateExtendAfterReleaseCreatesNoKey(t *testing.T) {
 	cl := redistest.StartT(t, 3)
 	nodes := nodesOf(cl)
 	gate := make(chan struct{})
-	nodes[2] = gatedNode{Node: nodes[2], gate: gate, extends: true}
+	nodes[2] = gatedNode{Node: nodes[2].(Node), gate: gate, extends: true}
 	c := newClient(t, nodes, redlock.WithNodeTimeout(30*time.Second))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)

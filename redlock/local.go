@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 )
 
 // NewLocal returns a Client on a single in-process memory node, for
@@ -15,7 +16,7 @@ import (
 // Redis nodes it was given fail; their failures are returned as errors
 // (ErrQuorumUnreachable).
 func NewLocal(opts ...Option) (*Client, error) {
-	c, err := New([]node.Node{node.NewMemory("local")}, opts...)
+	c, err := New([]node.Node{memnode.New("local")}, opts...)
 	if err != nil {
 		return nil, err
 	}

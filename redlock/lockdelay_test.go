@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -113,7 +115,7 @@ func TestLockDelayNotAfterRelease(t *testing.T) {
 }
 
 func TestNegativeLockDelayRefused(t *testing.T) {
-	_, err := redlock.New([]node.Node{node.NewMemory("a")}, redlock.WithLockDelay(-time.Second))
+	_, err := redlock.New([]node.Node{memnode.New("a")}, redlock.WithLockDelay(-time.Second))
 	if !errors.Is(err, redlock.ErrInvalidArgument) || !strings.Contains(err.Error(), "lock delay -1s is negative") {
 		t.Fatalf("WithLockDelay(-1s): %v, want ErrInvalidArgument saying the lock delay -1s is negative", err)
 	}
@@ -129,7 +131,7 @@ func TestHelperDelayedHolder(t *testing.T) {
 	addrs, key, _ := strings.Cut(spec, "|")
 	var nodes []node.Node
 	for _, a := range strings.Split(addrs, ",") {
-		nodes = append(nodes, node.NewRedis(redisClient(a)))
+		nodes = append(nodes, redisnode.New(redisClient(a)))
 	}
 	c, err := redlock.New(nodes, redlock.WithLockDelay(lockDelay))
 	if err != nil {

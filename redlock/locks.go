@@ -100,7 +100,11 @@ func (c *Client) scanStep(ctx context.Context, pattern string, timeout time.Dura
 		args[c.nodes[i].Name()] = node.ScanArgs{Cursor: s.cursors[c.nodes[i].Name()], Match: s.match}
 	}
 	r := startRound(c, ctx, "scan", pattern, active, timeout, func(ctx context.Context, nd node.Node) (node.ScanPage, error) {
-		return nd.Scan(ctx, args[nd.Name()])
+		in, ok := nd.(node.Inspector)
+		if !ok {
+			return node.ScanPage{}, unsupported(nd, "scan")
+		}
+		return in.Scan(ctx, args[nd.Name()])
 	})
 	defer r.close()
 	var pages []node.ScanPage

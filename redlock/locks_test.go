@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -29,7 +29,7 @@ func TestLocksListsMatchingHeldAmong10000(t *testing.T) {
 		for batch := 0; batch < 10_000; batch += 1000 {
 			pipe := rc.Pipeline()
 			for j := batch; j < batch+1000; j++ {
-				v := node.LockValue(fmt.Sprintf("decoy%d", j), at, "decoy")
+				v := wire.LockValue(fmt.Sprintf("decoy%d", j), at, "decoy")
 				pipe.Set(ctx, fmt.Sprintf("%s{batch:420:%d}", prefix, j), v, 5*time.Minute)
 				pipe.Set(ctx, fmt.Sprintf("lock:{batch:42:%d}", j), v, 5*time.Minute)
 				pipe.Set(ctx, fmt.Sprintf("%s{batch:42:%d}:fence", prefix, 100_000+j), "7", 5*time.Minute)
@@ -41,7 +41,7 @@ func TestLocksListsMatchingHeldAmong10000(t *testing.T) {
 	}
 	// Matching keys held on one node only: not held.
 	for j := range 10 {
-		v := node.LockValue(fmt.Sprintf("minority%d", j), at, "minority")
+		v := wire.LockValue(fmt.Sprintf("minority%d", j), at, "minority")
 		if err := cl.Clients()[0].Set(ctx, fmt.Sprintf("%s{batch:42:m%d}", prefix, j), v, 5*time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/fakeresp"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -69,7 +70,7 @@ func lyingNodes(t *testing.T, n int, f fakeresp.Fault) []node.Node {
 		t.Cleanup(func() { _ = s.Close() })
 		rc := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
 		t.Cleanup(func() { _ = rc.Close() })
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	return nodes
 }

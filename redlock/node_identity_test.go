@@ -17,6 +17,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -247,7 +248,7 @@ func TestSameServerTwoNames(t *testing.T) {
 	if err := byName.Ping(ctx).Err(); err != nil {
 		t.Fatalf("localhost:%s does not answer: %v", port, err)
 	}
-	nodes := []node.Node{node.NewRedis(byIP), node.NewRedis(byName), node.NewRedis(cl.Nodes()[1].Client())}
+	nodes := []node.Node{redisnode.New(byIP), redisnode.New(byName), redisnode.New(cl.Nodes()[1].Client())}
 	c := newClient(t, nodes, redlock.WithNodeTimeout(slowNodeTimeout))
 
 	// First contact stops waiting once a quorum said who they are, so on a
@@ -339,7 +340,7 @@ func TestEvictionWarnedWhenIdentifiedLate(t *testing.T) {
 // unnamedNode does not say which server it is while hide is set, as a node
 // that cannot be reached at first contact.
 type unnamedNode struct {
-	node.Node
+	Node
 	hide *atomic.Bool
 }
 
@@ -365,9 +366,9 @@ func TestSameServerTwoNamesIdentifiedLate(t *testing.T) {
 	hide.Store(true)
 	third := cl.Nodes()[1]
 	nodes := []node.Node{
-		node.NewRedis(cl.Nodes()[0].Client()),
-		unnamedNode{node.NewRedis(byName), hide},
-		node.NewRedis(third.Client()),
+		redisnode.New(cl.Nodes()[0].Client()),
+		unnamedNode{redisnode.New(byName), hide},
+		redisnode.New(third.Client()),
 	}
 	c := newClient(t, nodes, redlock.WithNodeTimeout(slowNodeTimeout))
 	// Only the one server under two names is left. (Paused rather than

@@ -216,7 +216,11 @@ func (c *Client) subscribe(gen uint64) {
 	channel := c.releaseChannel
 	subscribed := false
 	for i, nd := range c.nodes {
-		stop, err := nd.Subscribe(context.Background(), channel,
+		sub, ok := nd.(node.Subscriber)
+		if !ok {
+			continue // waits by the retry policy, as over a node that returns ErrNotificationsUnsupported
+		}
+		stop, err := sub.Subscribe(context.Background(), channel,
 			func(key, release string) { c.released(gen, key, release) },
 			func(up bool, err error) { c.subState(gen, i, up, err) })
 		if err != nil {

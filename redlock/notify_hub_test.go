@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 )
 
 // woken reports whether w was made active (without blocking).
@@ -21,7 +22,7 @@ func woken(w *waiter) bool {
 
 func hubClient(t *testing.T) *Client {
 	t.Helper()
-	c, err := New([]node.Node{node.NewMemory("m0"), node.NewMemory("m1"), node.NewMemory("m2")})
+	c, err := New([]node.Node{memnode.New("m0"), memnode.New("m1"), memnode.New("m2")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,11 +116,11 @@ func TestHubRules(t *testing.T) {
 // With notifications off, nothing is registered and no announcement is
 // published by memory nodes.
 func TestHubOff(t *testing.T) {
-	_, err := New([]node.Node{node.NewMemory("m0")}, WithReleaseNotifications(false), WithRetry(nil))
+	_, err := New([]node.Node{memnode.New("m0")}, WithReleaseNotifications(false), WithRetry(nil))
 	if err == nil {
 		t.Fatal("nil retry accepted")
 	}
-	c, err := New([]node.Node{node.NewMemory("m0")}, WithReleaseNotifications(false))
+	c, err := New([]node.Node{memnode.New("m0")}, WithReleaseNotifications(false))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
@@ -272,9 +275,9 @@ func TestNotifySubscriptionBreaksAndRecovers(t *testing.T) {
 	cl := redistest.StartT(t, 3)
 	rcs := cl.Clients()
 	nodes := []node.Node{
-		node.NewRedis(rcs[0]), // the only node whose client can subscribe
-		node.NewRedisNamed("scripter-1", scripterOnly{rcs[1]}),
-		node.NewRedisNamed("scripter-2", scripterOnly{rcs[2]}),
+		redisnode.New(rcs[0]), // the only node whose client can subscribe
+		redisnode.NewNamed("scripter-1", scripterOnly{rcs[1]}),
+		redisnode.NewNamed("scripter-2", scripterOnly{rcs[2]}),
 	}
 	logs := &logRecorder{}
 	obs := &eventCounter{}
@@ -350,7 +353,7 @@ func TestNotifyCloseStopsGoroutines(t *testing.T) {
 
 // Memory nodes announce releases in process, with the same waking.
 func TestNotifyMemoryNodes(t *testing.T) {
-	nodes := []node.Node{node.NewMemory("m0"), node.NewMemory("m1"), node.NewMemory("m2")}
+	nodes := []node.Node{memnode.New("m0"), memnode.New("m1"), memnode.New("m2")}
 	obs := &eventCounter{}
 	holder := newClient(t, nodes)
 	waiter := newClient(t, nodes, redlock.WithObserver(obs), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)))
@@ -364,7 +367,7 @@ func TestNotifyMemoryNodes(t *testing.T) {
 // the wake of a woken waiter that gives up, are in notify_hub_test.go.)
 func TestNotifyFIFOAndPassOn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		nodes := []node.Node{node.NewMemory("m0"), node.NewMemory("m1"), node.NewMemory("m2")}
+		nodes := []node.Node{memnode.New("m0"), memnode.New("m1"), memnode.New("m2")}
 		c, err := redlock.New(nodes, redlock.WithRetry(retry.Constant(10, 10*time.Second, 0)))
 		if err != nil {
 			t.Fatal(err)
@@ -450,7 +453,7 @@ func holdsEverywhere(c *redistest.Cluster, name, token string) bool {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			v, _ := nd.Client().Get(ctx, name).Result()
 			cancel()
-			if node.ParseLockValue(v).Token == token {
+			if wire.ParseLockValue(v).Token == token {
 				n++
 			}
 		}
@@ -488,9 +491,9 @@ func (g *attemptGuard) Observe(ev observe.Event) {
 func TestNotifyUndoDoesNotWakeWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var nodes []node.Node
-		var mems []*node.Memory
+		var mems []*memnode.Node
 		for i := range 5 {
-			m := node.NewMemory("m" + string(rune('0'+i)))
+			m := memnode.New("m" + string(rune('0'+i)))
 			mems = append(mems, m)
 			nodes = append(nodes, m)
 		}
@@ -553,7 +556,7 @@ func TestNotifyUndoDoesNotWakeWaiters(t *testing.T) {
 // lateNode cannot subscribe and applies releases late: the release of a
 // holder reaches the announcing node first.
 type lateNode struct {
-	node.Node
+	Node
 	delay time.Duration
 }
 
@@ -574,8 +577,8 @@ func (n lateNode) Release(ctx context.Context, a node.ReleaseArgs) (bool, error)
 // ten minutes).
 func TestNotifyWokenAheadOfTheRelease(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		nodes := []node.Node{node.NewMemory("m0"),
-			lateNode{node.NewMemory("m1"), 2 * time.Millisecond}, lateNode{node.NewMemory("m2"), 2 * time.Millisecond}}
+		nodes := []node.Node{memnode.New("m0"),
+			lateNode{memnode.New("m1"), 2 * time.Millisecond}, lateNode{memnode.New("m2"), 2 * time.Millisecond}}
 		holder, err := redlock.New(nodes)
 		if err != nil {
 			t.Fatal(err)

@@ -13,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
@@ -58,7 +61,7 @@ func TestOwnerDefaultIsHostPidProgram(t *testing.T) {
 }
 
 func TestOwnerBadInput(t *testing.T) {
-	m := []node.Node{node.NewMemory("a")}
+	m := []node.Node{memnode.New("a")}
 	for name, owner := range map[string]string{
 		"empty": "", "newline": "w\n1", "NUL": "w\x00", "invalid UTF-8": "w\xff", "too long": strings.Repeat("w", node.MaxOwnerLen+1),
 	} {
@@ -164,7 +167,7 @@ func TestInspectAgreesWithNodesAfterRestart(t *testing.T) {
 		t.Fatalf("after a restart: held %v agree %v owner %q, want held by restart-test, nodes disagreeing", info.Held, info.Agree, info.Owner)
 	}
 	for i, nd := range c.Nodes() {
-		h, err := nd.Inspect(ctx, c.KeyName(key))
+		h, err := nd.(node.Inspector).Inspect(ctx, c.KeyName(key))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,7 +182,7 @@ func TestInspectAgreesWithNodesAfterRestart(t *testing.T) {
 	// Extend returns at a majority: node 0's re-assert may still be on its
 	// way (it was, under load).
 	await(t, "node 0 re-asserted", time.Minute, func() bool {
-		h, err := c.Nodes()[0].Inspect(ctx, c.KeyName(key))
+		h, err := c.Nodes()[0].(node.Inspector).Inspect(ctx, c.KeyName(key))
 		return err == nil && h.Token != ""
 	})
 	info, err = c.Inspect(ctx, key)
@@ -405,7 +408,7 @@ func TestHelperHolder(t *testing.T) {
 	addrs, key, _ := strings.Cut(spec, "|")
 	var nodes []node.Node
 	for _, a := range strings.Split(addrs, ",") {
-		nodes = append(nodes, node.NewRedis(redisClient(a)))
+		nodes = append(nodes, redisnode.New(redisClient(a)))
 	}
 	c, err := redlock.New(nodes) // the default owner: host/pid/program
 	if err != nil {
@@ -438,7 +441,7 @@ func TestForceReleaseRaisesLaggingCounters(t *testing.T) {
 	// acquisition, which must not land after the counters are set back.
 	_ = holder.Close()
 	for _, rc := range cl.Clients()[1:] {
-		if err := rc.Set(ctx, node.CounterKey(c.KeyName(key)), old.Fence()-100, 0).Err(); err != nil {
+		if err := rc.Set(ctx, wire.CounterKey(c.KeyName(key)), old.Fence()-100, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -20,7 +21,7 @@ func TestQuickstartRuns(t *testing.T) {
 		for _, addr := range addrs {
 			rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 			defer rdb.Close()
-			nodes = append(nodes, node.NewRedis(rdb))
+			nodes = append(nodes, redisnode.New(rdb))
 		}
 		locks, err := redlock.New(nodes)
 		if err != nil {

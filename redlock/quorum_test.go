@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/retry"
 )
 
 // stuck answers nothing until released, whatever the context says: a
 // server that went silent behind a client that ignores deadlines.
 type stuck struct {
-	node.Node
+	Node
 	release chan struct{}
 }
 
@@ -34,7 +35,7 @@ func (s stuck) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 
 // late delays every request by delay: a node far away.
 type late struct {
-	node.Node
+	Node
 	delay time.Duration
 }
 
@@ -43,15 +44,15 @@ func (l late) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRepl
 	return l.Node.Acquire(ctx, a)
 }
 
-func memNodes(n int) []*node.Memory {
-	out := make([]*node.Memory, n)
+func memNodes(n int) []*memnode.Node {
+	out := make([]*memnode.Node, n)
 	for i := range out {
-		out[i] = node.NewMemory(string(rune('a' + i)))
+		out[i] = memnode.New(string(rune('a' + i)))
 	}
 	return out
 }
 
-func asNodes(ms []*node.Memory) []node.Node {
+func asNodes(ms []*memnode.Node) []node.Node {
 	out := make([]node.Node, len(ms))
 	for i, m := range ms {
 		out[i] = m
@@ -243,7 +244,7 @@ func TestAcquireWaitsForSubscriptionsOnce(t *testing.T) {
 
 // shy fails its first Identify: first contact goes on without it.
 type shy struct {
-	node.Node
+	Node
 	asked *int
 }
 

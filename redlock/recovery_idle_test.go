@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -21,7 +21,7 @@ func writeMarker(t *testing.T, n *redistest.Node, name string, age, touchedAgo t
 		t.Fatal(err)
 	}
 	v := fmt.Sprintf("%d 1 %d", now.Add(-age).UnixMicro(), now.Add(-touchedAgo).UnixMicro())
-	if err := n.Client().Set(ctx, node.MarkerKey(name), v, time.Hour).Err(); err != nil {
+	if err := n.Client().Set(ctx, wire.MarkerKey(name), v, time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}
 }

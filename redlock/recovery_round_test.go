@@ -12,7 +12,7 @@ import (
 
 // lateNode answers acquires after a delay, within the node timeout.
 type lateNode struct {
-	node.Node
+	Node
 	delay time.Duration
 }
 

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
@@ -71,7 +73,7 @@ func recoveringTimes(t *testing.T, e *redlock.NodeError) (age, remaining time.Du
 func markerAge(t *testing.T, n *redistest.Node, name string) time.Duration {
 	t.Helper()
 	ctx := ctxFor(t)
-	v, err := n.Client().Get(ctx, node.MarkerKey(name)).Result()
+	v, err := n.Client().Get(ctx, wire.MarkerKey(name)).Result()
 	if err != nil {
 		return 0
 	}
@@ -119,7 +121,7 @@ func TestFlushAllOfTwoNodesKeepsHeldLockExclusive(t *testing.T) {
 	for _, n := range cl.Nodes() {
 		rc := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1, DialerRetries: 1})
 		t.Cleanup(func() { _ = rc.Close() })
-		holderNodes = append(holderNodes, node.NewRedis(rc))
+		holderNodes = append(holderNodes, redisnode.New(rc))
 	}
 	holder := newClient(t, holderNodes, redlock.WithNodeTimeout(testNodeTimeout))
 	competitor := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(log))
@@ -341,7 +343,7 @@ func TestInspectShowsRecoveringNode(t *testing.T) {
 // request still in flight when the client decided) and records its
 // arguments, so that the test delivers it later.
 type heldBackNode struct {
-	node.Node
+	Node
 	done atomic.Bool
 	args node.AcquireArgs
 }
@@ -361,9 +363,9 @@ func (h *heldBackNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.Ac
 func TestLateFirstAcquireOfKeyDoesNotSitOut(t *testing.T) {
 	cl := redistest.StartT(t, 3)
 	nodes := cl.Nodes()
-	late := &heldBackNode{Node: node.NewRedis(nodes[2].Client())}
+	late := &heldBackNode{Node: redisnode.New(nodes[2].Client())}
 	log := &recoveringLog{}
-	c := newClient(t, []node.Node{node.NewRedis(nodes[0].Client()), node.NewRedis(nodes[1].Client()), late},
+	c := newClient(t, []node.Node{redisnode.New(nodes[0].Client()), redisnode.New(nodes[1].Client()), late},
 		redlock.WithNodeTimeout(testNodeTimeout), redlock.WithObserver(log))
 	ctx, key := ctxFor(t), uniqueKey(t)
 	name := "lock:{" + key + "}"

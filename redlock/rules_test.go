@@ -9,7 +9,9 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -101,7 +103,7 @@ func TestRuleReturnsOnceDecided(t *testing.T) {
 // so memory nodes in a synctest bubble, whatever the machine's load.
 func TestRuleNoValidityNoLock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		mem := []*node.Memory{node.NewMemory("m0"), node.NewMemory("m1"), node.NewMemory("m2")}
+		mem := []*memnode.Node{memnode.New("m0"), memnode.New("m1"), memnode.New("m2")}
 		var nodes []node.Node
 		for _, m := range mem {
 			nodes = append(nodes, slowNode{Node: m, delay: 410 * time.Millisecond})
@@ -292,7 +294,7 @@ func TestRuleExtendReassertsRestartedNode(t *testing.T) {
 	if h := holders(t, cl, name); countEqual(h, l.Token()) != 3 {
 		t.Fatalf("after extend nodes hold %v, want our token on all 3", h)
 	}
-	fence, _ := cl.Nodes()[0].Client().Get(ctx, node.CounterKey(name)).Uint64()
+	fence, _ := cl.Nodes()[0].Client().Get(ctx, wire.CounterKey(name)).Uint64()
 	if fence < l.Fence() {
 		t.Fatalf("restarted node's fence counter %d below the lock's fence %d", fence, l.Fence())
 	}
@@ -423,7 +425,7 @@ func TestRuleFenceSurvivesDivergedCounters(t *testing.T) {
 	key := uniqueKey(t)
 	name := c.KeyName(key)
 	const ahead = 1 << 52 // above any clock-seeded counter of the other nodes
-	if err := cl.Nodes()[2].Client().Set(ctx, node.CounterKey(name), ahead, 0).Err(); err != nil {
+	if err := cl.Nodes()[2].Client().Set(ctx, wire.CounterKey(name), ahead, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	// Node 0 is busy, so the first acquisition is decided by nodes 1 and 2:

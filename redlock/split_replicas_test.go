@@ -13,6 +13,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
 )
@@ -27,7 +28,7 @@ func replicaNodes(t *testing.T, cl *redistest.Cluster) []node.Node {
 		// of the go-redis client hides a silent node).
 		rc := redis.NewClient(&redis.Options{Addr: n.Addr(), ContextTimeoutEnabled: true, ReadTimeout: -1, WriteTimeout: -1})
 		t.Cleanup(func() { _ = rc.Close() })
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	return nodes
 }

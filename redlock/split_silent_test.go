@@ -12,6 +12,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
@@ -20,7 +21,7 @@ import (
 // farNode sends each acquire only after delay: a node this client reaches
 // later than another client does.
 type farNode struct {
-	node.Node
+	Node
 	delay time.Duration
 }
 
@@ -67,9 +68,9 @@ func splitClientNodes(t *testing.T, cl *redistest.Cluster, c int, reach time.Dur
 		}
 		rc := redis.NewClient(opts)
 		t.Cleanup(func() { _ = rc.Close() })
-		var nd node.Node = node.NewRedis(rc)
+		var nd node.Node = redisnode.New(rc)
 		if i < 4 && i/2 != c {
-			nd = farNode{Node: nd, delay: reach}
+			nd = farNode{Node: nd.(Node), delay: reach}
 		}
 		nodes = append(nodes, nd)
 	}

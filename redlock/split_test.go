@@ -230,7 +230,7 @@ func TestSplitVoteGivesUpWithErrSplitVote(t *testing.T) {
 // first acquire by firstReply after it ran, and every release by release
 // before it runs.
 type lagging struct {
-	node.Node
+	Node
 	delay, firstReply, release time.Duration
 	replied                    *atomic.Bool
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -13,7 +14,7 @@ import (
 // closes (or the request's context ends): a node whose grant arrives after
 // the acquisition was decided without it.
 type lateAnswerNode struct {
-	node.Node
+	Node
 	gate chan struct{}
 }
 
@@ -45,11 +46,11 @@ func TestTookOverFenceWithDriftingCounters(t *testing.T) {
 			key := uniqueKey(t)
 			real := nodesOf(cl)
 			gate := make(chan struct{})
-			holderClient := newClient(t, []node.Node{real[0], real[1], lateAnswerNode{real[2], gate}},
+			holderClient := newClient(t, []node.Node{real[0], real[1], lateAnswerNode{real[2].(Node), gate}},
 				redlock.WithOwner("holder"), redlock.WithNodeTimeout(testNodeTimeout))
 			name := holderClient.KeyName(key)
 			for i, count := range []int{1_000_000, 1_000_000, 100} {
-				if err := cl.Clients()[i].Set(ctx, node.CounterKey(name), count, 0).Err(); err != nil {
+				if err := cl.Clients()[i].Set(ctx, wire.CounterKey(name), count, 0).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -78,7 +79,7 @@ func TestTookOverFenceWithDriftingCounters(t *testing.T) {
 			undoneAttempt(t, ctx, real[1], name)
 
 			gate = make(chan struct{})
-			successorClient := newClient(t, []node.Node{lateAnswerNode{real[0], gate}, real[1], real[2]},
+			successorClient := newClient(t, []node.Node{lateAnswerNode{real[0].(Node), gate}, real[1], real[2]},
 				redlock.WithOwner("successor"), redlock.WithNodeTimeout(testNodeTimeout))
 			l, err := successorClient.TryAcquire(ctx, key, time.Minute)
 			close(gate)

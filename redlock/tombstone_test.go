@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/redis/go-redis/v9"
@@ -16,7 +17,7 @@ import (
 
 // answeredNode reports each Acquire and Extend it returned from.
 type answeredNode struct {
-	node.Node
+	Node
 	returned chan<- string
 }
 
@@ -38,7 +39,7 @@ func tombstoned(t *testing.T, cl *redistest.Cluster, name, token string) []bool 
 	t.Helper()
 	out := make([]bool, len(cl.Nodes()))
 	for i, n := range cl.Nodes() {
-		err := n.Client().Get(context.Background(), node.TombstoneKey(name, token)).Err()
+		err := n.Client().Get(context.Background(), wire.TombstoneKey(name, token)).Err()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			t.Fatal(err)
 		}
@@ -65,9 +66,9 @@ func TestReleaseTombstonesOnlyUnansweredNodes(t *testing.T) {
 			gate := make(chan struct{})
 			var opened sync.Once
 			open := func() { opened.Do(func() { close(gate) }) }
-			nodes[4] = gatedNode{Node: nodes[4], gate: gate, extends: tc.op == "extend"}
+			nodes[4] = gatedNode{Node: nodes[4].(Node), gate: gate, extends: tc.op == "extend"}
 			for i := range nodes {
-				nodes[i] = answeredNode{Node: nodes[i], returned: returned}
+				nodes[i] = answeredNode{Node: nodes[i].(Node), returned: returned}
 			}
 			// The release waits up to a quarter of the node timeout for
 			// requests on their way: 2.5 s here, or the whole test when

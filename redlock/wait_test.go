@@ -30,7 +30,7 @@ func TestReleaseDuringAttemptIsNotMissed(t *testing.T) {
 	p := &pauser{name: holder.KeyName(key), seen: make(chan struct{}, 3), gate: make(chan struct{})}
 	var nodes []node.Node
 	for _, n := range nodesOf(cl) {
-		nodes = append(nodes, pausingNode{Node: n, p: p})
+		nodes = append(nodes, pausingNode{Node: n.(Node), p: p})
 	}
 	var contended atomic.Int32
 	// The gate holds the attempt's replies until the release is announced:
@@ -110,7 +110,7 @@ func TestReleaseDuringAttemptIsNotMissed(t *testing.T) {
 // pausingNode holds back the "held" answers to acquires of p.name until
 // p.gate is closed, and says so on p.seen.
 type pausingNode struct {
-	node.Node
+	Node
 	p *pauser
 }
 

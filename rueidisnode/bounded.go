@@ -5,16 +5,16 @@ import (
 	"crypto/tls"
 	"net"
 
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/wire"
 )
 
 // BoundedDial is a rueidis ClientOption.DialCtxFn whose connections are
-// bound by node.BoundConn: a reply that announces more than 8 MiB of
+// bound by redisnode.BoundConn: a reply that announces more than 8 MiB of
 // strings or 131072 elements, nested levels counted, fails with
 // node.ErrReplyTooLong
 // instead of being allocated (rueidis would panic on its own goroutine,
 // out of any caller's reach, or run out of memory). It dials with d, over
 // TLS when tlsConfig is not nil.
 func BoundedDial(ctx context.Context, dst string, d *net.Dialer, tlsConfig *tls.Config) (net.Conn, error) {
-	return node.BoundedDialer(d, tlsConfig)(ctx, "tcp", dst)
+	return wire.BoundedDialer(d, tlsConfig)(ctx, "tcp", dst)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -169,7 +170,7 @@ func TestNodeKilledAndRestarted(t *testing.T) {
 	}
 
 	// The restarted server has no script cached.
-	s := node.Scripts()
+	s := wire.Scripts()
 	var shas []string
 	for _, src := range []string{s.Acquire, s.Extend, s.Release, s.RaiseFence, s.Inspect} {
 		sum := sha1.Sum([]byte(src))
@@ -193,10 +194,11 @@ func TestNodeKilledAndRestarted(t *testing.T) {
 	// NOSCRIPT. rueidis meets its dead connections one call at a time
 	// before it has redialled them all: wait for a run of answers.
 	n := nodes[0]
+	in := n.(node.Inspector)
 	name := keyName(lockKey(t))
 	await(t, "the restarted node to answer", hangGuard, func() bool {
 		for range 20 {
-			if _, err := n.Inspect(ctx, name); err != nil {
+			if _, err := in.Inspect(ctx, name); err != nil {
 				return false
 			}
 		}
@@ -216,7 +218,7 @@ func TestNodeKilledAndRestarted(t *testing.T) {
 	if held, err := n.RaiseFence(ctx, name, "tok", a.Fence+7, 0); err != nil || !held {
 		t.Fatalf("raise fence = %v, %v", held, err)
 	}
-	if h, err := n.Inspect(ctx, name); err != nil || h.Token != "tok" || h.Fence != a.Fence+7 {
+	if h, err := in.Inspect(ctx, name); err != nil || h.Token != "tok" || h.Fence != a.Fence+7 {
 		t.Fatalf("inspect = %+v, %v; want tok with fence %d", h, err, a.Fence+7)
 	}
 	if ok, err := n.Release(ctx, node.ReleaseArgs{Name: name, Token: "tok", Tombstone: 10 * time.Second}); err != nil || !ok {

@@ -5,14 +5,14 @@
 // It is a module of its own (github.com/quorumlock/quorumlock/rueidisnode),
 // so that rueidis never reaches users of the root module who do not use it.
 //
-// A Node runs the very same Lua scripts as the go-redis node.Redis
-// (node.Scripts: same text, same SHA-1 on the server, same semantics), by
+// A Node runs the very same Lua scripts as the go-redis redisnode.Node
+// (same text, same SHA-1 on the server, same semantics), by
 // EVALSHA with an EVAL fallback when the server answers NOSCRIPT (it
 // restarted and lost its script cache). Locks taken through one kind of
 // node can be extended, released and inspected through the other, so a
 // deployment can mix them. Extend sends all ops of a batch in one DoMulti
 // (one pipelined write). It implements node.ReadWriter (package rwlock)
-// with node.RWScripts, one script call per extension. Subscribe listens on a dedicated connection of the
+// with the same read-write scripts, one script call per extension. Subscribe listens on a dedicated connection of the
 // client (Client.Dedicate, Pub/Sub hooks), pings it when idle, reports each
 // break and restoration, and subscribes again after a break.
 //

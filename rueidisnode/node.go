@@ -11,13 +11,14 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 )
 
-// The scripts of node.Redis, verbatim: a lock taken through one kind of
+// The scripts of redisnode.Node, verbatim: a lock taken through one kind of
 // node can be extended, released and inspected through the other.
 var (
-	src        = node.Scripts()
+	src        = wire.Scripts()
 	acquireLua = rueidis.NewLuaScript(src.Acquire)
 	releaseLua = rueidis.NewLuaScript(src.Release)
 	raiseLua   = rueidis.NewLuaScript(src.RaiseFence)
@@ -75,7 +76,7 @@ func (n *Node) Name() string { return n.name }
 // Client returns the wrapped rueidis client.
 func (n *Node) Client() rueidis.Client { return n.client }
 
-// ms formats d in whole milliseconds, rounded up as node.Redis does.
+// ms formats d in whole milliseconds, rounded up as redisnode.Node does.
 func ms(d time.Duration) string {
 	return strconv.FormatInt(int64((d+time.Millisecond-1)/time.Millisecond), 10)
 }
@@ -92,7 +93,7 @@ func (n *Node) Identify(ctx context.Context) (node.Identity, error) {
 	if err != nil {
 		return node.Identity{}, err
 	}
-	return node.ParseIdentity(server, memory)
+	return wire.ParseIdentity(server, memory)
 }
 
 // Acquire implements node.Node.
@@ -100,7 +101,7 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if err := a.Validate(); err != nil {
 		return node.AcquireReply{}, err
 	}
-	keys, args := a.ScriptArgs() // built once per round for all nodes
+	keys, args := wire.AcquireScriptArgs(a) // built once per call for all nodes
 	vals, err := acquireLua.Exec(ctx, n.client, keys, args).ToArray()
 	if err != nil {
 		return node.AcquireReply{}, err
@@ -135,7 +136,8 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 			touched = a
 		}
 	}
-	return node.AcquireReplyOf(ok == 1, v, third).WithDataAge(age).WithDataCreator(creator).WithDataTouchedAge(touched), nil
+	r := wire.AcquireReplyOf(ok == 1, v, third)
+	return wire.WithDataTouchedAge(wire.WithDataCreator(wire.WithDataAge(r, age), creator), touched), nil
 }
 
 // Extend implements node.Node: every op as EVALSHA in one DoMulti, which
@@ -156,9 +158,9 @@ func (n *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 	build := func(eval bool) rueidis.Commands {
 		cmds := make(rueidis.Commands, len(ops))
 		for i, op := range ops {
-			keys := []string{op.Name, node.CounterKey(op.Name), node.TombstoneKey(op.Name, op.Token), node.TrailKey(op.Name), node.MarkerKey(op.Name)}
-			args := []string{op.Token, ms(op.TTL), u64(op.Fence), ms(node.RetentionOrDefault(op.Retention)),
-				node.Micros(op.At), op.Owner, ms(op.MarkerRetention)}
+			keys := []string{op.Name, wire.CounterKey(op.Name), wire.TombstoneKey(op.Name, op.Token), wire.TrailKey(op.Name), wire.MarkerKey(op.Name)}
+			args := []string{op.Token, ms(op.TTL), u64(op.Fence), ms(wire.RetentionOrDefault(op.Retention)),
+				wire.Micros(op.At), op.Owner, ms(op.MarkerRetention)}
 			if eval {
 				cmds[i] = n.client.B().Eval().Script(src.Extend).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 			} else {
@@ -200,7 +202,7 @@ func (n *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 	if err := a.Validate(); err != nil {
 		return false, err
 	}
-	keys, args := a.ScriptArgs()
+	keys, args := wire.ReleaseScriptArgs(a)
 	v, err := releaseLua.Exec(ctx, n.client, keys, args).AsInt64()
 	return err == nil && v == 1, err
 }
@@ -214,8 +216,8 @@ func (n *Node) ForceRelease(ctx context.Context, a node.ForceReleaseArgs) (bool,
 	if a.Tombstone > 0 {
 		tomb = ms(a.Tombstone)
 	}
-	keys := []string{a.Name, node.CounterKey(a.Name), node.TombstoneKey(a.Name, a.Token)}
-	args := []string{a.Token, u64(a.Fence), ms(node.RetentionOrDefault(a.Retention)), tomb, a.Channel}
+	keys := []string{a.Name, wire.CounterKey(a.Name), wire.TombstoneKey(a.Name, a.Token)}
+	args := []string{a.Token, u64(a.Fence), ms(wire.RetentionOrDefault(a.Retention)), tomb, a.Channel}
 	v, err := forceLua.Exec(ctx, n.client, keys, args).AsInt64()
 	return err == nil && v == 1, err
 }
@@ -246,16 +248,16 @@ func (n *Node) Scan(ctx context.Context, a node.ScanArgs) (node.ScanPage, error)
 	if err != nil {
 		return node.ScanPage{}, err
 	}
-	return node.ScanPageOf(e.Elements, e.Cursor), nil
+	return wire.ScanPageOf(e.Elements, e.Cursor), nil
 }
 
 // RaiseFence implements node.Node.
 func (n *Node) RaiseFence(ctx context.Context, name, token string, fence uint64, retention time.Duration) (bool, error) {
-	if err := node.ValidateRaise(name, token, fence, retention); err != nil {
+	if err := wire.ValidateRaise(name, token, fence, retention); err != nil {
 		return false, err
 	}
-	keys := []string{name, node.CounterKey(name), node.TrailKey(name)}
-	v, err := raiseLua.Exec(ctx, n.client, keys, []string{token, u64(fence), ms(node.RetentionOrDefault(retention))}).AsInt64()
+	keys := []string{name, wire.CounterKey(name), wire.TrailKey(name)}
+	v, err := raiseLua.Exec(ctx, n.client, keys, []string{token, u64(fence), ms(wire.RetentionOrDefault(retention))}).AsInt64()
 	return err == nil && v == 1, err
 }
 
@@ -264,7 +266,7 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	if name == "" {
 		return node.Holding{}, fmt.Errorf("%w: empty name", node.ErrInvalidArgument)
 	}
-	vals, err := inspectLua.Exec(ctx, n.client, []string{name, node.CounterKey(name), node.MarkerKey(name)}, nil).ToArray()
+	vals, err := inspectLua.Exec(ctx, n.client, []string{name, wire.CounterKey(name), wire.MarkerKey(name)}, nil).ToArray()
 	if err != nil {
 		return node.Holding{}, err
 	}
@@ -280,7 +282,7 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	if err != nil {
 		return node.Holding{}, err
 	}
-	h := node.HoldingOf(value, pttl, f)
+	h := wire.HoldingOf(value, pttl, f)
 	if age, err := vals[3].AsInt64(); err == nil && vals[3].IsInt64() { // false: no marker
 		h.DataAge, h.DataAgeKnown = time.Duration(age)*time.Millisecond, true
 	}

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/nodetest"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/rueidisnode"
 )
 
@@ -39,19 +41,19 @@ func TestIdentifySameAsRedisNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := node.NewRedis(cl.Clients()[0]).Identify(ctx)
+	b, err := redisnode.New(cl.Clients()[0]).Identify(ctx)
 	if err != nil || a != b || a.Eviction != "noeviction" {
 		t.Fatalf("rueidis %+v, go-redis %+v, %v", a, b, err)
 	}
 }
 
-// The node runs node.Redis's scripts verbatim: a lock taken through the
+// The node runs redisnode.Node's scripts verbatim: a lock taken through the
 // go-redis node is seen, extended and released through the rueidis node,
 // and the other way round, and both find each other's scripts cached.
 func TestSameScriptsAsRedisNode(t *testing.T) {
 	cl := redistest.StartT(t, 1)
 	ctx := ctxFor(t)
-	gr := node.NewRedis(cl.Clients()[0])
+	gr := redisnode.New(cl.Clients()[0])
 	ru := rueidisnode.New(newRueidis(t, cl.Addrs()[0]))
 	name := uniqueKey(t)
 	a, err := gr.Acquire(ctx, node.AcquireArgs{Name: name, Token: "tok", TTL: time.Second})
@@ -78,7 +80,7 @@ func TestSameScriptsAsRedisNode(t *testing.T) {
 	if ok, err := gr.Release(ctx, node.ReleaseArgs{Name: name, Token: "tok2"}); err != nil || !ok {
 		t.Fatalf("go-redis release = %v, %v", ok, err)
 	}
-	s := node.Scripts()
+	s := wire.Scripts()
 	var shas []string
 	for _, src := range []string{s.Acquire, s.Extend, s.Release, s.Inspect} {
 		sum := sha1.Sum([]byte(src))

@@ -10,10 +10,11 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/quorumlock/quorumlock/internal/guard"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 )
 
-// Timing of a subscription, as in node.Redis: an idle subscription
+// Timing of a subscription, as in redisnode.Node: an idle subscription
 // is pinged every subscribePing and counts as broken when the pong (or the
 // confirmation of SUBSCRIBE) is not back within another subscribePing.
 // After a break it is remade with a backoff from subscribeRetryMin doubling
@@ -119,7 +120,7 @@ func (s *sub) hooks(upc chan struct{}) rueidis.PubSubHooks {
 	return rueidis.PubSubHooks{
 		OnMessage: func(m rueidis.PubSubMessage) {
 			if m.Channel == s.channel {
-				s.onRelease(node.ParseRelease(m.Message))
+				s.onRelease(wire.ParseRelease(m.Message))
 			}
 		},
 		OnSubscription: func(m rueidis.PubSubSubscription) {

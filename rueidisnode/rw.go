@@ -7,13 +7,14 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 )
 
-// The read-write scripts of node.Redis, verbatim, with the same KEYS and
-// ARGV (node.RWAcquireCall and its siblings build them).
+// The read-write scripts of redisnode.Node, verbatim, with the same KEYS and
+// ARGV (wire.RWAcquireCall and its siblings build them).
 var (
-	rwSrc        = node.RWScripts()
+	rwSrc        = wire.RWScripts()
 	rwAcquireLua = rueidis.NewLuaScript(rwSrc.Acquire)
 	rwExtendLua  = rueidis.NewLuaScript(rwSrc.Extend)
 	rwReleaseLua = rueidis.NewLuaScript(rwSrc.Release)
@@ -24,7 +25,7 @@ var _ node.ReadWriter = (*Node)(nil)
 
 // AcquireRW implements node.ReadWriter.
 func (n *Node) AcquireRW(ctx context.Context, mode node.Mode, a node.AcquireArgs) (node.AcquireReply, error) {
-	keys, args, err := node.RWAcquireCall(mode, a)
+	keys, args, err := wire.RWAcquireCall(mode, a)
 	if err != nil {
 		return node.AcquireReply{}, err
 	}
@@ -47,7 +48,7 @@ func (n *Node) AcquireRW(ctx context.Context, mode node.Mode, a node.AcquireArgs
 	if len(vals) == 3 {
 		holder, _ = vals[2].ToString()
 	}
-	return node.AcquireReplyOf(ok == 1, v, holder), nil
+	return wire.AcquireReplyOf(ok == 1, v, holder), nil
 }
 
 // ExtendRW implements node.ReadWriter: one script call per op.
@@ -55,7 +56,7 @@ func (n *Node) ExtendRW(ctx context.Context, mode node.Mode, ops []node.ExtendAr
 	type call struct{ keys, args []string }
 	calls := make([]call, len(ops))
 	for i, op := range ops {
-		keys, args, err := node.RWExtendCall(mode, op)
+		keys, args, err := wire.RWExtendCall(mode, op)
 		if err != nil {
 			return nil, err
 		}
@@ -77,7 +78,7 @@ func (n *Node) ExtendRW(ctx context.Context, mode node.Mode, ops []node.ExtendAr
 
 // ReleaseRW implements node.ReadWriter.
 func (n *Node) ReleaseRW(ctx context.Context, mode node.Mode, a node.ReleaseArgs) (bool, error) {
-	keys, args, err := node.RWReleaseCall(mode, a)
+	keys, args, err := wire.RWReleaseCall(mode, a)
 	if err != nil {
 		return false, err
 	}
@@ -87,7 +88,7 @@ func (n *Node) ReleaseRW(ctx context.Context, mode node.Mode, a node.ReleaseArgs
 
 // RaiseFenceRW implements node.ReadWriter.
 func (n *Node) RaiseFenceRW(ctx context.Context, mode node.Mode, name, token string, fence uint64, retention time.Duration) (bool, error) {
-	keys, args, err := node.RWRaiseCall(mode, name, token, fence, retention)
+	keys, args, err := wire.RWRaiseCall(mode, name, token, fence, retention)
 	if err != nil {
 		return false, err
 	}

@@ -7,18 +7,19 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/rwlock"
 )
 
 // The read-write lock over rueidis nodes, and across node kinds: readers
-// through rueidis and writers through go-redis (node.Redis) on the same
+// through rueidis and writers through go-redis (redisnode.Node) on the same
 // servers exclude each other, since both run the same scripts.
 func TestReadWriteAcrossNodeKinds(t *testing.T) {
 	cl := redistest.StartT(t, 3)
 	var goredis []node.Node
 	for _, rc := range cl.Clients() {
-		goredis = append(goredis, node.NewRedis(rc))
+		goredis = append(goredis, redisnode.New(rc))
 	}
 	opts := []redlock.Option{redlock.WithNodeTimeout(2 * time.Second)}
 	viaRueidis, err := rwlock.New(nodesOf(t, cl), opts...)

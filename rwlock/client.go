@@ -18,7 +18,7 @@ type Client struct {
 }
 
 // New returns a Client over nodes, which must implement node.ReadWriter
-// (node.Redis, node.Memory and rueidisnode's node do): otherwise it returns
+// (redisnode.Node, memnode.Node and rueidisnode's node do): otherwise it returns
 // an error wrapping node.ErrReadWriteUnsupported and
 // redlock.ErrInvalidArgument. The options are those of redlock.New, with
 // the same defaults (key prefix, retry policy, drift, node timeout,

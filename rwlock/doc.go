@@ -3,7 +3,7 @@
 // holder) per key, with writer preference, fences, loss signals and
 // automatic extension.
 //
-//	c, err := rwlock.New(nodes)           // node.Redis, node.Memory or rueidisnode nodes
+//	c, err := rwlock.New(nodes)           // redisnode.Node, memnode.Node or rueidisnode nodes
 //	err = c.RDo(ctx, "schema", ttl, read)  // as a reader
 //	err = c.Do(ctx, "schema", ttl, write)  // as the writer
 //	l, err := c.RLock(ctx, "schema", ttl)  // or hold a *redlock.Lock yourself

@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/rwlock"
 )
 
 // Readers share the lock, a writer excludes them, and each carries a fence.
-// Memory nodes here; use node.NewRedis on independent servers in
+// Memory nodes here; use redisnode.New on independent servers in
 // production.
 func Example() {
-	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	nodes := []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	c, err := rwlock.New(nodes)
 	if err != nil {
 		panic(err)

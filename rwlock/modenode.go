@@ -2,7 +2,6 @@ package rwlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -13,16 +12,15 @@ import (
 // node.Node, so that the quorum client of package redlock runs its one
 // quorum round, fence settle, extension, watchdog and loss signal on them
 // unchanged: Acquire, Extend, Release and RaiseFence go to the
-// ReadWriter's calls in the mode. The calls a read-write client never
-// makes (Inspect, Scan, ForceRelease) fail.
+// ReadWriter's calls in the mode. It has none of the administrative
+// capabilities (a read-write client never inspects or force-releases), and
+// forwards Subscribe, since the read-write scripts announce releases on the
+// same channel.
 type modeNode struct {
 	node.Node
 	rw   node.ReadWriter
 	mode node.Mode
 }
-
-// errNotForRW is the error of the calls a read-write client never makes.
-var errNotForRW = fmt.Errorf("rwlock: %w on a read-write lock", errors.ErrUnsupported)
 
 func (n modeNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
 	return n.rw.AcquireRW(ctx, n.mode, a)
@@ -40,14 +38,11 @@ func (n modeNode) RaiseFence(ctx context.Context, name, token string, fence uint
 	return n.rw.RaiseFenceRW(ctx, n.mode, name, token, fence, retention)
 }
 
-func (n modeNode) Inspect(context.Context, string) (node.Holding, error) {
-	return node.Holding{}, errNotForRW
-}
-
-func (n modeNode) Scan(context.Context, node.ScanArgs) (node.ScanPage, error) {
-	return node.ScanPage{}, errNotForRW
-}
-
-func (n modeNode) ForceRelease(context.Context, node.ForceReleaseArgs) (bool, error) {
-	return false, errNotForRW
+// Subscribe forwards to the node's release announcements.
+func (n modeNode) Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
+	sub, ok := n.Node.(node.Subscriber)
+	if !ok {
+		return nil, fmt.Errorf("rwlock: node %s: %w", n.Name(), node.ErrNotificationsUnsupported)
+	}
+	return sub.Subscribe(ctx, channel, onRelease, onState)
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
@@ -330,25 +332,25 @@ func TestLossSignal(t *testing.T) {
 
 // Bad input: typed errors, no panic.
 func TestBadInput(t *testing.T) {
-	var nilRedis *node.Redis
+	var nilRedis *redisnode.Node
 	for what, nodes := range map[string][]node.Node{
 		"no nodes":    nil,
-		"nil node":    {node.NewMemory("a"), nil},
-		"nil pointer": {node.NewMemory("a"), nilRedis},
-		"duplicate":   {node.NewMemory("a"), node.NewMemory("a")},
+		"nil node":    {memnode.New("a"), nil},
+		"nil pointer": {memnode.New("a"), nilRedis},
+		"duplicate":   {memnode.New("a"), memnode.New("a")},
 	} {
 		if _, err := rwlock.New(nodes); !errors.Is(err, redlock.ErrInvalidArgument) {
 			t.Errorf("New with %s: %v, want ErrInvalidArgument", what, err)
 		}
 	}
-	_, err := rwlock.New([]node.Node{node.NewMemory("a"), mutexOnly{node.NewMemory("b")}})
+	_, err := rwlock.New([]node.Node{memnode.New("a"), mutexOnly{memnode.New("b")}})
 	if !errors.Is(err, node.ErrReadWriteUnsupported) || !errors.Is(err, redlock.ErrInvalidArgument) {
 		t.Errorf("New with a node without ReadWriter: %v, want ErrReadWriteUnsupported", err)
 	}
-	if _, err := rwlock.New([]node.Node{node.NewMemory("a")}, redlock.WithDriftFactor(2)); !errors.Is(err, redlock.ErrInvalidArgument) {
+	if _, err := rwlock.New([]node.Node{memnode.New("a")}, redlock.WithDriftFactor(2)); !errors.Is(err, redlock.ErrInvalidArgument) {
 		t.Errorf("New with a bad option: %v, want ErrInvalidArgument", err)
 	}
-	c := newClient(t, []node.Node{node.NewMemory("a")})
+	c := newClient(t, []node.Node{memnode.New("a")})
 	ctx := ctxFor(t)
 	var nilCtx context.Context // a variable, so vet does not flag the nil literal
 	for what, err := range map[string]error{

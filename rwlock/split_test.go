@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/rwlock"
@@ -18,7 +19,7 @@ import (
 // sent after a delay, so that two clients racing for a key each reach
 // their near nodes first.
 type farNode struct {
-	*node.Redis
+	*redisnode.Node
 	delay time.Duration
 }
 
@@ -30,7 +31,7 @@ func (n farNode) AcquireRW(ctx context.Context, mode node.Mode, a node.AcquireAr
 		return node.AcquireReply{}, ctx.Err()
 	case <-t.C:
 	}
-	return n.Redis.AcquireRW(ctx, mode, a)
+	return n.Node.AcquireRW(ctx, mode, a)
 }
 
 // nearTo returns the cluster's nodes as a client sees them when near to
@@ -38,7 +39,7 @@ func (n farNode) AcquireRW(ctx context.Context, mode node.Mode, a node.AcquireAr
 func nearTo(nodes []node.Node, delay time.Duration, near ...int) []node.Node {
 	out := make([]node.Node, len(nodes))
 	for i, n := range nodes {
-		out[i] = farNode{Redis: n.(*node.Redis), delay: delay}
+		out[i] = farNode{Node: n.(*redisnode.Node), delay: delay}
 		for _, j := range near {
 			if i == j {
 				out[i] = n

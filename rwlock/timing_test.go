@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
 
 func memoryNodes() []node.Node {
-	return []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	return []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 }
 
 // A writer that gives up keeps new readers out for the TTL of its last

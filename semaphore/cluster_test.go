@@ -6,6 +6,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/semaphore"
 	"github.com/redis/go-redis/v9"
 )
@@ -17,7 +18,7 @@ func TestSlotsShareOneClusterSlot(t *testing.T) {
 	cl := redistest.StartClusterModeT(t)
 	rc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 	t.Cleanup(func() { _ = rc.Close() })
-	cs := newClients(t, []node.Node{node.NewRedisNamed("cluster", rc)}, 1)
+	cs := newClients(t, []node.Node{redisnode.NewNamed("cluster", rc)}, 1)
 	ctx := ctxFor(t, time.Minute)
 	const name = "cluster-sem"
 	sem, err := semaphore.New(cs[0], name, 4)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/semaphore"
 	"github.com/redis/go-redis/v9"
@@ -62,7 +63,7 @@ func TestSemaphoreRefusesTheCounterSchedule(t *testing.T) {
 	for h, nodes := range reach {
 		var ns []node.Node
 		for i, rc := range cl.Clients() {
-			var nd node.Node = node.NewRedisNamed(cl.Addrs()[i], rc)
+			var nd node.Node = redisnode.NewNamed(cl.Addrs()[i], rc)
 			if i != nodes[0] && i != nodes[1] {
 				nd = unreachable{nd}
 			}

@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/semaphore"
 )
 
 // At most two exports at once, across every process that uses the same
-// nodes (memory nodes here; node.NewRedis in production).
+// nodes (memory nodes here; redisnode.New in production).
 func Example() {
-	locks, _ := redlock.New([]node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")})
+	locks, _ := redlock.New([]node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")})
 	defer locks.Close()
 	ctx := context.Background()
 	exports, _ := semaphore.New(locks, "export", 2)

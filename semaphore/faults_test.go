@@ -9,6 +9,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/quorumlock/quorumlock/semaphore"
@@ -27,7 +28,7 @@ func boundRun(t *testing.T, slots, total int, faults bool) *windows {
 	cl := redistest.StartT(t, 5)
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	const ttl = 2 * time.Second
 	cs := newClients(t, nodes, 3, redlock.WithNodeTimeout(300*time.Millisecond),

@@ -11,6 +11,8 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -25,10 +27,10 @@ func clientsOn(t *testing.T, backend string, k int, opts ...redlock.Option) []*r
 	switch backend {
 	case "redis":
 		for _, rc := range redistest.StartT(t, 3).Clients() {
-			nodes = append(nodes, node.NewRedis(rc))
+			nodes = append(nodes, redisnode.New(rc))
 		}
 	case "memory":
-		nodes = []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+		nodes = []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	}
 	return newClients(t, nodes, k, opts...)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 	"github.com/quorumlock/quorumlock/statuslock"
@@ -14,7 +15,7 @@ import (
 
 // memoryLocker returns a Locker on three in-process lock nodes.
 func memoryLocker(opts ...statuslock.Option) *statuslock.Locker {
-	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	nodes := []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	locks, err := redlock.New(nodes)
 	if err != nil {
 		panic(err)

@@ -12,6 +12,8 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/statuslock"
 )
@@ -22,7 +24,7 @@ func startNodes(t *testing.T, n int, opts ...redlock.Option) (*redistest.Cluster
 	cl := redistest.StartT(t, n)
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	c, err := redlock.New(nodes, opts...)
 	if err != nil {
@@ -35,7 +37,7 @@ func startNodes(t *testing.T, n int, opts ...redlock.Option) (*redistest.Cluster
 // memoryClient is a redlock client on three in-process nodes.
 func memoryClient(t *testing.T, opts ...redlock.Option) *redlock.Client {
 	t.Helper()
-	nodes := []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	nodes := []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	c, err := redlock.New(nodes, opts...)
 	if err != nil {
 		t.Fatal(err)

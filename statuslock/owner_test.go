@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/statuslock"
 )
@@ -17,7 +18,7 @@ func TestListingShowsWhoHoldsEachStatusLock(t *testing.T) {
 	cl, api := startNodes(t, 3, redlock.WithOwner("api-1 pid 101"))
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	worker, err := redlock.New(nodes, redlock.WithOwner("worker-7 pid 202"))
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/quorumlock/quorumlock/election"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/statuslock"
 )
@@ -33,7 +34,7 @@ func newReplica(t *testing.T, cl *redistest.Cluster, name, electionName string, 
 	for _, a := range cl.Addrs() {
 		c := redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})
 		r.conns = append(r.conns, c)
-		nodes = append(nodes, node.NewRedis(c))
+		nodes = append(nodes, redisnode.New(c))
 	}
 	var err error
 	r.client, err = redlock.New(nodes, redlock.WithNodeTimeout(500*time.Millisecond))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/tick"
 )
@@ -36,7 +37,7 @@ func TestHelperRunner(t *testing.T) {
 	f := strings.Split(spec, "|")
 	var nodes []node.Node
 	for _, addr := range strings.Split(f[0], ",") {
-		nodes = append(nodes, node.NewRedis(redis.NewClient(&redis.Options{Addr: addr})))
+		nodes = append(nodes, redisnode.New(redis.NewClient(&redis.Options{Addr: addr})))
 	}
 	c, err := redlock.New(nodes, redlock.WithOwner("killed-runner"), redlock.WithNodeTimeout(time.Second))
 	if err != nil {
@@ -168,7 +169,7 @@ func TestAtMostOnceNeverRerunsAKilledRunnersTick(t *testing.T) {
 func nodesOf(cl *redistest.Cluster) []node.Node {
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	return nodes
 }

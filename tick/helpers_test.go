@@ -12,6 +12,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/tick"
 )
@@ -129,5 +130,5 @@ var jobSeq atomic.Int64
 func jobName(t *testing.T) string { return fmt.Sprintf("job-%d", jobSeq.Add(1)) }
 
 func memoryNodes() []node.Node {
-	return []node.Node{node.NewMemory("a"), node.NewMemory("b"), node.NewMemory("c")}
+	return []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/tick"
 )
@@ -31,7 +32,7 @@ func TestQuickstartRunsOncePerTick(t *testing.T) {
 		for _, addr := range addrs {
 			rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true})
 			defer rdb.Close()
-			nodes = append(nodes, node.NewRedis(rdb))
+			nodes = append(nodes, redisnode.New(rdb))
 		}
 		locks, err := redlock.New(nodes)
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/multilock"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/rwlock"
 	"github.com/quorumlock/quorumlock/semaphore"
@@ -36,7 +37,7 @@ func BenchmarkCycle(b *testing.B) {
 	cl := redistest.StartT(b, 5)
 	var nodes []node.Node
 	for _, rc := range cl.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	opts := []redlock.Option{redlock.WithNodeTimeout(2 * time.Second)}
 	c, err := redlock.New(nodes, opts...)

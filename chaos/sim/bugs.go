@@ -1,6 +1,9 @@
 package sim
 
-import "github.com/quorumlock/quorumlock/node"
+import (
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
+)
 
 // Bug re-introduces one finding of the review that core v2 fixed, at the
 // boundary the simulator controls (the servers and the links), so that the
@@ -41,7 +44,7 @@ var Bugs = []Bug{BugAnonymousHolder, BugNoTombstones, BugMissedWakeup, BugAnySee
 
 // seedAnyway starts a missing counter of a.Name from a.Seed, whatever the
 // node's clock says (BugAnySeed).
-func seedAnyway(m *node.Memory, a node.AcquireArgs) {
+func seedAnyway(m *memnode.Node, a node.AcquireArgs) {
 	h, err := m.Inspect(bg, a.Name)
 	if err != nil || h.Fence != 0 || a.Seed < 2 {
 		return

@@ -6,7 +6,7 @@
 // # The world
 //
 // A schedule (Generate) is drawn from one seed with math/rand/v2's PCG: 3, 5
-// or 7 node.Memory servers, 2 or 3 clients (each a redlock.Client of its
+// or 7 memnode.Node servers, 2 or 3 clients (each a redlock.Client of its
 // own), a TTL of 0.5, 1 or 2 s, a workload, the network and the faults. Each
 // client reaches each server over a link (net.go) that implements node.Node:
 // a request travels for a delay drawn per link (a base of 0.1-5 ms, or

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 )
 
 // A paused server applies the requests queued while it was paused in the
@@ -17,7 +18,7 @@ import (
 func TestResumedServerAppliesRequestsInArrivalOrder(t *testing.T) {
 	for trial := range 5 {
 		synctest.Test(t, func(t *testing.T) {
-			s := &server{mem: node.NewMemory("n0"), truth: newTruth(1)}
+			s := &server{mem: memnode.New("n0"), truth: newTruth(1)}
 			s.pause()
 			const n = 8
 			replies := make([]node.AcquireReply, n)

@@ -6,16 +6,17 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 )
 
-// server is one simulated lock server: a node.Memory, the state a fault
+// server is one simulated lock server: a memnode.Node, the state a fault
 // gives it (paused: requests wait and are applied on resume), and the
 // ground truth of who held the lock key on it (see truth.go). Every
 // request is applied under mu, so the truth is recorded in the order the
 // node applied the requests.
 type server struct {
 	idx   int
-	mem   *node.Memory
+	mem   *memnode.Node
 	bug   Bug
 	truth *truth
 

@@ -10,6 +10,7 @@ import (
 	"github.com/quorumlock/quorumlock/chaos"
 	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -59,7 +60,7 @@ func Run(s *Schedule) (*Outcome, error) {
 		downs: make([]int, s.Nodes), pauses: make([]int, s.Nodes), pauseC: make([]atomic.Bool, s.Clients), idents: make([][]time.Duration, s.Clients)}
 	w.reg = chaos.NewRegister(w.clock, s.Bug != BugNoQuorum)
 	for i := range s.Nodes {
-		w.servers = append(w.servers, &server{idx: i, mem: node.NewMemory(fmt.Sprintf("n%d", i)), bug: s.Bug, truth: w.truth})
+		w.servers = append(w.servers, &server{idx: i, mem: memnode.New(fmt.Sprintf("n%d", i)), bug: s.Bug, truth: w.truth})
 	}
 	w.links = make([][]*link, s.Clients)
 	w.clients = make([]*redlock.Client, s.Clients)

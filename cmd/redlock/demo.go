@@ -14,6 +14,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/statuslock"
 )
@@ -61,7 +62,7 @@ func parseDemo(args []string, stdout io.Writer) (*demoConfig, error) {
 // can be stopped) or real Redis nodes (which the demo does not stop).
 type demoBackend struct {
 	nodes  []node.Node
-	memory []*node.Memory // nil on real nodes
+	memory []*memnode.Node // nil on real nodes
 	label  string
 	prefix string // the lock clients' key prefix
 	close  func()
@@ -76,7 +77,7 @@ func newDemoBackend(ctx context.Context, c *demoConfig, stdout io.Writer) (*demo
 	if c.nodes == "" {
 		b := &demoBackend{label: "5 embedded memory nodes", prefix: defaults.KeyPrefix, close: func() {}}
 		for i := range 5 {
-			m := node.NewMemory(fmt.Sprintf("n%d", i+1))
+			m := memnode.New(fmt.Sprintf("n%d", i+1))
 			b.memory = append(b.memory, m)
 			b.nodes = append(b.nodes, m)
 		}

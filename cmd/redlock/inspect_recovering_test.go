@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/internal/wire"
 )
 
 // inspect shows each node's data age for the key, and which node sits out
@@ -68,7 +68,7 @@ func waitMarkersOlder(t *testing.T, c *redistest.Cluster, name string, d time.Du
 	deadline := time.Now().Add(2 * time.Minute) // hang guard
 	for _, rc := range c.Clients() {
 		for {
-			v, _ := rc.Get(t.Context(), node.MarkerKey(name)).Result()
+			v, _ := rc.Get(t.Context(), wire.MarkerKey(name)).Result()
 			first, _, _ := strings.Cut(v, " ") // "since creator"
 			since, _ := strconv.ParseInt(first, 10, 64)
 			now, err := rc.Time(t.Context()).Result()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/quorumlock/quorumlock/internal/defaults"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -86,7 +88,12 @@ func probeReads(ctx context.Context, r *remote, prefix string) {
 			continue
 		}
 		wg.Go(func() {
-			if _, err := n.Inspect(ctx, prefix+"{redlock ls probe}"); err != nil {
+			in, ok := n.(node.Inspector)
+			if !ok {
+				r.errs[i], r.up[i] = fmt.Errorf("node %s cannot inspect: %w", n.Name(), errors.ErrUnsupported), false
+				return
+			}
+			if _, err := in.Inspect(ctx, prefix+"{redlock ls probe}"); err != nil {
 				r.errs[i], r.up[i] = err, false
 			}
 		})

@@ -9,7 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -222,7 +224,7 @@ func TestLsShowsOwnerAndAge(t *testing.T) {
 	c := redistest.StartT(t, 3)
 	var nodes []node.Node
 	for _, rc := range c.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	client, err := redlock.New(nodes, redlock.WithOwner("deployer pod-7"))
 	if err != nil {
@@ -255,5 +257,5 @@ func tokenOn(t *testing.T, c *redistest.Cluster, key string) string {
 	if err != nil {
 		t.Fatalf("%s on node 0: %v", key, err)
 	}
-	return node.ParseLockValue(v).Token
+	return wire.ParseLockValue(v).Token
 }

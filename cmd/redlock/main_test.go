@@ -17,6 +17,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -93,7 +94,7 @@ func lockClient(t *testing.T, c *redistest.Cluster) *redlock.Client {
 	t.Helper()
 	var nodes []node.Node
 	for _, rc := range c.Clients() {
-		nodes = append(nodes, node.NewRedis(rc))
+		nodes = append(nodes, redisnode.New(rc))
 	}
 	client, err := redlock.New(nodes)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 )
 
 // nodesEnv names the environment variable read when --nodes is not given.
@@ -222,7 +223,7 @@ func connect(ctx context.Context, cmd, flagValue string) (*remote, error) {
 	for _, o := range opts {
 		c := redis.NewClient(o)
 		r.clients = append(r.clients, c)
-		r.nodes = append(r.nodes, node.NewRedisNamed(o.Addr, c))
+		r.nodes = append(r.nodes, redisnode.NewNamed(o.Addr, c))
 	}
 	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/examples/internal/seed"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -49,7 +50,7 @@ func runCron(nReplicas, ticks, nNodes int, late bool, run strategy) error {
 		newNodes = func() []node.Node {
 			var ns []node.Node
 			for _, a := range strings.Split(addrs, ",") {
-				ns = append(ns, node.NewRedis(redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})))
+				ns = append(ns, redisnode.New(redis.NewClient(&redis.Options{Addr: a, ContextTimeoutEnabled: true})))
 			}
 			return ns
 		}

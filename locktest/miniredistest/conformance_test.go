@@ -10,6 +10,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/nodetest"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 )
 
 // startMiniredis starts a miniredis server whose clock follows real time:
@@ -53,6 +54,6 @@ func followRealTime(t *testing.T, m *miniredis.Miniredis) {
 func TestConformanceOnMiniredis(t *testing.T) {
 	nodetest.Run(t, func(t *testing.T) node.Node {
 		_, c := startMiniredis(t)
-		return node.NewRedis(c)
+		return redisnode.New(c)
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -26,7 +27,7 @@ func TestRedlockOverMiniredis(t *testing.T) {
 		m := miniredis.RunT(t)
 		servers = append(servers, m)
 		_, c := clientOf(t, m)
-		nodes = append(nodes, node.NewRedis(c))
+		nodes = append(nodes, redisnode.New(c))
 	}
 	var logs bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&logs, nil))

@@ -1,7 +1,8 @@
 // Package nodetest checks that a node.Node keeps the contract the quorum
 // client relies on. quorumlock runs it against its Redis node (on real
-// redis-server processes, standalone and cluster-enabled), its Memory node
-// and its rueidis node; run it against your own implementation too:
+// redis-server processes, standalone and cluster-enabled), its memory node
+// and its rueidis node; run it against your own implementation too (the
+// checks of an optional capability the node lacks are skipped):
 //
 //	func TestMyNode(t *testing.T) {
 //		nodetest.Run(t, func(t *testing.T) node.Node { return newMyNode(t) })
@@ -84,10 +85,10 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"MarkerRetentionKeepsMarker", markerRetentionKeepsMarker},
 		{"InspectReportsTouchedAge", inspectReportsTouchedAge},
 	} {
-		t.Run(tc.name, func(t *testing.T) { tc.run(&fixture{t: t, n: newNode(t)}) })
+		t.Run(tc.name, func(t *testing.T) { tc.run(newFixture(t, newNode(t))) })
 	}
 	for _, tc := range rwCases {
-		t.Run(tc.name, func(t *testing.T) { runRW(&fixture{t: t, n: newNode(t)}, tc.run) })
+		t.Run(tc.name, func(t *testing.T) { runRW(newFixture(t, newNode(t)), tc.run) })
 	}
 }
 
@@ -103,7 +104,64 @@ var seq atomic.Int64
 // fixture fails the test on any node error, so each check reads as one line.
 type fixture struct {
 	t *testing.T
-	n node.Node
+	n fullNode
+}
+
+// fullNode is a node with every optional capability the suite checks.
+type fullNode interface {
+	node.Node
+	node.Inspector
+	node.ForceReleaser
+	node.Subscriber
+}
+
+// newFixture runs the checks of n; those of a capability n lacks are
+// skipped where they first need it.
+func newFixture(t *testing.T, n node.Node) *fixture {
+	f, ok := n.(fullNode)
+	if !ok {
+		f = partialNode{Node: n, t: t}
+	}
+	return &fixture{t: t, n: f}
+}
+
+// partialNode is a node without every optional capability: a check that
+// calls a missing one is skipped.
+type partialNode struct {
+	node.Node
+	t *testing.T
+}
+
+func (p partialNode) Inspect(ctx context.Context, name string) (node.Holding, error) {
+	in, ok := p.Node.(node.Inspector)
+	if !ok {
+		p.t.Skipf("%s: no node.Inspector", p.Name())
+	}
+	return in.Inspect(ctx, name)
+}
+
+func (p partialNode) Scan(ctx context.Context, a node.ScanArgs) (node.ScanPage, error) {
+	in, ok := p.Node.(node.Inspector)
+	if !ok {
+		p.t.Skipf("%s: no node.Inspector", p.Name())
+	}
+	return in.Scan(ctx, a)
+}
+
+func (p partialNode) ForceRelease(ctx context.Context, a node.ForceReleaseArgs) (bool, error) {
+	fr, ok := p.Node.(node.ForceReleaser)
+	if !ok {
+		p.t.Skipf("%s: no node.ForceReleaser", p.Name())
+	}
+	return fr.ForceRelease(ctx, a)
+}
+
+func (p partialNode) Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
+	sub, ok := p.Node.(node.Subscriber)
+	if !ok {
+		p.t.Skipf("%s: no node.Subscriber", p.Name())
+	}
+	return sub.Subscribe(ctx, channel, onRelease, onState)
 }
 
 // name is a lock name of its own, in braces for Redis Cluster.

@@ -82,13 +82,18 @@ func operations(n node.Node) []operation {
 		{"acquire", func(ctx context.Context) error { _, err := n.Acquire(ctx, acq); return err }},
 		{"extend", func(ctx context.Context) error { _, err := n.Extend(ctx, ext); return err }},
 		{"release", func(ctx context.Context) error { _, err := n.Release(ctx, rel); return err }},
-		{"forcerelease", func(ctx context.Context) error {
-			_, err := n.ForceRelease(ctx, node.ForceReleaseArgs{Name: name, Token: token, Fence: 2, Tombstone: time.Second})
-			return err
-		}},
-		{"scan", func(ctx context.Context) error { _, err := n.Scan(ctx, node.ScanArgs{Match: "lock:*"}); return err }},
 		{"raise", func(ctx context.Context) error { _, err := n.RaiseFence(ctx, name, token, 5, time.Minute); return err }},
-		{"inspect", func(ctx context.Context) error { _, err := n.Inspect(ctx, name); return err }},
+	}
+	if fr, ok := n.(node.ForceReleaser); ok {
+		ops = append(ops, operation{"forcerelease", func(ctx context.Context) error {
+			_, err := fr.ForceRelease(ctx, node.ForceReleaseArgs{Name: name, Token: token, Fence: 2, Tombstone: time.Second})
+			return err
+		}})
+	}
+	if in, ok := n.(node.Inspector); ok {
+		ops = append(ops,
+			operation{"scan", func(ctx context.Context) error { _, err := in.Scan(ctx, node.ScanArgs{Match: "lock:*"}); return err }},
+			operation{"inspect", func(ctx context.Context) error { _, err := in.Inspect(ctx, name); return err }})
 	}
 	if rw, ok := n.(node.ReadWriter); ok {
 		for _, m := range []node.Mode{node.Shared, node.Exclusive} {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/bench/internal/harness"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -102,7 +103,7 @@ func (l *locker) cycle(ctx context.Context, key string) error {
 func qlNodes(clients []*redis.Client) []node.Node {
 	nodes := make([]node.Node, len(clients))
 	for i, c := range clients {
-		nodes[i] = node.NewRedisNamed(fmt.Sprintf("node%d", i), c)
+		nodes[i] = redisnode.NewNamed(fmt.Sprintf("node%d", i), c)
 	}
 	return nodes
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/pgtest"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 )
 
 // Env is a set of lock nodes and, when asked for, a database.
@@ -61,7 +62,7 @@ func OpenDB(ctx context.Context, dsn string) (*sql.DB, error) {
 func (e *Env) Nodes() []node.Node {
 	var nodes []node.Node
 	for _, c := range e.Redis.Clients() {
-		nodes = append(nodes, node.NewRedis(c))
+		nodes = append(nodes, redisnode.New(c))
 	}
 	return nodes
 }

@@ -1,4 +1,4 @@
-package node_test
+package redisnode_test
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/nodetest"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 )
 
 // Whatever a server answers, each operation of the go-redis node over a
@@ -16,8 +17,8 @@ import (
 // cannot allocate.)
 func FuzzRedisReplies(f *testing.F) {
 	nodetest.FuzzReplies(f, func(t testing.TB, addr string) node.Node {
-		rc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, Dialer: node.BoundedDialer(nil, nil)})
+		rc := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, Dialer: redisnode.BoundedDialer(nil, nil)})
 		t.Cleanup(func() { _ = rc.Close() })
-		return node.NewRedis(rc)
+		return redisnode.New(rc)
 	}, func(string) bool { return false }, false)
 }

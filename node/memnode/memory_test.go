@@ -1,4 +1,4 @@
-package node_test
+package memnode_test
 
 import (
 	"context"
@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/node/nodetest"
 )
 
 func TestMemoryConformance(t *testing.T) {
-	nodetest.Run(t, func(t *testing.T) node.Node { return node.NewMemory("mem") })
+	nodetest.Run(t, func(t *testing.T) node.Node { return memnode.New("mem") })
 }
 
 func TestMemoryIdentityPerNode(t *testing.T) {
 	ctx := t.Context()
-	a, _ := node.NewMemory("a").Identify(ctx)
-	b, _ := node.NewMemory("b").Identify(ctx)
+	a, _ := memnode.New("a").Identify(ctx)
+	b, _ := memnode.New("b").Identify(ctx)
 	if a.ID == b.ID || a.Eviction != "noeviction" {
 		t.Fatalf("identities %+v and %+v: want distinct IDs, noeviction", a, b)
 	}
@@ -29,7 +30,7 @@ func TestMemoryIdentityPerNode(t *testing.T) {
 // locks, counters and tombstones as an empty restart does.
 func TestMemorySetDown(t *testing.T) {
 	ctx := t.Context()
-	m := node.NewMemory("m")
+	m := memnode.New("m")
 	r, err := m.Acquire(ctx, node.AcquireArgs{Name: "k", Token: "a", TTL: time.Minute})
 	if err != nil || !r.Acquired {
 		t.Fatal(r, err)
@@ -72,7 +73,7 @@ func TestMemorySetDown(t *testing.T) {
 func TestMemoryStateExpiresToZero(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		m := node.NewMemory("m")
+		m := memnode.New("m")
 		for i := range 3000 {
 			name := fmt.Sprint("k", i)
 			if _, err := m.Acquire(ctx, node.AcquireArgs{Name: name, Token: "a", TTL: time.Second, Retention: time.Hour}); err != nil {
@@ -109,7 +110,7 @@ func TestMemoryStateExpiresToZero(t *testing.T) {
 func TestMemorySweepBoundsMemory(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		m := node.NewMemory("m")
+		m := memnode.New("m")
 		for round := range 20 {
 			for i := range 1000 {
 				name := fmt.Sprint("r", round, "k", i)
@@ -122,7 +123,7 @@ func TestMemorySweepBoundsMemory(t *testing.T) {
 		}
 		// Each acquisition writes 3 entries (lock, counter, trail): at
 		// most about two rounds' worth stay.
-		if n := node.MemoryEntries(m); n > 6*1024 {
+		if n := memnode.MemoryEntries(m); n > 6*1024 {
 			t.Fatalf("%d entries kept after 20000 expired acquisitions", n)
 		}
 	})
@@ -131,7 +132,7 @@ func TestMemorySweepBoundsMemory(t *testing.T) {
 // Subscriptions follow SetDown: down with ErrDown, then up again.
 func TestMemorySubscriptionFollowsSetDown(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		m := node.NewMemory("m")
+		m := memnode.New("m")
 		var states []string
 		stop, err := m.Subscribe(context.Background(), "ch", func(string, string) {}, func(up bool, err error) {
 			states = append(states, fmt.Sprint(up, errors.Is(err, node.ErrDown)))

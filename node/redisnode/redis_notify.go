@@ -1,4 +1,4 @@
-package node
+package redisnode
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/guard"
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // subscriber is the part of a go-redis client that can subscribe:
@@ -33,16 +35,16 @@ const (
 // redis.Scripter it returns ErrNotificationsUnsupported. The subscription
 // holds a connection of its own, read by one goroutine that pings it when
 // idle and remakes it after a break; stop ends that goroutine.
-func (n *Redis) Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
+func (n *Node) Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
 	if channel == "" {
-		return nil, invalid("empty channel")
+		return nil, wire.Invalid("empty channel")
 	}
 	if onRelease == nil || onState == nil {
-		return nil, invalid("nil callback")
+		return nil, wire.Invalid("nil callback")
 	}
 	sc, ok := n.client.(subscriber)
 	if !ok {
-		return nil, fmt.Errorf("%w: %T", ErrNotificationsUnsupported, n.client)
+		return nil, fmt.Errorf("%w: %T", node.ErrNotificationsUnsupported, n.client)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &redisSub{client: sc, channel: channel, onRelease: onRelease, onState: onState}
@@ -135,7 +137,7 @@ func (s *redisSub) receive(ctx context.Context, ps *redis.PubSub) (wasUp bool, e
 		pinged = false
 		switch m := msg.(type) {
 		case *redis.Message:
-			s.onRelease(ParseRelease(m.Payload))
+			s.onRelease(wire.ParseRelease(m.Payload))
 		case *redis.Subscription:
 			if m.Kind == "subscribe" && m.Channel == s.channel {
 				wasUp = true
@@ -151,14 +153,4 @@ func (s *redisSub) closeCurrent() {
 	if s.ps != nil {
 		_ = s.ps.Close()
 	}
-}
-
-// ParseRelease splits an announcement of the release script, "<releaseID>
-// <name>" with a 16-digit id, into name and id. Anything else is taken as a
-// bare name with no id.
-func ParseRelease(payload string) (name, releaseID string) {
-	if len(payload) > 17 && payload[16] == ' ' {
-		return payload[17:], payload[:16]
-	}
-	return payload, ""
 }

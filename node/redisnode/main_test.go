@@ -1,4 +1,4 @@
-package node_test
+package redisnode_test
 
 import (
 	"testing"

@@ -1,27 +1,25 @@
-package node
+package memnode
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node"
 )
 
-// ErrDown is returned by every call to a Memory node stopped with SetDown,
-// standing in for an unreachable server.
-var ErrDown = errors.New("node: memory node is down")
-
-// Memory is an in-process Node with the semantics of the Redis node: keys
+// Node is an in-process Node with the semantics of the Redis node: keys
 // expire by time.Now (so it runs inside testing/synctest bubbles; it starts
 // no goroutine or timer of its own), counters outlive locks until their
 // retention ends, tombstones refuse late requests. It is the demo's embedded
 // backend, development without Redis, and unit tests of code that takes
 // locks. It excludes only within one process.
-type Memory struct {
+type Node struct {
 	name string
 	id   string // Identify's ID, drawn at creation
 
@@ -29,9 +27,9 @@ type Memory struct {
 	down       bool
 	locks      map[string]memLock   // by lock name
 	counters   map[string]memCount  // by lock name
-	tombstones map[string]time.Time // by TombstoneKey, until expiry
+	tombstones map[string]time.Time // by wire.TombstoneKey, until expiry
 	trails     map[string]memTrail  // by lock name
-	markers    map[string]memMarker // by lock name, see MarkerKey
+	markers    map[string]memMarker // by lock name, see wire.MarkerKey
 	writes     int                  // entries written since the last sweep
 	swept      int                  // entries left by the last sweep
 
@@ -51,7 +49,7 @@ type memLock struct {
 
 // memTrail is the last acquisition of a lock not released (see TrailKey).
 type memTrail struct {
-	h       Holding // Token, Fence, Owner, AcquiredAt
+	h       node.Holding // Token, Fence, Owner, AcquiredAt
 	expires time.Time
 }
 
@@ -69,16 +67,16 @@ type memCount struct {
 	expires time.Time
 }
 
-// NewMemory returns an empty memory node named name.
-func NewMemory(name string) *Memory {
+// New returns an empty memory node named name.
+func New(name string) *Node {
 	var id [20]byte
 	_, _ = rand.Read(id[:]) // never fails (crypto/rand panics rather)
-	m := &Memory{name: name, id: hex.EncodeToString(id[:])}
+	m := &Node{name: name, id: hex.EncodeToString(id[:])}
 	m.reset()
 	return m
 }
 
-func (m *Memory) reset() {
+func (m *Node) reset() {
 	m.locks = map[string]memLock{}
 	m.counters = map[string]memCount{}
 	m.tombstones = map[string]time.Time{}
@@ -89,13 +87,13 @@ func (m *Memory) reset() {
 }
 
 // Name implements Node.
-func (m *Memory) Name() string { return m.name }
+func (m *Node) Name() string { return m.name }
 
 // SetDown makes every call fail with ErrDown (down) or work again. With
 // wipe, the node forgets its locks, counters and tombstones, as a Redis
 // server restarted without persistence does (its Identify ID stays).
 // Subscriptions report the change through their onState.
-func (m *Memory) SetDown(down, wipe bool) {
+func (m *Node) SetDown(down, wipe bool) {
 	m.mu.Lock()
 	changed := m.down != down
 	m.down = down
@@ -112,14 +110,14 @@ func (m *Memory) SetDown(down, wipe bool) {
 // expire, and missing fence counters start, by time.Now plus d. It stands
 // in for a server whose clock jumps or drifts, while the clients' clocks
 // do not.
-func (m *Memory) SetClockOffset(d time.Duration) { m.clockOffset.Store(int64(d)) }
+func (m *Node) SetClockOffset(d time.Duration) { m.clockOffset.Store(int64(d)) }
 
 // now is the node's clock.
-func (m *Memory) now() time.Time { return time.Now().Add(time.Duration(m.clockOffset.Load())) }
+func (m *Node) now() time.Time { return time.Now().Add(time.Duration(m.clockOffset.Load())) }
 
 // Len is the number of live entries (locks, counters, tombstones): tests
 // use it to show that state goes back to zero once everything expired.
-func (m *Memory) Len() int {
+func (m *Node) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepAll(m.now())
@@ -127,14 +125,14 @@ func (m *Memory) Len() int {
 }
 
 // enter locks m for one call, or says why it cannot run.
-func (m *Memory) enter(ctx context.Context) error {
+func (m *Node) enter(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	if m.down {
 		m.mu.Unlock()
-		return ErrDown
+		return node.ErrDown
 	}
 	return nil
 }
@@ -143,7 +141,7 @@ func (m *Memory) enter(ctx context.Context) error {
 func live(expires, now time.Time) bool { return now.Before(expires) }
 
 // lock returns the live holder of name, dropping an expired entry.
-func (m *Memory) lock(name string, now time.Time) (memLock, bool) {
+func (m *Node) lock(name string, now time.Time) (memLock, bool) {
 	return liveLock(m.locks, name, now)
 }
 
@@ -157,7 +155,7 @@ func liveLock(locks map[string]memLock, name string, now time.Time) (memLock, bo
 	return e, ok
 }
 
-func (m *Memory) counter(name string, now time.Time) (uint64, bool) {
+func (m *Node) counter(name string, now time.Time) (uint64, bool) {
 	c, ok := m.counters[name]
 	if ok && !live(c.expires, now) {
 		delete(m.counters, name)
@@ -167,7 +165,7 @@ func (m *Memory) counter(name string, now time.Time) (uint64, bool) {
 }
 
 // trail returns the live trail of name, dropping an expired one.
-func (m *Memory) trail(name string, now time.Time) (memTrail, bool) {
+func (m *Node) trail(name string, now time.Time) (memTrail, bool) {
 	t, ok := m.trails[name]
 	if ok && !live(t.expires, now) {
 		delete(m.trails, name)
@@ -176,8 +174,8 @@ func (m *Memory) trail(name string, now time.Time) (memTrail, bool) {
 	return t, ok
 }
 
-func (m *Memory) tombstoned(name, token string, now time.Time) bool {
-	k := TombstoneKey(name, token)
+func (m *Node) tombstoned(name, token string, now time.Time) bool {
+	k := wire.TombstoneKey(name, token)
 	exp, ok := m.tombstones[k]
 	if ok && !live(exp, now) {
 		delete(m.tombstones, k)
@@ -190,13 +188,13 @@ func (m *Memory) tombstoned(name, token string, now time.Time) bool {
 // again once as many were written as the last sweep left (at least 1024):
 // amortized O(1) per write, and the maps stay within about twice the live
 // entries, as Redis's own expiry keeps its memory bounded.
-func (m *Memory) wrote(now time.Time) {
+func (m *Node) wrote(now time.Time) {
 	if m.writes++; m.writes >= max(m.swept, 1024) {
 		m.sweepAll(now)
 	}
 }
 
-func (m *Memory) sweepAll(now time.Time) {
+func (m *Node) sweepAll(now time.Time) {
 	for k, e := range m.locks {
 		if !live(e.expires, now) {
 			delete(m.locks, k)
@@ -228,28 +226,28 @@ func (m *Memory) sweepAll(now time.Time) {
 
 // Identify implements Node: the ID drawn at creation, and "noeviction"
 // (the node never drops a live entry).
-func (m *Memory) Identify(ctx context.Context) (Identity, error) {
+func (m *Node) Identify(ctx context.Context) (node.Identity, error) {
 	if err := m.enter(ctx); err != nil {
-		return Identity{}, err
+		return node.Identity{}, err
 	}
 	defer m.mu.Unlock()
-	return Identity{ID: m.id, Eviction: "noeviction"}, nil
+	return node.Identity{ID: m.id, Eviction: "noeviction"}, nil
 }
 
 // Acquire implements Node.
-func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error) {
+func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
 	if err := a.Validate(); err != nil {
-		return AcquireReply{}, err
+		return node.AcquireReply{}, err
 	}
 	if err := m.enter(ctx); err != nil {
-		return AcquireReply{}, err
+		return node.AcquireReply{}, err
 	}
 	defer m.mu.Unlock()
 	now := m.now()
-	retention := RetentionOrDefault(a.Retention)
+	retention := wire.RetentionOrDefault(a.Retention)
 	mark := m.markData(a.Name, a.At, max(retention, a.TTL, a.MarkerRetention), now)
 	if m.tombstoned(a.Name, a.Token, now) {
-		return AcquireReply{}.withMarker(mark), nil
+		return withMarker(node.AcquireReply{}, mark), nil
 	}
 	e, held := m.lock(a.Name, now)
 	if held && e.token != a.Token {
@@ -257,7 +255,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 			e.waited = true
 			m.locks[a.Name] = e
 		}
-		return AcquireReply{HolderTTL: e.expires.Sub(now), Holder: ReleaseID(e.token)}.withMarker(mark), nil
+		return withMarker(node.AcquireReply{HolderTTL: e.expires.Sub(now), Holder: node.ReleaseID(e.token)}, mark), nil
 	}
 	c, ok := m.counter(a.Name, now)
 	if held { // a resend: the counter stays as the first acquire left it
@@ -266,7 +264,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 		if ok {
 			m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
 		}
-		return AcquireReply{Acquired: true, Fence: c}.withMarker(mark), nil
+		return withMarker(node.AcquireReply{Acquired: true, Fence: c}, mark), nil
 	}
 	m.locks[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
 	if !ok {
@@ -274,11 +272,11 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 	}
 	c++
 	m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
-	r := AcquireReply{Acquired: true, Fence: c}.withMarker(mark)
+	r := withMarker(node.AcquireReply{Acquired: true, Fence: c}, mark)
 	if prev, ok := m.trail(a.Name, now); ok && prev.h.Token != a.Token {
 		r.Previous = prev.h
 	}
-	m.trails[a.Name] = memTrail{h: Holding{Token: a.Token, Fence: c, Owner: a.Owner, AcquiredAt: micro(a.At)}, expires: now.Add(retention)}
+	m.trails[a.Name] = memTrail{h: node.Holding{Token: a.Token, Fence: c, Owner: a.Owner, AcquiredAt: micro(a.At)}, expires: now.Add(retention)}
 	m.wrote(now)
 	m.wrote(now) // the trail is an entry of its own
 	return r, nil
@@ -288,7 +286,7 @@ func (m *Memory) Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, erro
 // by the acquisition at, resets its expiry to keep, and returns the reply
 // with its age in whole milliseconds, its creator and how long before now
 // it was last touched, as the Redis node does; the marker is touched now.
-func (m *Memory) markData(name string, at time.Time, keep time.Duration, now time.Time) AcquireReply {
+func (m *Node) markData(name string, at time.Time, keep time.Duration, now time.Time) node.AcquireReply {
 	t, ok := m.markers[name]
 	switch {
 	case !ok || !live(t.expires, now):
@@ -304,11 +302,11 @@ func (m *Memory) markData(name string, at time.Time, keep time.Duration, now tim
 	touched := max(now.Sub(t.touched), 0).Milliseconds()
 	t.touched, t.expires = now, now.Add(keep)
 	m.markers[name] = t
-	return AcquireReply{DataCreator: t.creator}.WithDataAge(now.Sub(t.since).Milliseconds()).WithDataTouchedAge(touched)
+	return wire.WithDataTouchedAge(wire.WithDataAge(node.AcquireReply{DataCreator: t.creator}, now.Sub(t.since).Milliseconds()), touched)
 }
 
 // withMarker returns r with the marker's age and creator of mark.
-func (r AcquireReply) withMarker(mark AcquireReply) AcquireReply {
+func withMarker(r, mark node.AcquireReply) node.AcquireReply {
 	r.DataAge, r.DataAgeKnown, r.DataCreator = mark.DataAge, mark.DataAgeKnown, mark.DataCreator
 	r.DataTouchedAge, r.DataTouchedKnown = mark.DataTouchedAge, mark.DataTouchedKnown
 	return r
@@ -330,7 +328,7 @@ func micro(t time.Time) time.Time {
 // fences handed out more than MaxSeedSkew before.
 func seedOrClock(seed uint64, now time.Time) uint64 {
 	clock := uint64(max(now.UnixMicro(), 0))
-	skew := uint64(MaxSeedSkew / time.Microsecond)
+	skew := uint64(node.MaxSeedSkew / time.Microsecond)
 	if seed >= clock && seed <= clock+skew {
 		return seed
 	}
@@ -338,7 +336,7 @@ func seedOrClock(seed uint64, now time.Time) uint64 {
 }
 
 // Extend implements Node.
-func (m *Memory) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, error) {
+func (m *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.ExtendResult, error) {
 	for _, op := range ops {
 		if err := op.Validate(); err != nil {
 			return nil, err
@@ -349,34 +347,34 @@ func (m *Memory) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, 
 	}
 	defer m.mu.Unlock()
 	now := m.now()
-	res := make([]ExtendResult, len(ops))
+	res := make([]node.ExtendResult, len(ops))
 	for i, op := range ops {
 		e, held := m.lock(op.Name, now)
 		switch {
 		case held && e.token == op.Token:
-			res[i] = Extended
+			res[i] = node.Extended
 		case held, m.tombstoned(op.Name, op.Token, now):
-			res[i] = NotHeld
+			res[i] = node.NotHeld
 			continue
 		default:
-			res[i] = Reasserted
+			res[i] = node.Reasserted
 			e = memLock{token: op.Token, owner: op.Owner, at: op.At}
 		}
 		e.expires = now.Add(op.TTL)
 		m.locks[op.Name] = e
 		m.raise(op.Name, op.Fence, op.Retention, now)
 		if t, ok := m.markers[op.Name]; ok && live(t.expires, now) {
-			t.touched, t.expires = now, now.Add(max(RetentionOrDefault(op.Retention), op.TTL, op.MarkerRetention))
+			t.touched, t.expires = now, now.Add(max(wire.RetentionOrDefault(op.Retention), op.TTL, op.MarkerRetention))
 			m.markers[op.Name] = t
 		}
 		if t, ok := m.trail(op.Name, now); ok {
-			t.expires = now.Add(RetentionOrDefault(op.Retention))
+			t.expires = now.Add(wire.RetentionOrDefault(op.Retention))
 			if t.h.Token == op.Token && t.h.Fence < op.Fence {
 				t.h.Fence = op.Fence // the trail records the lock's fence, as raise does
 			}
 			m.trails[op.Name] = t
 		}
-		if res[i] == Reasserted {
+		if res[i] == node.Reasserted {
 			m.wrote(now)
 		}
 	}
@@ -385,16 +383,16 @@ func (m *Memory) Extend(ctx context.Context, ops []ExtendArgs) ([]ExtendResult, 
 
 // raise lifts the counter of name to at least fence and resets its
 // expiry; a missing counter is created only for a positive fence.
-func (m *Memory) raise(name string, fence uint64, retention time.Duration, now time.Time) {
+func (m *Node) raise(name string, fence uint64, retention time.Duration, now time.Time) {
 	c, ok := m.counter(name, now)
 	if !ok && fence == 0 {
 		return
 	}
-	m.counters[name] = memCount{value: max(c, fence), expires: now.Add(RetentionOrDefault(retention))}
+	m.counters[name] = memCount{value: max(c, fence), expires: now.Add(wire.RetentionOrDefault(retention))}
 }
 
 // Release implements Node.
-func (m *Memory) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
+func (m *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 	if err := a.Validate(); err != nil {
 		return false, err
 	}
@@ -409,20 +407,20 @@ func (m *Memory) Release(ctx context.Context, a ReleaseArgs) (bool, error) {
 		delete(m.trails, a.Name)
 	}
 	if a.Tombstone > 0 {
-		m.tombstones[TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)
+		m.tombstones[wire.TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)
 		m.wrote(now)
 	}
 	m.mu.Unlock()
 	// Announced outside m.mu: a subscriber may call the node.
 	if released && e.waited && a.Channel != "" {
-		m.broker.publish(a.Channel, a.Name, ReleaseID(a.Token))
+		m.broker.publish(a.Channel, a.Name, node.ReleaseID(a.Token))
 	}
 	return released, nil
 }
 
 // RaiseFence implements Node.
-func (m *Memory) RaiseFence(ctx context.Context, name, token string, fence uint64, retention time.Duration) (bool, error) {
-	if err := ValidateRaise(name, token, fence, retention); err != nil {
+func (m *Node) RaiseFence(ctx context.Context, name, token string, fence uint64, retention time.Duration) (bool, error) {
+	if err := wire.ValidateRaise(name, token, fence, retention); err != nil {
 		return false, err
 	}
 	if err := m.enter(ctx); err != nil {
@@ -440,7 +438,7 @@ func (m *Memory) RaiseFence(ctx context.Context, name, token string, fence uint6
 }
 
 // ForceRelease implements Node.
-func (m *Memory) ForceRelease(ctx context.Context, a ForceReleaseArgs) (bool, error) {
+func (m *Node) ForceRelease(ctx context.Context, a node.ForceReleaseArgs) (bool, error) {
 	if err := a.Validate(); err != nil {
 		return false, err
 	}
@@ -450,7 +448,7 @@ func (m *Memory) ForceRelease(ctx context.Context, a ForceReleaseArgs) (bool, er
 	now := m.now()
 	m.raise(a.Name, a.Fence, a.Retention, now)
 	if a.Tombstone > 0 {
-		m.tombstones[TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)
+		m.tombstones[wire.TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)
 		m.wrote(now)
 	}
 	e, held := m.lock(a.Name, now)
@@ -460,7 +458,7 @@ func (m *Memory) ForceRelease(ctx context.Context, a ForceReleaseArgs) (bool, er
 	}
 	m.mu.Unlock()
 	if released && a.Channel != "" {
-		m.broker.publish(a.Channel, a.Name, ReleaseID(a.Token))
+		m.broker.publish(a.Channel, a.Name, node.ReleaseID(a.Token))
 	}
 	return released, nil
 }
@@ -468,12 +466,12 @@ func (m *Memory) ForceRelease(ctx context.Context, a ForceReleaseArgs) (bool, er
 // Scan implements Node: the live lock names matching a.Match in byte
 // order, after the cursor (the last name of the previous page), a.Count
 // at a time. Each call sorts the matching names: O(n log n) for n locks.
-func (m *Memory) Scan(ctx context.Context, a ScanArgs) (ScanPage, error) {
+func (m *Node) Scan(ctx context.Context, a node.ScanArgs) (node.ScanPage, error) {
 	if err := a.Validate(); err != nil {
-		return ScanPage{}, err
+		return node.ScanPage{}, err
 	}
 	if err := m.enter(ctx); err != nil {
-		return ScanPage{}, err
+		return node.ScanPage{}, err
 	}
 	defer m.mu.Unlock()
 	now := m.now()
@@ -485,22 +483,22 @@ func (m *Memory) Scan(ctx context.Context, a ScanArgs) (ScanPage, error) {
 	}
 	slices.Sort(names)
 	if n := a.CountOrDefault(); len(names) > n {
-		return ScanPage{Names: names[:n], Cursor: names[n-1]}, nil
+		return node.ScanPage{Names: names[:n], Cursor: names[n-1]}, nil
 	}
-	return ScanPage{Names: names}, nil
+	return node.ScanPage{Names: names}, nil
 }
 
 // Inspect implements Node.
-func (m *Memory) Inspect(ctx context.Context, name string) (Holding, error) {
+func (m *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	if name == "" {
-		return Holding{}, invalid("empty name")
+		return node.Holding{}, wire.Invalid("empty name")
 	}
 	if err := m.enter(ctx); err != nil {
-		return Holding{}, err
+		return node.Holding{}, err
 	}
 	defer m.mu.Unlock()
 	now := m.now()
-	var h Holding
+	var h node.Holding
 	h.Fence, _ = m.counter(name, now)
 	if e, held := m.lock(name, now); held {
 		h.Token, h.TTL, h.Owner, h.AcquiredAt = e.token, e.expires.Sub(now), e.owner, micro(e.at)

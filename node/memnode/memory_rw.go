@@ -1,11 +1,14 @@
-package node
+package memnode
 
 import (
 	"context"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node"
 )
 
-var _ ReadWriter = (*Memory)(nil)
+var _ node.ReadWriter = (*Node)(nil)
 
 // memRW is a Memory node's read-write locks, by name (see ReadWriter).
 type memRW struct {
@@ -71,7 +74,7 @@ func (r *memRW) reading(name, token string, now time.Time) bool {
 func (r *memRW) firstReader(name string) string {
 	first := ""
 	for tok := range r.readers[name] {
-		if id := ReleaseID(tok); first == "" || id < first {
+		if id := node.ReleaseID(tok); first == "" || id < first {
 			first = id
 		}
 	}
@@ -86,50 +89,50 @@ func (r *memRW) addReader(name, token string, ttl time.Duration, now time.Time) 
 }
 
 // AcquireRW implements ReadWriter.
-func (m *Memory) AcquireRW(ctx context.Context, mode Mode, a AcquireArgs) (AcquireReply, error) {
+func (m *Node) AcquireRW(ctx context.Context, mode node.Mode, a node.AcquireArgs) (node.AcquireReply, error) {
 	if err := mode.Validate(); err != nil {
-		return AcquireReply{}, err
+		return node.AcquireReply{}, err
 	}
 	if err := a.Validate(); err != nil {
-		return AcquireReply{}, err
+		return node.AcquireReply{}, err
 	}
 	if err := m.enter(ctx); err != nil {
-		return AcquireReply{}, err
+		return node.AcquireReply{}, err
 	}
 	defer m.mu.Unlock()
 	now := m.now()
 	if m.tombstoned(a.Name, a.Token, now) {
-		return AcquireReply{}, nil
+		return node.AcquireReply{}, nil
 	}
-	if mode == Shared {
+	if mode == node.Shared {
 		return m.acquireShared(a, now), nil
 	}
 	w, writing := m.rw.writer(a.Name, now)
 	if writing {
 		if w.token != a.Token {
-			return AcquireReply{HolderTTL: w.expires.Sub(now), Holder: ReleaseID(w.token)}, nil
+			return node.AcquireReply{HolderTTL: w.expires.Sub(now), Holder: node.ReleaseID(w.token)}, nil
 		}
 		w.expires = now.Add(a.TTL)
 		m.rw.writers[a.Name] = w
-		return AcquireReply{Acquired: true, Fence: m.rwCounter(a, now)}, nil
+		return node.AcquireReply{Acquired: true, Fence: m.rwCounter(a, now)}, nil
 	}
 	if last, ok := m.rw.lastReader(a.Name, now); ok {
 		m.rw.intents[a.Name] = memLock{token: a.Token, expires: now.Add(a.TTL)}
 		m.wrote(now)
-		return AcquireReply{HolderTTL: last.Sub(now), Holder: m.rw.firstReader(a.Name)}, nil
+		return node.AcquireReply{HolderTTL: last.Sub(now), Holder: m.rw.firstReader(a.Name)}, nil
 	}
 	m.rw.writers[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
 	delete(m.rw.intents, a.Name) // a writer got in: the intent is done
 	c := m.rwCounter(a, now) + 1
-	m.counters[a.Name] = memCount{value: c, expires: now.Add(RetentionOrDefault(a.Retention))}
+	m.counters[a.Name] = memCount{value: c, expires: now.Add(wire.RetentionOrDefault(a.Retention))}
 	m.wrote(now)
-	return AcquireReply{Acquired: true, Fence: c}, nil
+	return node.AcquireReply{Acquired: true, Fence: c}, nil
 }
 
 // acquireShared is AcquireRW(Shared), with m.mu held.
-func (m *Memory) acquireShared(a AcquireArgs, now time.Time) AcquireReply {
+func (m *Node) acquireShared(a node.AcquireArgs, now time.Time) node.AcquireReply {
 	if w, writing := m.rw.writer(a.Name, now); writing {
-		return AcquireReply{HolderTTL: w.expires.Sub(now), Holder: ReleaseID(w.token)}
+		return node.AcquireReply{HolderTTL: w.expires.Sub(now), Holder: node.ReleaseID(w.token)}
 	}
 	if i, waits := m.rw.intent(a.Name, now); waits {
 		// A reader not yet in (also one asking again after a split) waits
@@ -139,27 +142,27 @@ func (m *Memory) acquireShared(a AcquireArgs, now time.Time) AcquireReply {
 			delete(m.rw.readers[a.Name], a.Token)
 			m.rw.lastReader(a.Name, now)
 		}
-		return AcquireReply{HolderTTL: i.expires.Sub(now), Holder: WaitingWriterHolder}
+		return node.AcquireReply{HolderTTL: i.expires.Sub(now), Holder: node.WaitingWriterHolder}
 	}
 	m.rw.addReader(a.Name, a.Token, a.TTL, now)
 	m.wrote(now)
-	return AcquireReply{Acquired: true, Fence: m.rwCounter(a, now)}
+	return node.AcquireReply{Acquired: true, Fence: m.rwCounter(a, now)}
 }
 
 // rwCounter is the counter of a.Name as it is, started from the seed or
 // the clock when missing (readers start it too, so that a reader after data
 // loss reads above the writers before it), with its expiry reset.
-func (m *Memory) rwCounter(a AcquireArgs, now time.Time) uint64 {
+func (m *Node) rwCounter(a node.AcquireArgs, now time.Time) uint64 {
 	c, ok := m.counter(a.Name, now)
 	if !ok {
 		c = seedOrClock(a.Seed, now)
 	}
-	m.counters[a.Name] = memCount{value: c, expires: now.Add(RetentionOrDefault(a.Retention))}
+	m.counters[a.Name] = memCount{value: c, expires: now.Add(wire.RetentionOrDefault(a.Retention))}
 	return c
 }
 
 // ExtendRW implements ReadWriter.
-func (m *Memory) ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]ExtendResult, error) {
+func (m *Node) ExtendRW(ctx context.Context, mode node.Mode, ops []node.ExtendArgs) ([]node.ExtendResult, error) {
 	if err := mode.Validate(); err != nil {
 		return nil, err
 	}
@@ -173,17 +176,17 @@ func (m *Memory) ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]E
 	}
 	defer m.mu.Unlock()
 	now := m.now()
-	res := make([]ExtendResult, len(ops))
+	res := make([]node.ExtendResult, len(ops))
 	for i, op := range ops {
 		w, writing := m.rw.writer(op.Name, now)
-		res[i] = Extended
-		if mode == Shared {
+		res[i] = node.Extended
+		if mode == node.Shared {
 			if !m.rw.reading(op.Name, op.Token, now) {
 				if writing || m.tombstoned(op.Name, op.Token, now) {
-					res[i] = NotHeld
+					res[i] = node.NotHeld
 					continue
 				}
-				res[i] = Reasserted
+				res[i] = node.Reasserted
 				m.wrote(now)
 			}
 			m.rw.addReader(op.Name, op.Token, op.TTL, now)
@@ -191,10 +194,10 @@ func (m *Memory) ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]E
 			switch _, reading := m.rw.lastReader(op.Name, now); {
 			case writing && w.token == op.Token:
 			case writing, reading, m.tombstoned(op.Name, op.Token, now):
-				res[i] = NotHeld
+				res[i] = node.NotHeld
 				continue
 			default:
-				res[i] = Reasserted
+				res[i] = node.Reasserted
 				w = memLock{token: op.Token, owner: op.Owner, at: op.At}
 				delete(m.rw.intents, op.Name) // a writer got in: the intent is done
 				m.wrote(now)
@@ -208,7 +211,7 @@ func (m *Memory) ExtendRW(ctx context.Context, mode Mode, ops []ExtendArgs) ([]E
 }
 
 // ReleaseRW implements ReadWriter.
-func (m *Memory) ReleaseRW(ctx context.Context, mode Mode, a ReleaseArgs) (bool, error) {
+func (m *Node) ReleaseRW(ctx context.Context, mode node.Mode, a node.ReleaseArgs) (bool, error) {
 	if err := mode.Validate(); err != nil {
 		return false, err
 	}
@@ -220,7 +223,7 @@ func (m *Memory) ReleaseRW(ctx context.Context, mode Mode, a ReleaseArgs) (bool,
 	}
 	now := m.now()
 	released := false
-	if mode == Shared {
+	if mode == node.Shared {
 		if released = m.rw.reading(a.Name, a.Token, now); released {
 			delete(m.rw.readers[a.Name], a.Token)
 			m.rw.lastReader(a.Name, now)
@@ -234,22 +237,22 @@ func (m *Memory) ReleaseRW(ctx context.Context, mode Mode, a ReleaseArgs) (bool,
 		}
 	}
 	if a.Tombstone > 0 {
-		m.tombstones[TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)
+		m.tombstones[wire.TombstoneKey(a.Name, a.Token)] = now.Add(a.Tombstone)
 		m.wrote(now)
 	}
 	m.mu.Unlock()
 	if released && a.Channel != "" {
-		m.broker.publish(a.Channel, a.Name, ReleaseID(a.Token))
+		m.broker.publish(a.Channel, a.Name, node.ReleaseID(a.Token))
 	}
 	return released, nil
 }
 
 // RaiseFenceRW implements ReadWriter.
-func (m *Memory) RaiseFenceRW(ctx context.Context, mode Mode, name, token string, fence uint64, retention time.Duration) (bool, error) {
+func (m *Node) RaiseFenceRW(ctx context.Context, mode node.Mode, name, token string, fence uint64, retention time.Duration) (bool, error) {
 	if err := mode.Validate(); err != nil {
 		return false, err
 	}
-	if err := ValidateRaise(name, token, fence, retention); err != nil {
+	if err := wire.ValidateRaise(name, token, fence, retention); err != nil {
 		return false, err
 	}
 	if err := m.enter(ctx); err != nil {
@@ -258,7 +261,7 @@ func (m *Memory) RaiseFenceRW(ctx context.Context, mode Mode, name, token string
 	defer m.mu.Unlock()
 	now := m.now()
 	m.raise(name, fence, retention, now)
-	if mode == Shared {
+	if mode == node.Shared {
 		return m.rw.reading(name, token, now), nil
 	}
 	w, ok := m.rw.writer(name, now)

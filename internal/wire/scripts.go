@@ -1,10 +1,10 @@
-package node
+package wire
 
 import (
 	_ "embed"
-	"time"
+	"strconv"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // The Lua of the Redis node, one file per call. Each script gets every key
@@ -43,17 +43,6 @@ var src = LuaScripts{
 	ForceRelease: valueLua + forceReleaseLua,
 }
 
-var (
-	acquireScript      = redis.NewScript(src.Acquire)
-	extendScript       = redis.NewScript(src.Extend)
-	releaseScript      = redis.NewScript(src.Release)
-	raiseScript        = redis.NewScript(src.RaiseFence)
-	inspectScript      = redis.NewScript(src.Inspect)
-	identifyScript     = redis.NewScript(src.Identify)
-	forceReleaseScript = redis.NewScript(src.ForceRelease)
-	scanScript         = redis.NewScript(scanLua) // only node.Redis over a bare Scripter needs it
-)
-
 // LuaScripts are the sources of the Redis node's scripts, for nodes over
 // other Redis clients (rueidisnode), which must run the very same text (one
 // SHA-1 in the server's cache). KEYS and ARGV are documented at the top of
@@ -61,7 +50,7 @@ var (
 // milliseconds rounded up.
 // Times are µs since the Unix epoch ("0": unknown).
 type LuaScripts struct {
-	Acquire      string // KEYS lock, counter, tombstone, trail, marker; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs, at µs, owner, waiter ("1" or "0"; AcquireArgs.ScriptArgs builds them all)
+	Acquire      string // KEYS lock, counter, tombstone, trail, marker; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs, at µs, owner, waiter ("1" or "0"; AcquireScriptArgs builds them all)
 	Extend       string // one op; KEYS lock, counter, tombstone, trail, marker; ARGV token, ttl, fence, retention, at µs, owner
 	Release      string // KEYS lock, tombstone, trail; ARGV token, tombstone (0: none), channel ("": none)
 	RaiseFence   string // KEYS lock, counter, trail; ARGV token, fence, retention
@@ -73,6 +62,9 @@ type LuaScripts struct {
 // Scripts returns the Lua sources of the Redis node.
 func Scripts() LuaScripts { return src }
 
-// Micros formats t for the scripts: µs since the Unix epoch, "0" when t is
-// zero.
-func Micros(t time.Time) string { return micros(t) }
+// MaxSkewMicros is node.MaxSeedSkew as the scripts take it.
+var MaxSkewMicros = strconv.FormatInt(node.MaxSeedSkew.Microseconds(), 10)
+
+// ScanSource is the Lua of SCAN, for a client that cannot send the command
+// itself (no KEYS; ARGV cursor, match, count).
+func ScanSource() string { return scanLua }

@@ -1,8 +1,11 @@
-package node
+package memnode
 
 import (
 	"context"
 	"sync"
+
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // memBroker is a Memory node's Pub/Sub: subscribers per channel, called by
@@ -47,7 +50,7 @@ func (b *memBroker) publish(channel, name, releaseID string) {
 }
 
 // reportState tells every subscription whether m is up.
-func (b *memBroker) reportState(m *Memory) {
+func (b *memBroker) reportState(m *Node) {
 	for _, s := range b.snapshot("") {
 		s.report(m)
 	}
@@ -56,7 +59,7 @@ func (b *memBroker) reportState(m *Memory) {
 // report calls onState with m's state if it changed since the last report.
 // The state is read under s.mu, so the last report is always the current
 // state, whatever the order of concurrent SetDown calls.
-func (s *memSub) report(m *Memory) {
+func (s *memSub) report(m *Node) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m.mu.Lock()
@@ -69,7 +72,7 @@ func (s *memSub) report(m *Memory) {
 	if up {
 		s.onState(true, nil)
 	} else {
-		s.onState(false, ErrDown)
+		s.onState(false, node.ErrDown)
 	}
 }
 
@@ -78,12 +81,12 @@ func (s *memSub) report(m *Memory) {
 // from a short-lived goroutine, so that no callback runs before Subscribe
 // returns, and then follows SetDown. stop must not be called from a
 // callback.
-func (m *Memory) Subscribe(_ context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
+func (m *Node) Subscribe(_ context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
 	if channel == "" {
-		return nil, invalid("empty channel")
+		return nil, wire.Invalid("empty channel")
 	}
 	if onRelease == nil || onState == nil {
-		return nil, invalid("nil callback")
+		return nil, wire.Invalid("nil callback")
 	}
 	s := &memSub{onRelease: onRelease, onState: onState}
 	b := &m.broker

@@ -1,4 +1,4 @@
-package node_test
+package memnode_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 )
 
 // Read-write state is bounded as the mutex's is: readers, writers and
@@ -16,7 +17,7 @@ import (
 func TestMemoryRWStateExpiresToZero(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		m := node.NewMemory("m")
+		m := memnode.New("m")
 		acq := func(mode node.Mode, name, token string, ttl time.Duration) node.AcquireReply {
 			r, err := m.AcquireRW(ctx, mode, node.AcquireArgs{Name: name, Token: token, TTL: ttl, Retention: time.Hour})
 			if err != nil {

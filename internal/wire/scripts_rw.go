@@ -1,9 +1,7 @@
-package node
+package wire
 
 import (
 	_ "embed"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // The Lua of the read-write lock (see ReadWriter), one file per call, each
@@ -27,13 +25,6 @@ var rwSrc = RWLuaScripts{
 	Release:    valueLua + rwCommonLua + rwReleaseLua,
 	RaiseFence: valueLua + rwCommonLua + rwRaiseLua,
 }
-
-var (
-	rwAcquireScript = redis.NewScript(rwSrc.Acquire)
-	rwExtendScript  = redis.NewScript(rwSrc.Extend)
-	rwReleaseScript = redis.NewScript(rwSrc.Release)
-	rwRaiseScript   = redis.NewScript(rwSrc.RaiseFence)
-)
 
 // RWLuaScripts are the sources of the read-write scripts, for nodes over
 // other Redis clients (rueidisnode). Use RWKeys and RWArgs to call them.

@@ -1,4 +1,4 @@
-package node_test
+package redisnode_test
 
 import (
 	"context"
@@ -10,8 +10,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/nodetest"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 )
 
 func ctxFor(t *testing.T) context.Context {
@@ -29,7 +31,7 @@ func newClient(t *testing.T, addr string) *redis.Client {
 // The Redis node over a *redis.Client (pipelined extend, INFO, Pub/Sub).
 func TestRedisConformance(t *testing.T) {
 	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
-	nodetest.Run(t, func(t *testing.T) node.Node { return node.NewRedis(c) })
+	nodetest.Run(t, func(t *testing.T) node.Node { return redisnode.New(c) })
 }
 
 // scripterOnly hides everything of a client but redis.Scripter: no
@@ -39,7 +41,7 @@ type scripterOnly struct{ redis.Scripter }
 
 func TestRedisScripterOnlyConformance(t *testing.T) {
 	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
-	nodetest.Run(t, func(t *testing.T) node.Node { return node.NewRedisNamed("bare", scripterOnly{c}) })
+	nodetest.Run(t, func(t *testing.T) node.Node { return redisnode.NewNamed("bare", scripterOnly{c}) })
 }
 
 // On a cluster-enabled server, through a ClusterClient: every script gets
@@ -49,15 +51,15 @@ func TestRedisClusterConformance(t *testing.T) {
 	cl := redistest.StartClusterModeT(t)
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cl.Addrs()})
 	t.Cleanup(func() { _ = c.Close() })
-	nodetest.Run(t, func(t *testing.T) node.Node { return node.NewRedisNamed("cluster", c) })
+	nodetest.Run(t, func(t *testing.T) node.Node { return redisnode.NewNamed("cluster", c) })
 }
 
 func TestRedisName(t *testing.T) {
 	addr := redistest.StartT(t, 1).Addrs()[0]
-	if got := node.NewRedis(newClient(t, addr)).Name(); got != addr {
+	if got := redisnode.New(newClient(t, addr)).Name(); got != addr {
 		t.Fatalf("Name() = %q, want %q", got, addr)
 	}
-	if got := node.NewRedisNamed("n1", newClient(t, addr)).Name(); got != "n1" {
+	if got := redisnode.NewNamed("n1", newClient(t, addr)).Name(); got != "n1" {
 		t.Fatalf("Name() = %q, want n1", got)
 	}
 }
@@ -70,10 +72,10 @@ func TestRedisIdentifySameServer(t *testing.T) {
 	port := cl.Addrs()[0][strings.LastIndex(cl.Addrs()[0], ":"):]
 	var ids []node.Identity
 	for _, n := range []node.Node{
-		node.NewRedis(newClient(t, "127.0.0.1"+port)),
-		node.NewRedis(newClient(t, "localhost"+port)),
-		node.NewRedisNamed("bare", scripterOnly{newClient(t, "localhost"+port)}),
-		node.NewRedis(newClient(t, cl.Addrs()[1])),
+		redisnode.New(newClient(t, "127.0.0.1"+port)),
+		redisnode.New(newClient(t, "localhost"+port)),
+		redisnode.NewNamed("bare", scripterOnly{newClient(t, "localhost"+port)}),
+		redisnode.New(newClient(t, cl.Addrs()[1])),
 	} {
 		id, err := n.Identify(ctx)
 		if err != nil {
@@ -92,7 +94,7 @@ func TestRedisIdentifySameServer(t *testing.T) {
 func TestRedisIdentifyEviction(t *testing.T) {
 	cl := redistest.StartTWithOptions(t, 1, redistest.Options{ExtraArgs: []string{"--maxmemory-policy", "allkeys-lru"}})
 	c := newClient(t, cl.Addrs()[0])
-	for _, n := range []node.Node{node.NewRedis(c), node.NewRedisNamed("bare", scripterOnly{c})} {
+	for _, n := range []node.Node{redisnode.New(c), redisnode.NewNamed("bare", scripterOnly{c})} {
 		id, err := n.Identify(ctxFor(t))
 		if err != nil || id.Eviction != "allkeys-lru" {
 			t.Fatalf("%s: identify = %+v, %v; want allkeys-lru", n.Name(), id, err)
@@ -115,7 +117,7 @@ func (f failLoad) ScriptLoad(ctx context.Context, _ string) *redis.StringCmd {
 func TestRedisExtendAfterScriptFlush(t *testing.T) {
 	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
 	ctx := ctxFor(t)
-	for _, n := range []*node.Redis{node.NewRedis(c), node.NewRedisNamed("failload", failLoad{c})} {
+	for _, n := range []*redisnode.Node{redisnode.New(c), redisnode.NewNamed("failload", failLoad{c})} {
 		a, err := n.Acquire(ctx, node.AcquireArgs{Name: "k{" + n.Name() + "}", Token: "a", TTL: time.Minute})
 		if err != nil || !a.Acquired {
 			t.Fatal(a, err)
@@ -141,7 +143,7 @@ func TestRedisExtendErrorFailsBatch(t *testing.T) {
 	if err := c.Set(ctx, "wrongtype:fence", "x", 0).Err(); err != nil { // not a number: the script errs
 		t.Fatal(err)
 	}
-	n := node.NewRedis(c)
+	n := redisnode.New(c)
 	res, err := n.Extend(ctx, []node.ExtendArgs{
 		{Name: "ok", Token: "a", TTL: time.Minute},
 		{Name: "wrongtype", Token: "a", TTL: time.Minute, Fence: 5},
@@ -166,7 +168,7 @@ func TestRedisClusterRefusesCrossSlot(t *testing.T) {
 
 func TestRedisSubscribeUnsupported(t *testing.T) {
 	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
-	_, err := node.NewRedisNamed("bare", scripterOnly{c}).Subscribe(ctxFor(t), "ch", func(string, string) {}, func(bool, error) {})
+	_, err := redisnode.NewNamed("bare", scripterOnly{c}).Subscribe(ctxFor(t), "ch", func(string, string) {}, func(bool, error) {})
 	if !errors.Is(err, node.ErrNotificationsUnsupported) {
 		t.Fatalf("subscribe over a bare Scripter: %v", err)
 	}
@@ -177,7 +179,7 @@ func TestRedisSubscribeUnsupported(t *testing.T) {
 func TestRedisSubscriptionBreaksAndRecovers(t *testing.T) {
 	cl := redistest.StartT(t, 1)
 	c := newClient(t, cl.Addrs()[0])
-	n := node.NewRedis(c)
+	n := redisnode.New(c)
 	ctx := ctxFor(t)
 	const channel = "test:released"
 	type state struct {
@@ -276,10 +278,10 @@ func TestRedisIdentifyWithoutRunID(t *testing.T) {
 	port := cl.Addrs()[0][strings.LastIndex(cl.Addrs()[0], ":"):]
 	var ids []node.Identity
 	for _, n := range []node.Node{
-		node.NewRedis(noRunID{newClient(t, "127.0.0.1"+port)}),
-		node.NewRedis(noRunID{newClient(t, "localhost"+port)}),
-		node.NewRedis(noRunID{newClient(t, "localhost"+port)}),
-		node.NewRedis(noRunID{newClient(t, cl.Addrs()[1])}),
+		redisnode.New(noRunID{newClient(t, "127.0.0.1"+port)}),
+		redisnode.New(noRunID{newClient(t, "localhost"+port)}),
+		redisnode.New(noRunID{newClient(t, "localhost"+port)}),
+		redisnode.New(noRunID{newClient(t, cl.Addrs()[1])}),
 	} {
 		id, err := n.Identify(ctx)
 		if err != nil {
@@ -305,10 +307,10 @@ func TestRedisMarkerWithoutCreator(t *testing.T) {
 		t.Fatal(err)
 	}
 	since := now.Add(-time.Minute).UnixMicro()
-	if err := c.Set(ctx, node.MarkerKey(name), since, time.Hour).Err(); err != nil {
+	if err := c.Set(ctx, wire.MarkerKey(name), since, time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}
-	n := node.NewRedis(c)
+	n := redisnode.New(c)
 	for _, token := range []string{"a", "b"} {
 		r, err := n.Acquire(ctx, node.AcquireArgs{Name: name, Token: token, TTL: time.Minute, At: time.Now()})
 		if err != nil {

@@ -1,4 +1,4 @@
-package node
+package memnode
 
 // globMatch reports whether s matches the Redis glob pattern (as SCAN MATCH
 // and KEYS read it: * ? [abc] [^a-z] and \ escapes), so that the memory

@@ -1,4 +1,4 @@
-package node_test
+package redisnode_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/fakeresp"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 )
 
 // Over a BoundedDialer, a reply announcing a length go-redis cannot
@@ -24,9 +25,9 @@ func TestBoundedDialerRefusesHugeLengths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rc := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, Dialer: node.BoundedDialer(nil, nil)})
+		rc := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, Dialer: redisnode.BoundedDialer(nil, nil)})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
-		_, err = node.NewRedis(rc).Inspect(ctx, "lock:{k}")
+		_, err = redisnode.New(rc).Inspect(ctx, "lock:{k}")
 		cancel()
 		_ = rc.Close()
 		_ = srv.Close()
@@ -39,9 +40,9 @@ func TestBoundedDialerRefusesHugeLengths(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = srv.Close() }()
-	rc := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, Dialer: node.BoundedDialer(nil, nil)})
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, Dialer: redisnode.BoundedDialer(nil, nil)})
 	defer func() { _ = rc.Close() }()
-	id, err := node.NewRedis(rc).Identify(context.Background())
+	id, err := redisnode.New(rc).Identify(context.Background())
 	if err != nil || id.ID != "run-1" || id.Eviction != "noeviction" {
 		t.Fatalf("Identify = %+v, %v; want run-1, noeviction", id, err)
 	}

@@ -1,4 +1,4 @@
-package node_test
+package redisnode_test
 
 import (
 	"fmt"
@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 )
 
 // A marker written before touches were recorded ("since" or "since
@@ -20,10 +22,10 @@ func TestRedisMarkerWithoutTouchTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	since := now.Add(-time.Minute).UnixMicro()
-	n := node.NewRedis(c)
+	n := redisnode.New(c)
 	for _, old := range []string{fmt.Sprint(since), fmt.Sprintf("%d 42", since)} {
 		name := "lock:{" + old + "}"
-		if err := c.Set(ctx, node.MarkerKey(name), old, time.Hour).Err(); err != nil {
+		if err := c.Set(ctx, wire.MarkerKey(name), old, time.Hour).Err(); err != nil {
 			t.Fatal(err)
 		}
 		if h, err := n.Inspect(ctx, name); err != nil || !h.DataAgeKnown || h.DataTouchedKnown {

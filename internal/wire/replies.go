@@ -1,0 +1,170 @@
+package wire
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// acquireStringsCache and releaseStringsCache share the script arguments
+// of one call among the nodes it is sent to (see Cache).
+var (
+	acquireStringsCache = NewCache[node.AcquireArgs, *scriptStrings]()
+	releaseStringsCache = NewCache[node.ReleaseArgs, *scriptStrings]()
+)
+
+// scriptStrings are the KEYS and ARGV of one script call as strings, for
+// nodes over clients that take them so (rueidisnode).
+type scriptStrings struct {
+	keys, argv []string
+}
+
+func acquireStrings(a node.AcquireArgs) *scriptStrings {
+	return &scriptStrings{
+		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name), MarkerKey(a.Name)},
+		argv: []string{a.Token, strconv.FormatInt(Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
+			strconv.FormatInt(Millis(RetentionOrDefault(a.Retention)), 10), MaxSkewMicros, Micros(a.At), a.Owner, WaiterArg(a.Waiter),
+			strconv.FormatInt(Millis(a.MarkerRetention), 10)},
+	}
+}
+
+// AcquireScriptArgs returns the KEYS and ARGV of the acquire script (see
+// LuaScripts), shared by every node the same call is sent to: the caller
+// must not change them.
+func AcquireScriptArgs(a node.AcquireArgs) (keys, argv []string) {
+	s := acquireStringsCache.Get(a, a.Token, acquireStrings)
+	return s.keys, s.argv
+}
+
+func releaseStrings(a node.ReleaseArgs) *scriptStrings {
+	tomb := "0"
+	if a.Tombstone > 0 {
+		tomb = strconv.FormatInt(Millis(a.Tombstone), 10)
+	}
+	return &scriptStrings{keys: []string{a.Name, TombstoneKey(a.Name, a.Token), TrailKey(a.Name)}, argv: []string{a.Token, tomb, a.Channel}}
+}
+
+// ReleaseScriptArgs returns the KEYS and ARGV of the release script, as
+// AcquireScriptArgs does.
+func ReleaseScriptArgs(a node.ReleaseArgs) (keys, argv []string) {
+	if a.Tombstone > 0 { // sent to one node only: nothing to share
+		s := releaseStrings(a)
+		return s.keys, s.argv
+	}
+	s := releaseStringsCache.Get(a, a.Token, releaseStrings)
+	return s.keys, s.argv
+}
+
+// WaiterArg is AcquireArgs.Waiter as the acquire script takes it.
+func WaiterArg(w bool) string {
+	if w {
+		return "1"
+	}
+	return "0"
+}
+
+// AcquireReplyOf reads the reply {acquired, value[, third]} of the acquire
+// script: value is the counter when acquired, the holder's PTTL otherwise
+// (0 for a tombstone, -1 for a key without expiry); third is the previous
+// trail when acquired, the holder's release id otherwise.
+func AcquireReplyOf(acquired bool, value int64, third string) node.AcquireReply {
+	holder := third
+	switch {
+	case acquired:
+		r := node.AcquireReply{Acquired: true, Fence: uint64(max(value, 0))}
+		r.Previous, _ = ParseTrail(third)
+		return r
+	case holder == "" || value == -1: // a tombstone, or a key that never expires
+		return node.AcquireReply{Holder: holder}
+	case value <= 0: // expiring within the millisecond, or just gone
+		return node.AcquireReply{HolderTTL: time.Millisecond, Holder: holder}
+	}
+	return node.AcquireReply{HolderTTL: time.Duration(value) * time.Millisecond, Holder: holder}
+}
+
+// ScanPageOf makes a page of a SCAN reply: the lock names among keys, and
+// the cursor ("" at the end).
+func ScanPageOf(keys []string, next uint64) node.ScanPage {
+	p := node.ScanPage{Names: make([]string, 0, len(keys))}
+	for _, k := range keys {
+		if !IsCompanion(k) {
+			p.Names = append(p.Names, k)
+		}
+	}
+	if next != 0 {
+		p.Cursor = strconv.FormatUint(next, 10)
+	}
+	return p
+}
+
+// HoldingOf reads the reply of the inspect script: the lock key's value
+// ("" when free), its PTTL and the counter.
+func HoldingOf(value string, pttl, counter int64) node.Holding {
+	var h node.Holding
+	if value != "" {
+		h = ParseLockValue(value)
+		if pttl > 0 {
+			h.TTL = time.Duration(pttl) * time.Millisecond
+		}
+	}
+	h.Fence = uint64(max(counter, 0))
+	return h
+}
+
+// ErrNoRunID: the server's INFO has no run_id.
+var ErrNoRunID = errors.New("node: INFO lacks run_id")
+
+// StoredIDKey is where the id of a server without run_id is stored (see
+// Redis.Identify). It has no expiry and is no lock key.
+const StoredIDKey = "quorumlock:server-id"
+
+// ParseIdentity reads run_id and maxmemory_policy from INFO replies.
+func ParseIdentity(info ...string) (node.Identity, error) {
+	var id node.Identity
+	for _, s := range info {
+		for line := range strings.Lines(s) {
+			k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+			switch k {
+			case "run_id":
+				id.ID = v
+			case "maxmemory_policy":
+				id.Eviction = v
+			}
+		}
+	}
+	if id.ID == "" {
+		return id, ErrNoRunID
+	}
+	if id.Eviction == "" {
+		return id, errors.New("node: INFO lacks maxmemory_policy")
+	}
+	return id, nil
+}
+
+// WithDataTouchedAge returns r with DataTouchedAge set from ms, as the
+// scripts report it (negative: unknown).
+func WithDataTouchedAge(r node.AcquireReply, ms int64) node.AcquireReply {
+	if ms >= 0 {
+		r.DataTouchedAge, r.DataTouchedKnown = time.Duration(ms)*time.Millisecond, true
+	}
+	return r
+}
+
+// WithDataAge returns r with DataAge set from ms, a marker's age in
+// milliseconds as the scripts report it (negative: unknown).
+func WithDataAge(r node.AcquireReply, ms int64) node.AcquireReply {
+	if ms >= 0 {
+		r.DataAge, r.DataAgeKnown = time.Duration(ms)*time.Millisecond, true
+	}
+	return r
+}
+
+// WithDataCreator returns r with DataCreator set from us, the marker's
+// creator as the scripts report it (0 or negative: unknown).
+func WithDataCreator(r node.AcquireReply, us int64) node.AcquireReply {
+	r.DataCreator = uint64(max(us, 0))
+	return r
+}
