@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/hold"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 )
@@ -321,4 +322,118 @@ func (l *Lock) releaseVerdict(ctx context.Context, t tally, ended bool, start, v
 		c.observe(observe.Event{Kind: observe.Released, Key: l.key, Latency: time.Since(start), Context: ctx})
 	}
 	return nil
+}
+
+// HoldAtLeast makes the key stay on the nodes until d after the lock's
+// acquisition even when Release comes earlier: Release then shortens (or
+// lengthens) the key's TTL to the hold left instead of deleting it, and
+// the key expires by itself. Other replicas' attempts in the meantime
+// find it held. This is ShedLock's lockAtLeastFor: with a job that takes
+// microseconds, a replica that fires a little later than the first still
+// finds the lock taken. Prefer the tick package, which turns away every
+// late replica of a tick, when the job can name its tick. In Client.Do,
+// call it on the lock from LockFromContext.
+//
+// The key may stay a little longer than d when the hold left at Release is
+// shorter than an extension round can grant. A Release after d deletes as
+// usual; d <= 0 turns it off. A hold longer than the recovery period
+// (WithRecoveryPeriod) lasts while the nodes keep their data: a node that
+// lost the key counts again for it once the period has passed.
+func (l *Lock) HoldAtLeast(d time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.holdUntil = time.Time{}
+	if d > 0 {
+		l.holdUntil = l.start.Add(d)
+	}
+}
+
+// releaseHeld is Release while a HoldAtLeast is not over: one extension
+// to the hold left. handled is false when the hold is over (or was never
+// asked for), and Release deletes as usual. The caller holds l.op.
+func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
+	l.mu.RLock()
+	until, maxTTL := l.holdUntil, l.ttl
+	l.mu.RUnlock()
+	left := time.Until(until)
+	if until.IsZero() || left <= 0 {
+		return false, nil
+	}
+	ttl := left
+	for l.client.checkTTL(ttl) != nil && ttl < maxTTL {
+		ttl *= 2 // too short for a round: hold a little longer than asked
+	}
+	it, err := l.extendable(time.Now(), ttl)
+	if err != nil {
+		return false, nil // ended: Release reports it and cleans up
+	}
+	if err := l.client.extendLocks(ctx, []extendItem{it})[0]; err != nil {
+		return true, err
+	}
+	l.mu.Lock()
+	l.released = true
+	l.mu.Unlock()
+	if l.end(ErrReleased) {
+		l.client.observe(observe.Event{Kind: observe.Released, Key: l.key, Context: ctx})
+	}
+	return true, nil
+}
+
+// Do runs fn while holding the lock named key: it acquires the lock
+// (retrying per the client's retry policy, like Acquire), extends it
+// automatically while fn runs (see Lock.KeepAlive and WithKeepAlive), and
+// releases it when fn returns or panics (a panic is re-raised
+// after the release).
+//
+// fn's ctx is cancelled when ctx is, or when the lock is lost: then
+// context.Cause(ctx) wraps ErrLockLost, a safety margin before the lock's
+// validity ends (extend.WithSafetyMargin). fn should return promptly then, and must
+// not assume exclusivity after it.
+//
+// Do returns the acquisition's error (fn did not run), or fn's error. When
+// the lock was lost while fn ran, the loss (errors.Is ErrLockLost) is joined
+// with fn's error; a failed release is joined likewise.
+func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
+	return doLock.Do(ctx, func(ctx context.Context) (*Lock, error) { return c.Acquire(ctx, key, ttl) }, fn)
+}
+
+// TryDo is Do with a single attempt, for jobs that must not overlap across
+// replicas: when another holder has the lock it returns (false, nil)
+// without running fn. Otherwise ran is true when fn ran, and err is as for
+// Do; other failures to acquire (ErrQuorumUnreachable, say) return (false,
+// err). A replica that tries after fn returned gets the lock and runs
+// again: for a scheduled job that must run once per tick, use package tick.
+func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
+	return doLock.TryDo(ctx, func(ctx context.Context) (*Lock, error) { return c.TryAcquire(ctx, key, ttl) }, fn)
+}
+
+// doLock is Do and TryDo for a Lock.
+var doLock = hold.Kind[*Lock]{NotAcquired: ErrNotAcquired, Invalid: invalidArg, Hold: (*Lock).Hold}
+
+// Hold runs fn while l is held, as Do does after acquiring: it keeps l alive
+// (KeepAlive), gives fn a context that is cancelled with a cause wrapping
+// ErrLockLost when l is lost (and from which LockFromContext returns l),
+// and releases l when fn returns or panics (a panic is re-raised after the
+// release). The release is not cut short by ctx's cancellation.
+//
+// It returns fn's error, the loss of the lock while fn ran (errors.Is
+// ErrLockLost; nil if it was kept) and the release's error apart, for
+// callers that treat them differently (a failed release is often only worth
+// a log line: the TTL cleans up). After a loss the release's ErrLockLost is
+// not repeated.
+func (l *Lock) Hold(ctx context.Context, fn func(ctx context.Context) error) (fnErr, lostErr, releaseErr error) {
+	if ctx == nil || fn == nil {
+		return invalidArg("nil context or fn"), nil, nil
+	}
+	l.KeepAlive() // stopped by Release
+	return hold.Run(ctx, context.WithValue(ctx, lockKey{}, l), l, ErrLockLost, fn)
+}
+
+type lockKey struct{}
+
+// LockFromContext returns the lock that Do or TryDo holds for the fn that
+// got ctx, e.g. to read its Fence for the writes fn makes.
+func LockFromContext(ctx context.Context) (*Lock, bool) {
+	l, ok := ctx.Value(lockKey{}).(*Lock)
+	return l, ok
 }

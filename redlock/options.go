@@ -1,9 +1,14 @@
 package redlock
 
 import (
+	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/defaults"
@@ -237,4 +242,76 @@ func WithLockDelay(d time.Duration) Option {
 // the lock still excludes others. The client's logger is the watchdog's.
 func WithKeepAlive(opts ...extend.Option) Option {
 	return func(c *config) { c.keep = append(c.keep, opts...) }
+}
+
+// Lock-delay: a holder that vanished (crashed, partitioned, killed) may
+// still be finishing its work when its lock expires. With a lock-delay, its
+// key is not granted again until d after the holder's lock expired: the
+// nodes keep the key d longer than the lock's TTL (acquisitions,
+// extensions and re-assertions ask for TTL+d), while the holder's own
+// validity still counts from its TTL alone. A release deletes the key, so
+// a clean release frees it at once; the trail is untouched, so the next
+// holder still learns it took over (Lock.TookOver). The delay is the
+// holder's: a key is delayed by the lock-delay of the client that held it.
+
+// nodeTTL is how long the nodes keep a lock of ttl: its TTL and the delay.
+func (c *config) nodeTTL(ttl time.Duration) time.Duration { return ttl + c.lockDelay }
+
+// defaultOwner is host/pid/program, with control characters (which owners
+// may not have) replaced, cut to the longest owner.
+func defaultOwner() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	prog := "unknown"
+	if len(os.Args) > 0 && os.Args[0] != "" {
+		prog = filepath.Base(os.Args[0])
+	}
+	o := strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == unicode.ReplacementChar {
+			return '?'
+		}
+		return r
+	}, strings.ToValidUTF8(host+"/"+strconv.Itoa(os.Getpid())+"/"+prog, "?"))
+	if len(o) > node.MaxOwnerLen {
+		o = strings.ToValidUTF8(o[:node.MaxOwnerLen], "") // drops a rune cut in half
+	}
+	return o
+}
+
+// ownerKey is the context key of ContextWithOwner.
+type ownerKey struct{}
+
+// ContextWithOwner returns a copy of ctx with which Acquire, TryAcquire, Do
+// and TryDo record owner instead of the client's WithOwner, for callers that
+// take locks on behalf of several parties with one Client (package election
+// records a candidate's value this way). The owner
+// follows WithOwner's rules; a bad one fails the acquisition with
+// ErrInvalidArgument before anything is sent.
+func ContextWithOwner(ctx context.Context, owner string) context.Context {
+	return context.WithValue(ctx, ownerKey{}, owner)
+}
+
+// ownerOf is the owner an acquisition made with ctx records.
+func (c *Client) ownerOf(ctx context.Context) string {
+	if o, ok := ctx.Value(ownerKey{}).(string); ok {
+		return o
+	}
+	return c.cfg.owner
+}
+
+// checkContextOwner validates the owner of ContextWithOwner, if any.
+func checkContextOwner(ctx context.Context) error {
+	o, ok := ctx.Value(ownerKey{}).(string)
+	if !ok {
+		return nil
+	}
+	if o == "" {
+		return invalidArg("empty owner")
+	}
+	if err := node.CheckOwner(o); err != nil {
+		return invalidArg("%v", err)
+	}
+	return nil
 }

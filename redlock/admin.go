@@ -1,0 +1,441 @@
+package redlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/quorumlock/quorumlock/node"
+)
+
+// Info is what the nodes say about a lock: the answer of Client.Inspect
+// and ForceRelease, an item of Client.Locks, and the previous holder of
+// Lock.TookOver. In the quorum view (Node empty) the fields say what a
+// majority of the nodes says, and Nodes has one Info per node; in a node's
+// Info they say what that node says.
+type Info struct {
+	Key  string // as the caller names it, without the client's prefix
+	Node string // a node's Info: the node's name; "" in the quorum view
+
+	// Held: one token holds the key on a majority of the nodes (a node's
+	// Info: on this node).
+	Held bool
+	// Holder names the holder's token without revealing it: its
+	// node.ReleaseID, the same on every node.
+	Holder     string
+	Owner      string    // the holder's WithOwner; "" when not recorded
+	AcquiredAt time.Time // when the holder's winning attempt started, by its clock
+	// Fence is the largest fence counter the nodes reported: while a lock
+	// is held, at least its holder's fence (larger when a node that
+	// answered the acquisition late counted higher, or after attempts
+	// that lost a split vote). TookOver's Info: see TookOver.
+	Fence uint64
+	// Remaining is how long a majority keeps the key (the quorum view:
+	// the majority-th largest TTL among the holder's nodes), or the key's
+	// TTL on the node; the holder's own validity ends before it.
+	Remaining time.Duration
+
+	// Agree (quorum view): every node answered and all say the same
+	// (the same holder, or all free).
+	Agree bool
+	Nodes []Info // quorum view: per node, in the order of New's nodes
+	Err   error  // a node's Info: its failure (the other fields are empty)
+
+	// A node's Info from Inspect: DataAge is how long the node has kept
+	// data for the key, by its clock (zero when it has no marker for it).
+	// Recovering is how long it still sits out of acquisitions of the key
+	// because it lost its data (see WithRecoveryPeriod); zero when it
+	// counts.
+	DataAge, Recovering time.Duration
+}
+
+// adminTimeout bounds each node's answer in Inspect, ForceRelease and
+// Locks, which have no lock TTL to derive it from: WithNodeTimeout, or
+// 1s.
+func (c *Client) adminTimeout() time.Duration {
+	if c.cfg.nodeTimeout > 0 {
+		return c.cfg.nodeTimeout
+	}
+	return maxNodeTimeout
+}
+
+// Inspect reports who holds key, changing nothing: one round to every node
+// (Node.Inspect), waiting for each answer up to the node timeout
+// (WithNodeTimeout, default 1s). The Info says whether a majority holds
+// it, the holder's owner, acquisition time and fence, how long a majority
+// keeps it, whether all nodes agree, and each node's view.
+//
+// Errors: ErrInvalidArgument for a bad key; ErrQuorumUnreachable when too
+// many nodes failed for a majority to answer; ctx's error.
+func (c *Client) Inspect(ctx context.Context, key string) (Info, error) {
+	if err := checkKey(ctx, key); err != nil {
+		return Info{}, err
+	}
+	info, _, err := c.inspect(ctx, key, c.adminTimeout())
+	return info, err
+}
+
+// inspect is Inspect that also returns the holder's token.
+func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration) (Info, string, error) {
+	if err := c.ready(ctx, timeout); err != nil {
+		return Info{}, "", err
+	}
+	name := c.keyName(key)
+	r := startRound(c, ctx, "inspect", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.Holding, error) {
+		in, ok := nd.(node.Inspector)
+		if !ok {
+			return node.Holding{}, unsupported(nd, "inspect")
+		}
+		return in.Inspect(ctx, name)
+	})
+	defer r.close()
+	holdings := make([]node.Holding, len(c.nodes))
+	info := Info{Key: key, Nodes: make([]Info, len(c.nodes))}
+	t := c.newTally()
+	// The nodes left once only failing ones are (see health.go) and a
+	// majority answered are not waited for, a node timeout each.
+	err := r.collect(&t, collectRules{}, func(a answer[node.Holding]) error {
+		ni := &info.Nodes[a.node]
+		ni.Key = key
+		return c.inspected(ctx, &t, ni, &holdings[a.node], a, timeout)
+	})
+	if err != nil {
+		return Info{}, "", err
+	}
+	for i := range info.Nodes {
+		if ni := &info.Nodes[i]; ni.Node == "" { // presumed failing
+			ni.Key, ni.Node = key, c.nodes[i].Name()
+			ni.Err = &NodeError{Node: ni.Node, Op: "inspect", Err: errFailing}
+		}
+	}
+	if t.unreachable() {
+		if ctx.Err() != nil {
+			return Info{}, "", fmt.Errorf("redlock: inspect %q: %w", key, context.Cause(ctx))
+		}
+		return Info{}, "", t.err(fmt.Sprintf("inspect %q", key))
+	}
+	c.markRecovering(info.Nodes, holdings)
+	token := c.summarize(&info, holdings)
+	return info, token, nil
+}
+
+// inspected records node a.node's answer in ni and h, and tallies it. An
+// unidentified node is identified now, as an attempt does, rather than
+// called unreadable; a configuration error found meanwhile is returned.
+func (c *Client) inspected(ctx context.Context, t *tally, ni *Info, h *node.Holding, a answer[node.Holding], timeout time.Duration) error {
+	ni.Node = c.nodes[a.node].Name()
+	if a.err == nil && !c.counts(a.node) {
+		ok, err := c.identifyNow(ctx, a.node, timeout)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			a.err = &NodeError{Node: ni.Node, Op: "inspect", Err: errUnidentified(ni.Node)}
+		}
+	}
+	if a.err != nil {
+		ni.Err = a.err
+		t.fail(a.err)
+		return nil
+	}
+	*h = a.val
+	ni.Held, ni.Owner, ni.AcquiredAt, ni.Fence, ni.Remaining = h.Token != "", h.Owner, h.AcquiredAt, h.Fence, h.TTL
+	ni.DataAge = h.DataAge
+	if ni.Held {
+		ni.Holder = node.ReleaseID(h.Token)
+	}
+	return nil
+}
+
+// summarize fills the quorum view of info from its per-node Infos and
+// holdings, and returns the majority holder's token ("" when none).
+func (c *Client) summarize(info *Info, holdings []node.Holding) string {
+	votes := map[string]int{}
+	info.Agree = true
+	for i, ni := range info.Nodes {
+		info.Fence = max(info.Fence, ni.Fence)
+		if ni.Err != nil || holdings[i].Token != holdings[0].Token {
+			info.Agree = false
+		}
+		if ni.Held {
+			votes[holdings[i].Token]++
+		}
+	}
+	var token string
+	for t, v := range votes {
+		if v >= c.quorum {
+			token = t
+		}
+	}
+	if token == "" {
+		return ""
+	}
+	var ttls []time.Duration
+	for i, ni := range info.Nodes {
+		if holdings[i].Token != token {
+			continue
+		}
+		ttls = append(ttls, ni.Remaining)
+		if info.Owner == "" {
+			info.Holder, info.Owner, info.AcquiredAt = ni.Holder, ni.Owner, ni.AcquiredAt
+		}
+	}
+	info.Held, info.Holder = true, node.ReleaseID(token)
+	slices.Sort(ttls)
+	info.Remaining = ttls[len(ttls)-c.quorum] // the quorum-th largest
+	return token
+}
+
+// unsupported is the error of a call that needs an optional capability
+// (see package node) that nd lacks.
+func unsupported(nd node.Node, call string) error {
+	return fmt.Errorf("redlock: node %s cannot %s: %w", nd.Name(), call, errors.ErrUnsupported)
+}
+
+// Locks iterates over the locks whose keys match the glob pattern (Redis's
+// glob: * ? [abc] [^a-z], \ escapes) and that a majority of the nodes
+// holds, as Inspect describes them.
+// It never uses KEYS: each step is one round of Node.Scan (SCAN MATCH
+// COUNT 100 on Redis) to every node still scanning, then one Inspect
+// round per key not seen before, so the cost of a step is bounded by the
+// scan's count whatever the number of keys. A lock held on a majority the
+// whole time is listed once (a majority holds it, so some node that
+// finished its scan has it); one taken or released meanwhile may or may
+// not be. The keys seen are remembered to list each once: memory grows
+// with the number of matching keys.
+//
+// Errors are yielded with an empty Info: ErrInvalidArgument for a bad
+// pattern (empty, an unclosed '[', a trailing '\') and the iteration ends;
+// ErrQuorumUnreachable when more nodes failed than a majority allows, and
+// the iteration ends; an Inspect's error for one key, and it goes on.
+// ctx's error ends it. Nodes that cannot scan (a go-redis Ring) fail.
+func (c *Client) Locks(ctx context.Context, pattern string) iter.Seq2[Info, error] {
+	return func(yield func(Info, error) bool) {
+		if ctx == nil {
+			yield(Info{}, invalidArg("nil context"))
+			return
+		}
+		if err := checkGlob(pattern); err != nil {
+			yield(Info{}, err)
+			return
+		}
+		timeout := c.adminTimeout()
+		if err := c.ready(ctx, timeout); err != nil {
+			yield(Info{}, err)
+			return
+		}
+		c.listHeld(ctx, pattern, timeout, yield)
+	}
+}
+
+// listHeld is Locks once its arguments are checked: scan rounds until every
+// node's scan ended, each followed by an Inspect of the keys it found.
+func (c *Client) listHeld(ctx context.Context, pattern string, timeout time.Duration, yield func(Info, error) bool) {
+	lead := c.cfg.prefix + "{"
+	s := scan{match: escapeGlob(lead) + pattern + "}", cursors: make(map[string]string, len(c.nodes)), t: c.newTally()}
+	active := append([]int(nil), c.all...)
+	seen := map[string]bool{}
+	for len(active) > 0 {
+		var pages []node.ScanPage
+		pages, active = c.scanStep(ctx, pattern, timeout, &s, active)
+		if s.t.missesAMajority() { // a held lock may be on none of the nodes scanned
+			yield(Info{}, s.t.err(fmt.Sprintf("list %q", pattern)))
+			return
+		}
+		if err := ctx.Err(); err != nil {
+			yield(Info{}, fmt.Errorf("redlock: list %q: %w", pattern, context.Cause(ctx)))
+			return
+		}
+		for _, p := range pages {
+			for _, name := range p.Names {
+				key, ok := strings.CutPrefix(name, lead)
+				key, ok2 := strings.CutSuffix(key, "}")
+				if !ok || !ok2 || key == "" || seen[key] {
+					continue
+				}
+				seen[key] = true
+				info, _, err := c.inspect(ctx, key, timeout)
+				if err == nil && !info.Held {
+					continue
+				}
+				if !yield(info, err) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// scan is the state of a listing across its scan rounds: every node's
+// cursor and the tally of the nodes that failed.
+type scan struct {
+	match   string
+	cursors map[string]string // by node name
+	t       tally
+}
+
+// scanStep is one scan round to the active nodes: the pages they returned
+// and the nodes whose scan goes on.
+func (c *Client) scanStep(ctx context.Context, pattern string, timeout time.Duration, s *scan, active []int) ([]node.ScanPage, []int) {
+	args := make(map[string]node.ScanArgs, len(active)) // this round's, never written again
+	for _, i := range active {
+		args[c.nodes[i].Name()] = node.ScanArgs{Cursor: s.cursors[c.nodes[i].Name()], Match: s.match}
+	}
+	r := startRound(c, ctx, "scan", pattern, active, timeout, func(ctx context.Context, nd node.Node) (node.ScanPage, error) {
+		in, ok := nd.(node.Inspector)
+		if !ok {
+			return node.ScanPage{}, unsupported(nd, "scan")
+		}
+		return in.Scan(ctx, args[nd.Name()])
+	})
+	defer r.close()
+	var pages []node.ScanPage
+	var next []int
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		if a.err != nil {
+			s.t.fail(a.err)
+			continue
+		}
+		pages = append(pages, a.val)
+		if a.val.Cursor != "" {
+			next = append(next, a.node)
+		}
+		s.cursors[c.nodes[a.node].Name()] = a.val.Cursor
+	}
+	return pages, next
+}
+
+// checkGlob refuses patterns Redis would read in a way nobody meant: empty,
+// an unclosed '[', a trailing lone '\'.
+func checkGlob(p string) error {
+	if p == "" {
+		return invalidArg("empty pattern")
+	}
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			if i++; i == len(p) {
+				return invalidArg("pattern %q ends in a lone '\\'", p)
+			}
+		case '[':
+			j := i + 1
+			if j < len(p) && p[j] == '^' {
+				j++
+			}
+			for ; j < len(p) && p[j] != ']'; j++ {
+				if p[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(p) {
+				return invalidArg("pattern %q has an unclosed '['", p)
+			}
+			i = j
+		}
+	}
+	return nil
+}
+
+// escapeGlob makes s match itself in a Redis glob.
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// forceTombstoneMargin is how much longer than the evicted key's largest
+// TTL its token stays refused: the holder may send extensions until its
+// validity ends, which is before its keys' TTLs run out, and they may take
+// up to a node timeout to land.
+const forceTombstoneMargin = time.Minute
+
+// ForceRelease evicts the holder of key, for an operator who knows it is
+// gone or stuck. holder is the Info.Holder the operator inspected and
+// means to evict; "" evicts whoever holds the key. It inspects the key (as
+// Inspect), and when one token holds it on a majority (the one named by
+// holder, if given), it sends every node, in one round, an atomic
+// Node.ForceRelease of that token: delete the key if that token still
+// holds it, raise the fence counter to at least the largest fence seen,
+// leave a tombstone of the token (for its largest TTL plus a minute), and
+// announce the release so that waiters wake. It returns the Info it acted
+// on (the evicted holder) once a majority has done so.
+//
+// Fencing stays sound: every later acquisition's majority meets a node
+// whose counter was raised, so it gets a fence larger than the evicted
+// holder's, and a resource that refuses older fences refuses the evicted
+// holder's late writes once the new holder has written.
+// The evicted holder learns of the loss at its next extension (manual or
+// KeepAlive): a majority refuses its token, so Extend returns ErrLockLost
+// and Done closes with a cause that wraps it (Do's work context ends, and
+// Do returns ErrLockLost). A waiter of another client is woken by the
+// announcement. Its next acquisition reports TookOver with the evicted
+// holder.
+//
+// Errors: ErrLockLost when no token holds the key on a majority, or
+// another holder than holder does (nothing was changed; the Info says who
+// holds it); ErrQuorumUnreachable when too many nodes failed (the
+// eviction may have reached some; try again); ErrInvalidArgument for a bad
+// key; ctx's error.
+func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, error) {
+	if err := checkKey(ctx, key); err != nil {
+		return Info{}, err
+	}
+	timeout := c.adminTimeout()
+	info, token, err := c.inspect(ctx, key, timeout)
+	if err != nil {
+		return Info{}, err
+	}
+	if token == "" {
+		return info, fmt.Errorf("%w: force release %q: no holder on a majority of the nodes", ErrLockLost, key)
+	}
+	if holder != "" && info.Holder != holder {
+		return info, fmt.Errorf("%w: force release %q: held by %s (owner %q) now, not by %s", ErrLockLost, key, info.Holder, info.Owner, holder)
+	}
+	var longest time.Duration
+	for _, ni := range info.Nodes {
+		longest = max(longest, ni.Remaining)
+	}
+	name := c.keyName(key)
+	args := node.ForceReleaseArgs{Name: name, Token: token, Fence: info.Fence,
+		Tombstone: longest + forceTombstoneMargin, Retention: c.cfg.retention}
+	if !c.cfg.noNotify {
+		args.Channel = c.releaseChannel
+	}
+	r := startRound(c, ctx, "force release", key, nil, timeout, func(ctx context.Context, nd node.Node) (bool, error) {
+		fr, ok := nd.(node.ForceReleaser)
+		if !ok {
+			return false, unsupported(nd, "force release")
+		}
+		return fr.ForceRelease(ctx, args)
+	})
+	defer r.close()
+	t := c.newTally()
+	for a, ok := r.next(); ok; a, ok = r.next() {
+		if a.err != nil {
+			t.fail(a.err)
+			continue
+		}
+		t.yes++
+	}
+	if !t.won() {
+		if ctx.Err() != nil {
+			return info, fmt.Errorf("redlock: force release %q: %w", key, context.Cause(ctx))
+		}
+		return info, t.err(fmt.Sprintf("force release %q", key))
+	}
+	c.releasedLocally(name, token)
+	if c.logger.Enabled(ctx, slog.LevelInfo) {
+		c.logger.InfoContext(ctx, "redlock: force-released", "key", key, "owner", info.Owner, "fence", info.Fence)
+	}
+	return info, nil
+}
