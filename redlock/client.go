@@ -23,9 +23,9 @@ type Client struct {
 	cfg    config
 	logger *slog.Logger
 	notify notifyHub              // release notifications and waiters; see notify.go
-	keeper *extend.Watchdog[kept] // auto-extension; see watchdog.go
-	ident  identity               // first-contact checks of the nodes; see identify.go
-	health health                 // nodes failing recently; see health.go
+	keeper *extend.Watchdog[kept] // auto-extension; see extend.go
+	ident  identity               // first-contact checks of the nodes; see nodes.go
+	health health                 // nodes failing recently; see nodes.go
 
 	bg inFlight // requests in flight and cleanup running in the background
 

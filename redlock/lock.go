@@ -154,7 +154,7 @@ func (l *Lock) endLost(err error) bool {
 // before the current validity ends. A node that lost the key (restarted
 // empty) gets it back, but does not count toward that majority: an expired
 // lock is never silently re-acquired. Manual and automatic extension
-// (KeepAlive) follow the same rules; they are one round (see batch.go).
+// (KeepAlive) follow the same rules; they are one round (see extend.go).
 //
 // Errors: ErrLockLost when the lock has ended (released, expired by our
 // clock, or declared lost: loss is final), or a majority says it is not

@@ -58,11 +58,11 @@ type config struct {
 	retention   time.Duration
 	strict      bool             // WithRequireNoEviction
 	wallClock   func() time.Time // seeds of new fence counters; tests skew it
-	owner       string           // WithOwner; see owner.go
+	owner       string           // WithOwner; ContextWithOwner overrides it per call
 	recovery    time.Duration    // WithRecoveryPeriod; see recovery.go
-	lockDelay   time.Duration    // WithLockDelay; see lockdelay.go
+	lockDelay   time.Duration    // WithLockDelay: keys are kept ttl+lockDelay
 
-	keep []extend.Option // WithKeepAlive; see watchdog.go
+	keep []extend.Option // WithKeepAlive; see extend.go
 }
 
 func defaultConfig() config {

@@ -176,7 +176,7 @@ func (r *round[T]) giveUp(cause error) {
 }
 
 // presumeFailing stops waiting for the nodes that are failing (see
-// health.go) and returns them as failures.
+// nodes.go) and returns them as failures.
 func (r *round[T]) presumeFailing() []error {
 	var out []error
 	for i, w := range r.waiting {
@@ -190,7 +190,7 @@ func (r *round[T]) presumeFailing() []error {
 }
 
 // onlyFailingLeft reports whether the round may stop waiting for the nodes
-// still waited for: every one of them is failing (see health.go), and the
+// still waited for: every one of them is failing (see nodes.go), and the
 // nodes that replied are a majority, so presuming the failing ones failed
 // never turns a call into ErrQuorumUnreachable by itself.
 func (r *round[T]) onlyFailingLeft() bool {
