@@ -600,18 +600,7 @@ func (c *Client) settleFence(ctx context.Context, key, name, token string, timeo
 		return nd.RaiseFence(ctx, name, token, fence, c.cfg.retention)
 	})
 	defer r.close()
-	for !t.won() {
-		a, ok := r.next()
-		if !ok {
-			break
-		}
-		switch {
-		case a.err != nil:
-			t.fail(a.err)
-		case a.val:
-			t.yes++
-		}
-	}
+	_ = r.collect(&t, collectRules{untilDecided: true}, t.countHeld)
 	if t.won() {
 		return fence, nil
 	}

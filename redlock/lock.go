@@ -284,14 +284,7 @@ func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Tim
 		if !ok {
 			break
 		}
-		switch {
-		case a.err != nil:
-			t.fail(a.err)
-		case a.val:
-			t.yes++
-		default:
-			t.no++
-		}
+		_ = t.countHeld(a)
 		if t.won() && linger == nil {
 			// The key is free on a majority: this client's next waiter can
 			// try now. Wait a little for the others, so that an immediate

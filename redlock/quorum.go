@@ -336,6 +336,20 @@ func (t *tally) err(what string) error {
 // joined is the nodes' failures as one error (nil when none).
 func (t *tally) joined() error { return errors.Join(t.failures...) }
 
+// countHeld counts an answer to "is it ours?" (a fence raise, a delete): a
+// failure, a yes or a no.
+func (t *tally) countHeld(a answer[bool]) error {
+	switch {
+	case a.err != nil:
+		t.fail(a.err)
+	case a.val:
+		t.yes++
+	default:
+		t.no++
+	}
+	return nil
+}
+
 // collectRules are a round's stopping rules beyond "every node answered".
 type collectRules struct {
 	untilDecided bool // stop once the tally is decided
