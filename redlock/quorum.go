@@ -103,6 +103,9 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 // failure, ErrNodePanic, and logs the panic's value and stack; other errors
 // pass unchanged.
 func (c *Client) panicked(op, key string, i int, err error) error {
+	if err == nil { // the usual case, without errors.As's allocation
+		return nil
+	}
 	var pe *guard.PanicError
 	if !errors.As(err, &pe) {
 		return err

@@ -59,7 +59,7 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 		return node.AcquireReply{}, err
 	}
 	s := acquireArgsCache.Get(a, a.Token, acquireArgs)
-	vals, err := acquireScript.Run(ctx, n.client, s.keys, s.argv...).Slice()
+	vals, err := runScript(ctx, n.client, acquireScript, s).Slice()
 	if err != nil {
 		return node.AcquireReply{}, err
 	}
@@ -98,6 +98,40 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 type scriptArgs struct {
 	keys []string
 	argv []any
+
+	evalsha []any // the whole EVALSHA command (see runScript), built once
+}
+
+// newScriptArgs returns the arguments of one call of script.
+func newScriptArgs(script *redis.Script, keys []string, argv []any) *scriptArgs {
+	cmd := make([]any, 0, 3+len(keys)+len(argv))
+	cmd = append(cmd, "evalsha", script.Hash(), strconv.Itoa(len(keys)))
+	for _, k := range keys {
+		cmd = append(cmd, k)
+	}
+	return &scriptArgs{keys: keys, argv: argv, evalsha: append(cmd, argv...)}
+}
+
+// doer is Do of go-redis's clients (Client, ClusterClient, Ring, Conn).
+type doer interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// runScript runs script with s. Over a client with Do, it sends the
+// EVALSHA command that s holds ready: the nodes of a call, which share s
+// (see acquireArgsCache), then share one command's arguments, where
+// Script.Run copies and boxes the keys again for each node. A server that
+// lacks the script gets it with EVAL, as Run does.
+func runScript(ctx context.Context, c redis.Scripter, script *redis.Script, s *scriptArgs) *redis.Cmd {
+	d, ok := c.(doer)
+	if !ok || s.evalsha == nil {
+		return script.Run(ctx, c, s.keys, s.argv...)
+	}
+	cmd := d.Do(ctx, s.evalsha...)
+	if err := cmd.Err(); err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")) {
+		return script.Eval(ctx, c, s.keys, s.argv...)
+	}
+	return cmd
 }
 
 // acquireArgsCache and releaseArgsCache share the script arguments of one
@@ -108,11 +142,10 @@ var (
 )
 
 func acquireArgs(a node.AcquireArgs) *scriptArgs {
-	return &scriptArgs{
-		keys: []string{a.Name, wire.CounterKey(a.Name), wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name), wire.MarkerKey(a.Name)},
-		argv: []any{a.Token, wire.Millis(a.TTL), strconv.FormatUint(a.Seed, 10), wire.Millis(wire.RetentionOrDefault(a.Retention)),
-			maxSkewMicros, wire.Micros(a.At), a.Owner, wire.WaiterArg(a.Waiter), wire.Millis(a.MarkerRetention)},
-	}
+	return newScriptArgs(acquireScript,
+		[]string{a.Name, wire.CounterKey(a.Name), wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name), wire.MarkerKey(a.Name)},
+		[]any{a.Token, wire.Millis(a.TTL), strconv.FormatUint(a.Seed, 10), wire.Millis(wire.RetentionOrDefault(a.Retention)),
+			maxSkewMicros, wire.Micros(a.At), a.Owner, wire.WaiterArg(a.Waiter), wire.Millis(a.MarkerRetention)})
 }
 
 // replyInt reads an integer reply, or a counter sent as a string (which
@@ -222,7 +255,7 @@ func (n *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 	} else {
 		s = releaseArgsCache.Get(a, a.Token, releaseArgs)
 	}
-	v, err := releaseScript.Run(ctx, n.client, s.keys, s.argv...).Int64()
+	v, err := runScript(ctx, n.client, releaseScript, s).Int64()
 	return err == nil && v == 1, err
 }
 
@@ -231,10 +264,9 @@ func releaseArgs(a node.ReleaseArgs) *scriptArgs {
 	if a.Tombstone > 0 {
 		tomb = wire.Millis(a.Tombstone)
 	}
-	return &scriptArgs{
-		keys: []string{a.Name, wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name)},
-		argv: []any{a.Token, tomb, a.Channel},
-	}
+	return newScriptArgs(releaseScript,
+		[]string{a.Name, wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name)},
+		[]any{a.Token, tomb, a.Channel})
 }
 
 // ForceRelease implements Node.
