@@ -14,7 +14,7 @@ import (
 // maxCycleAllocs bounds the heap allocations of one uncontended TryAcquire
 // + Release on 5 nodes, the client's and go-redis's together (a plain
 // Redlock cycle through redsync costs about 144 in the bench).
-const maxCycleAllocs = 180
+const maxCycleAllocs = 150
 
 // The hot path pays for what it uses: the nodes of a round share one
 // command's arguments (not a copy per node), and a node call that did not

@@ -51,7 +51,7 @@ func (n *Node) Name() string { return n.name }
 // Client returns the wrapped go-redis client.
 func (n *Node) Client() redis.Scripter { return n.client }
 
-var maxSkewMicros any = strconv.FormatInt(node.MaxSeedSkew.Microseconds(), 10) // boxed once
+var maxSkewMicros = strconv.FormatInt(node.MaxSeedSkew.Microseconds(), 10) // formatted once
 
 // Acquire implements Node.
 func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
@@ -96,20 +96,47 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 
 // scriptArgs are the KEYS and ARGV of one script call.
 type scriptArgs struct {
-	keys []string
-	argv []any
+	keys    []string
+	strs    []string // ARGV
+	argv    []any    // ARGV as the command holds it: the tail of evalsha
+	evalsha []any    // the whole EVALSHA command (see runScript), built once
 
-	evalsha []any // the whole EVALSHA command (see runScript), built once
+	// Room for the acquire script's keys, arguments and command, so that
+	// they take no allocation of their own. The command points to the
+	// arguments (a pointer in an interface is not boxed again); go-redis
+	// hooks then show addresses for them, never the token.
+	keyRoom [5]string
+	argRoom [9]string
+	cmdRoom [3 + 5 + 9]any
 }
 
+// scriptSHA is a script's SHA-1, boxed once for the commands' arguments.
+type scriptSHA struct{ sha any }
+
+var (
+	acquireSHA = scriptSHA{sha: acquireScript.Hash()}
+	releaseSHA = scriptSHA{sha: releaseScript.Hash()}
+	keyCounts  = [...]any{"0", "1", "2", "3", "4", "5"} // boxed once
+)
+
 // newScriptArgs returns the arguments of one call of script.
-func newScriptArgs(script *redis.Script, keys []string, argv []any) *scriptArgs {
-	cmd := make([]any, 0, 3+len(keys)+len(argv))
-	cmd = append(cmd, "evalsha", script.Hash(), strconv.Itoa(len(keys)))
-	for _, k := range keys {
-		cmd = append(cmd, k)
+func newScriptArgs(script scriptSHA, keys, argv []string) *scriptArgs {
+	s := &scriptArgs{}
+	s.keys = append(s.keyRoom[:0], keys...)
+	s.strs = append(s.argRoom[:0], argv...)
+	var count any = strconv.Itoa(len(keys))
+	if len(keys) < len(keyCounts) {
+		count = keyCounts[len(keys)]
 	}
-	return &scriptArgs{keys: keys, argv: argv, evalsha: append(cmd, argv...)}
+	cmd := append(s.cmdRoom[:0], "evalsha", script.sha, count)
+	for _, k := range s.keys {
+		cmd = append(cmd, k) // as text: a command's keys show in go-redis hooks (traces, logs)
+	}
+	for i := range s.strs {
+		cmd = append(cmd, &s.strs[i])
+	}
+	s.evalsha, s.argv = cmd, cmd[3+len(keys):]
+	return s
 }
 
 // doer is Do of go-redis's clients (Client, ClusterClient, Ring, Conn).
@@ -142,10 +169,11 @@ var (
 )
 
 func acquireArgs(a node.AcquireArgs) *scriptArgs {
-	return newScriptArgs(acquireScript,
+	return newScriptArgs(acquireSHA,
 		[]string{a.Name, wire.CounterKey(a.Name), wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name), wire.MarkerKey(a.Name)},
-		[]any{a.Token, wire.Millis(a.TTL), strconv.FormatUint(a.Seed, 10), wire.Millis(wire.RetentionOrDefault(a.Retention)),
-			maxSkewMicros, wire.Micros(a.At), a.Owner, wire.WaiterArg(a.Waiter), wire.Millis(a.MarkerRetention)})
+		[]string{a.Token, strconv.FormatInt(wire.Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
+			strconv.FormatInt(wire.Millis(wire.RetentionOrDefault(a.Retention)), 10), maxSkewMicros, wire.Micros(a.At), a.Owner,
+			wire.WaiterArg(a.Waiter), strconv.FormatInt(wire.Millis(a.MarkerRetention), 10)})
 }
 
 // replyInt reads an integer reply, or a counter sent as a string (which
@@ -260,13 +288,13 @@ func (n *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 }
 
 func releaseArgs(a node.ReleaseArgs) *scriptArgs {
-	var tomb any = "0"
+	tomb := "0"
 	if a.Tombstone > 0 {
-		tomb = wire.Millis(a.Tombstone)
+		tomb = strconv.FormatInt(wire.Millis(a.Tombstone), 10)
 	}
-	return newScriptArgs(releaseScript,
+	return newScriptArgs(releaseSHA,
 		[]string{a.Name, wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name)},
-		[]any{a.Token, tomb, a.Channel})
+		[]string{a.Token, tomb, a.Channel})
 }
 
 // ForceRelease implements Node.
