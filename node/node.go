@@ -163,7 +163,10 @@ type AcquireArgs struct {
 	// MarkerRetention is the shortest the key's marker outlives this
 	// touch (the marker's expiry is the longest of it, Retention and TTL):
 	// a client that judges recovery passes its recovery period, so that a
-	// marker a lock touched within the period cannot expire. 0: none.
+	// marker a lock touched within the period cannot expire. The node
+	// rewrites the marker's touch only when it is older than an eighth of
+	// this (a busy key costs no write per call), and keeps the marker
+	// twice that eighth longer. 0: none (every touch is written).
 	MarkerRetention time.Duration
 	// Waiter marks a key held by another token, so that its release is
 	// announced: set by clients that wait for release notifications.
@@ -208,8 +211,9 @@ type AcquireReply struct {
 	// without it, or a node that keeps no marker).
 	DataCreator uint64
 	// DataTouchedAge is how long before this acquire, by this node's
-	// clock, an acquire or extension of the key last touched its marker
-	// (0 for a marker this acquire wrote): a marker untouched for longer
+	// clock, an acquire or extension of the key last touched its marker,
+	// at most (the touch the marker records, less how far it may trail the
+	// last one; 0 for a marker this acquire wrote): a marker untouched for longer
 	// than every lock's TTL belongs to an idle key, which no holder can
 	// still hold. Meaningful only with DataTouchedKnown, which is false
 	// for a marker written before touches were recorded.

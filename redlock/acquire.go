@@ -317,7 +317,8 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	})
 	defer r.close()
 
-	b := ballot{t: c.newTally(), rec: c.newRecovery(ttl)} // nodes that lost their data sit out: recovery.go
+	b := ballot{t: c.newTally(), rec: c.newRecovery(ttl), // nodes that lost their data sit out: recovery.go
+		yes: make([]answer[node.AcquireReply], 0, len(c.nodes))}
 	count := c.acquireCounter(ctx, &b, timeout)
 	// Once a majority replied, the rest get a moment, not their timeout: a
 	// split is then called with the live nodes' answers.
@@ -386,11 +387,16 @@ func (c *Client) acquireCounter(ctx context.Context, b *ballot, timeout time.Dur
 	}
 }
 
-// tallyWithin counts the answers that come within d.
+// tallyWithin counts the answers that come within d, or until the round's
+// stall guard if that comes first. The guard's timer becomes that wait
+// (see round.lingerFor; no timer of its own): the caller reads no more
+// answers after it.
 func tallyWithin[T any](r *round[T], d time.Duration, count func(answer[T]) error) {
-	stop := time.NewTimer(d)
-	defer stop.Stop()
-	for a, ok := r.nextBefore(stop.C); ok; a, ok = r.nextBefore(stop.C) {
+	var stop <-chan time.Time
+	if r.stalled == nil || d < time.Until(r.stallAt) {
+		stop = r.lingerFor(d)
+	}
+	for a, ok := r.nextBefore(stop); ok; a, ok = r.nextBefore(stop) {
 		_ = count(a)
 	}
 }

@@ -37,12 +37,18 @@ type round[T any] struct {
 	pending int
 	stall   *time.Timer
 	stalled <-chan time.Time // the stall guard; nil once fired
+	stallAt time.Time        // when it fires
 	done    <-chan struct{}  // parent's; nil once it ended
 	start   time.Time
 
 	replies   int         // answers without error so far
 	lastReply time.Time   // when the last of them came
 	grace     *time.Timer // see stragglersDue; nil until used
+
+	// One timeout context for every request of the round: the last
+	// request to finish releases its timer.
+	outstanding atomic.Int32
+	cancel      context.CancelFunc
 }
 
 // stallGuardFired is the debug log message of a round whose stall guard
@@ -78,7 +84,9 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 		pending: len(nodes),
 		start:   time.Now(),
 	}
-	ctx, answered := sharedDeadline(parent, timeout, len(nodes))
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	r.cancel = cancel
+	r.outstanding.Store(int32(len(nodes)))
 	for _, i := range nodes {
 		r.waiting[i] = true
 		c.bg.Add(1) // Close waits for requests still in flight
@@ -90,11 +98,11 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 			took := time.Since(began)
 			c.noteAnswer(parent, op, i, err, timeout)
 			r.answers <- answer[T]{node: i, val: v, err: err}
-			answered()
+			r.answered()
 			c.observeNode(parent, key, i, op, err, took) // after the answer: off the decision's path
 		}()
 	}
-	r.stall = time.NewTimer(timeout + stallGrace)
+	r.stall, r.stallAt = time.NewTimer(timeout+stallGrace), time.Now().Add(timeout+stallGrace)
 	r.stalled, r.done = r.stall.C, parent.Done()
 	return r
 }
@@ -103,6 +111,9 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 // failure, ErrNodePanic, and logs the panic's value and stack; other errors
 // pass unchanged.
 func (c *Client) panicked(op, key string, i int, err error) error {
+	if err == nil { // the usual case, without errors.As's allocation
+		return nil
+	}
 	var pe *guard.PanicError
 	if !errors.As(err, &pe) {
 		return err
@@ -269,16 +280,11 @@ func (r *round[T]) close() {
 	}
 }
 
-// sharedDeadline is one timeout context for n requests; each calls answered
-// once when done, and the last one releases the context's timer.
-func sharedDeadline(ctx context.Context, timeout time.Duration, n int) (context.Context, func()) {
-	nctx, cancel := context.WithTimeout(ctx, timeout)
-	var outstanding atomic.Int32
-	outstanding.Store(int32(n))
-	return nctx, func() {
-		if outstanding.Add(-1) == 0 {
-			cancel()
-		}
+// answered is called once by each request of the round when it is done;
+// the last one releases the round's timeout context.
+func (r *round[T]) answered() {
+	if r.outstanding.Add(-1) == 0 {
+		r.cancel()
 	}
 }
 

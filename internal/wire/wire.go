@@ -24,13 +24,15 @@ func CounterKey(name string) string { return name + ":fence" }
 func TrailKey(name string) string { return name + ":holder" }
 
 // MarkerKey is the name of the marker of the lock key name: "since
-// creator touched", the server's time (µs since the Unix epoch) when this
-// node started keeping data for the key (see node.AcquireReply.DataAge), the
-// acquisition time of the acquisition that wrote it (see
-// node.AcquireReply.DataCreator) and the server's time of the last acquire or
-// extension of the key (see node.AcquireReply.DataTouchedAge); older markers
-// lack the last one or two fields. Kept as long as the counter, the lock
-// and the MarkerRetention after the last touch.
+// creator touched stale keep", the server's time (µs since the Unix epoch)
+// when this node started keeping data for the key (see
+// node.AcquireReply.DataAge), the acquisition time of the acquisition that
+// wrote it (see node.AcquireReply.DataCreator), the server's time of an
+// acquire or extension of the key, how far (ms) that touch may trail the
+// key's last one, and how long (ms) the marker was kept beyond twice that
+// (see node.AcquireReply.DataTouchedAge and node.AcquireArgs.MarkerRetention);
+// older markers lack the last fields. Kept as long as the counter, the lock
+// and the MarkerRetention after the key's last touch.
 func MarkerKey(name string) string { return name + ":since" }
 
 // IsCompanion reports whether a key name is a counter, tombstone or trail

@@ -57,9 +57,29 @@ type memTrail struct {
 // MarkerKey).
 type memMarker struct {
 	since   time.Time
-	creator uint64    // the writing acquisition's At in µs, 0 when unknown
-	touched time.Time // the last acquire or extension of the key
+	creator uint64        // the writing acquisition's At in µs, 0 when unknown
+	touched time.Time     // the last acquire or extension of the key, up to stale earlier
+	stale   time.Duration // how far touched may trail the key's last touch (see touch)
 	expires time.Time
+}
+
+// touchAge is how long before now the key was last touched, at most.
+func (t memMarker) touchAge(now time.Time) time.Duration {
+	return max(now.Sub(t.touched)-t.stale, 0)
+}
+
+// touch records a touch of the key at now as the Redis node does (see
+// touchMarker in lua/value.lua): unless write says so, a marker whose
+// touch is within its own stale and whose expiry is at least keep plus the
+// new stale (an eighth of retain, the marker retention) away stands;
+// otherwise it records now, with the new stale, kept keep plus twice that.
+func (t memMarker) touch(now time.Time, write bool, keep, retain time.Duration) (memMarker, bool) {
+	stale := (retain / 8).Truncate(time.Millisecond)
+	if !write && !t.touched.After(now) && now.Sub(t.touched) < t.stale && !t.expires.Before(now.Add(keep+stale)) {
+		return t, false
+	}
+	t.touched, t.stale, t.expires = now, stale, now.Add(keep+2*stale)
+	return t, true
 }
 
 type memCount struct {
@@ -245,7 +265,7 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	defer m.mu.Unlock()
 	now := m.now()
 	retention := wire.RetentionOrDefault(a.Retention)
-	mark := m.markData(a.Name, a.At, max(retention, a.TTL, a.MarkerRetention), now)
+	mark := m.markData(a.Name, a.At, max(retention, a.TTL, a.MarkerRetention), a.MarkerRetention, now)
 	if m.tombstoned(a.Name, a.Token, now) {
 		return withMarker(node.AcquireReply{}, mark), nil
 	}
@@ -283,25 +303,29 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 }
 
 // markData writes the marker of name when missing (see MarkerKey), created
-// by the acquisition at, resets its expiry to keep, and returns the reply
-// with its age in whole milliseconds, its creator and how long before now
-// it was last touched, as the Redis node does; the marker is touched now.
-func (m *Node) markData(name string, at time.Time, keep time.Duration, now time.Time) node.AcquireReply {
+// by the acquisition at, and returns the reply with its age in whole
+// milliseconds, its creator and how long before now the key was last
+// touched, as the Redis node does; the marker is touched now (see
+// memMarker.touch: keep and retain, the marker retention).
+func (m *Node) markData(name string, at time.Time, keep, retain time.Duration, now time.Time) node.AcquireReply {
 	t, ok := m.markers[name]
+	write := false
 	switch {
 	case !ok || !live(t.expires, now):
-		t.since, t.creator, t.touched = now, 0, now
+		t = memMarker{since: now, touched: now}
 		if !at.IsZero() {
 			t.creator = uint64(max(at.UnixMicro(), 0))
 		}
-		m.wrote(now)
+		write = true
 	case t.since.After(now): // the clock went back: age from now on
-		t.since = now
+		t.since, write = now, true
+	}
+	touched := t.touchAge(now).Milliseconds()
+	t, wrote := t.touch(now, write, keep, retain)
+	if wrote {
+		m.markers[name] = t
 		m.wrote(now)
 	}
-	touched := max(now.Sub(t.touched), 0).Milliseconds()
-	t.touched, t.expires = now, now.Add(keep)
-	m.markers[name] = t
 	return wire.WithDataTouchedAge(wire.WithDataAge(node.AcquireReply{DataCreator: t.creator}, now.Sub(t.since).Milliseconds()), touched)
 }
 
@@ -364,8 +388,9 @@ func (m *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 		m.locks[op.Name] = e
 		m.raise(op.Name, op.Fence, op.Retention, now)
 		if t, ok := m.markers[op.Name]; ok && live(t.expires, now) {
-			t.touched, t.expires = now, now.Add(max(wire.RetentionOrDefault(op.Retention), op.TTL, op.MarkerRetention))
-			m.markers[op.Name] = t
+			if t, wrote := t.touch(now, false, max(wire.RetentionOrDefault(op.Retention), op.TTL, op.MarkerRetention), op.MarkerRetention); wrote {
+				m.markers[op.Name] = t
+			}
 		}
 		if t, ok := m.trail(op.Name, now); ok {
 			t.expires = now.Add(wire.RetentionOrDefault(op.Retention))
@@ -505,7 +530,7 @@ func (m *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	}
 	if t, ok := m.markers[name]; ok && live(t.expires, now) {
 		h.DataAge, h.DataAgeKnown = now.Sub(t.since).Truncate(time.Millisecond), true
-		h.DataTouchedAge, h.DataTouchedKnown = max(now.Sub(t.touched), 0).Truncate(time.Millisecond), true
+		h.DataTouchedAge, h.DataTouchedKnown = t.touchAge(now).Truncate(time.Millisecond), true
 	}
 	return h, nil
 }

@@ -186,3 +186,37 @@ func inspectReportsTouchedAge(f *fixture) {
 		f.t.Fatalf("acquire after inspect = %+v: want the acquire's touch (at least %s old), inspect touched it", r, h.DataTouchedAge)
 	}
 }
+
+// A busy key's marker is not rewritten by every call (its touch is
+// rewritten once per eighth of the marker retention), yet the touch that
+// acquire and inspect report is never older than the key's last acquire or
+// extension: each call's report is checked against the client's clock
+// taken before the last touching call was sent.
+func markerTouchNeverLooksOlder(f *fixture) {
+	name := f.name()
+	args := func(token string) node.AcquireArgs {
+		return node.AcquireArgs{Name: name, Token: token, TTL: long, MarkerRetention: long}
+	}
+	r := f.acquireArgs(args("a"))
+	for range 3 {
+		time.Sleep(markerGap)
+		touched := time.Now()
+		if got := f.acquireArgs(args("b")); got.Acquired || !got.DataTouchedKnown {
+			f.t.Fatalf("acquire of the held key = %+v: want held, the touch known", got)
+		}
+		time.Sleep(markerGap)
+		got := f.acquireArgs(args("c"))
+		if !got.DataTouchedKnown || got.DataTouchedAge > time.Since(touched) {
+			f.t.Fatalf("acquire %s after a touch = %+v: want the touch at most that old", time.Since(touched), got)
+		}
+		time.Sleep(markerGap)
+		touched = time.Now()
+		op := ext(name, "a", long, r.Fence)
+		op.MarkerRetention = long
+		f.extend(op)
+		time.Sleep(markerGap)
+		if h := f.inspect(name); !h.DataTouchedKnown || h.DataTouchedAge > time.Since(touched) {
+			f.t.Fatalf("inspect %s after an extension = %+v: want the touch at most that old", time.Since(touched), h)
+		}
+	}
+}

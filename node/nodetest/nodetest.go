@@ -84,6 +84,7 @@ func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 		{"ExtendTouchesMarker", extendTouchesMarker},
 		{"MarkerRetentionKeepsMarker", markerRetentionKeepsMarker},
 		{"InspectReportsTouchedAge", inspectReportsTouchedAge},
+		{"MarkerTouchNeverLooksOlder", markerTouchNeverLooksOlder},
 	} {
 		t.Run(tc.name, func(t *testing.T) { tc.run(newFixture(t, newNode(t))) })
 	}

@@ -51,7 +51,7 @@ func (n *Node) Name() string { return n.name }
 // Client returns the wrapped go-redis client.
 func (n *Node) Client() redis.Scripter { return n.client }
 
-var maxSkewMicros any = strconv.FormatInt(node.MaxSeedSkew.Microseconds(), 10) // boxed once
+var maxSkewMicros = strconv.FormatInt(node.MaxSeedSkew.Microseconds(), 10) // formatted once
 
 // Acquire implements Node.
 func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
@@ -59,7 +59,7 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 		return node.AcquireReply{}, err
 	}
 	s := acquireArgsCache.Get(a, a.Token, acquireArgs)
-	vals, err := acquireScript.Run(ctx, n.client, s.keys, s.argv...).Slice()
+	vals, err := runScript(ctx, n.client, acquireScript, s).Slice()
 	if err != nil {
 		return node.AcquireReply{}, err
 	}
@@ -96,8 +96,69 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 
 // scriptArgs are the KEYS and ARGV of one script call.
 type scriptArgs struct {
-	keys []string
-	argv []any
+	keys    []string
+	strs    []string // ARGV
+	argv    []any    // ARGV as the command holds it: the tail of evalsha
+	evalsha []any    // the whole EVALSHA command (see runScript), built once
+
+	// Room for the acquire script's keys, arguments and command, so that
+	// they take no allocation of their own. The command points to the
+	// arguments (a pointer in an interface is not boxed again); go-redis
+	// hooks then show addresses for them, never the token.
+	keyRoom [5]string
+	argRoom [9]string
+	cmdRoom [3 + 5 + 9]any
+}
+
+// scriptSHA is a script's SHA-1, boxed once for the commands' arguments.
+type scriptSHA struct{ sha any }
+
+var (
+	acquireSHA = scriptSHA{sha: acquireScript.Hash()}
+	releaseSHA = scriptSHA{sha: releaseScript.Hash()}
+	keyCounts  = [...]any{"0", "1", "2", "3", "4", "5"} // boxed once
+)
+
+// newScriptArgs returns the arguments of one call of script.
+func newScriptArgs(script scriptSHA, keys, argv []string) *scriptArgs {
+	s := &scriptArgs{}
+	s.keys = append(s.keyRoom[:0], keys...)
+	s.strs = append(s.argRoom[:0], argv...)
+	var count any = strconv.Itoa(len(keys))
+	if len(keys) < len(keyCounts) {
+		count = keyCounts[len(keys)]
+	}
+	cmd := append(s.cmdRoom[:0], "evalsha", script.sha, count)
+	for _, k := range s.keys {
+		cmd = append(cmd, k) // as text: a command's keys show in go-redis hooks (traces, logs)
+	}
+	for i := range s.strs {
+		cmd = append(cmd, &s.strs[i])
+	}
+	s.evalsha, s.argv = cmd, cmd[3+len(keys):]
+	return s
+}
+
+// doer is Do of go-redis's clients (Client, ClusterClient, Ring, Conn).
+type doer interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// runScript runs script with s. Over a client with Do, it sends the
+// EVALSHA command that s holds ready: the nodes of a call, which share s
+// (see acquireArgsCache), then share one command's arguments, where
+// Script.Run copies and boxes the keys again for each node. A server that
+// lacks the script gets it with EVAL, as Run does.
+func runScript(ctx context.Context, c redis.Scripter, script *redis.Script, s *scriptArgs) *redis.Cmd {
+	d, ok := c.(doer)
+	if !ok || s.evalsha == nil {
+		return script.Run(ctx, c, s.keys, s.argv...)
+	}
+	cmd := d.Do(ctx, s.evalsha...)
+	if err := cmd.Err(); err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")) {
+		return script.Eval(ctx, c, s.keys, s.argv...)
+	}
+	return cmd
 }
 
 // acquireArgsCache and releaseArgsCache share the script arguments of one
@@ -108,11 +169,11 @@ var (
 )
 
 func acquireArgs(a node.AcquireArgs) *scriptArgs {
-	return &scriptArgs{
-		keys: []string{a.Name, wire.CounterKey(a.Name), wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name), wire.MarkerKey(a.Name)},
-		argv: []any{a.Token, wire.Millis(a.TTL), strconv.FormatUint(a.Seed, 10), wire.Millis(wire.RetentionOrDefault(a.Retention)),
-			maxSkewMicros, wire.Micros(a.At), a.Owner, wire.WaiterArg(a.Waiter), wire.Millis(a.MarkerRetention)},
-	}
+	return newScriptArgs(acquireSHA,
+		[]string{a.Name, wire.CounterKey(a.Name), wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name), wire.MarkerKey(a.Name)},
+		[]string{a.Token, strconv.FormatInt(wire.Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
+			strconv.FormatInt(wire.Millis(wire.RetentionOrDefault(a.Retention)), 10), maxSkewMicros, wire.Micros(a.At), a.Owner,
+			wire.WaiterArg(a.Waiter), strconv.FormatInt(wire.Millis(a.MarkerRetention), 10)})
 }
 
 // replyInt reads an integer reply, or a counter sent as a string (which
@@ -222,19 +283,18 @@ func (n *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 	} else {
 		s = releaseArgsCache.Get(a, a.Token, releaseArgs)
 	}
-	v, err := releaseScript.Run(ctx, n.client, s.keys, s.argv...).Int64()
+	v, err := runScript(ctx, n.client, releaseScript, s).Int64()
 	return err == nil && v == 1, err
 }
 
 func releaseArgs(a node.ReleaseArgs) *scriptArgs {
-	var tomb any = "0"
+	tomb := "0"
 	if a.Tombstone > 0 {
-		tomb = wire.Millis(a.Tombstone)
+		tomb = strconv.FormatInt(wire.Millis(a.Tombstone), 10)
 	}
-	return &scriptArgs{
-		keys: []string{a.Name, wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name)},
-		argv: []any{a.Token, tomb, a.Channel},
-	}
+	return newScriptArgs(releaseSHA,
+		[]string{a.Name, wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name)},
+		[]string{a.Token, tomb, a.Channel})
 }
 
 // ForceRelease implements Node.

@@ -41,3 +41,42 @@ func TestRedisMarkerWithoutTouchTime(t *testing.T) {
 		}
 	}
 }
+
+// Acquires and extensions of a busy key leave its marker as written, when
+// the marker's touch is within an eighth of the marker retention: no SET
+// per call.
+func TestRedisMarkerNotRewrittenPerCall(t *testing.T) {
+	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
+	ctx := ctxFor(t)
+	n := redisnode.New(c)
+	name := "lock:{busy}"
+	acquire := func(token string) node.AcquireReply {
+		r, err := n.Acquire(ctx, node.AcquireArgs{Name: name, Token: token, TTL: time.Minute, MarkerRetention: time.Hour})
+		if err != nil || !r.Acquired {
+			t.Fatalf("acquire %s = %+v, %v", token, r, err)
+		}
+		return r
+	}
+	acquire("first")
+	if _, err := n.Release(ctx, node.ReleaseArgs{Name: name, Token: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	written, err := c.Get(ctx, wire.MarkerKey(name)).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		token := fmt.Sprint("t", i)
+		r := acquire(token)
+		res, err := n.Extend(ctx, []node.ExtendArgs{{Name: name, Token: token, TTL: time.Minute, Fence: r.Fence, MarkerRetention: time.Hour}})
+		if err != nil || res[0] != node.Extended {
+			t.Fatalf("extend = %v, %v", res, err)
+		}
+		if _, err := n.Release(ctx, node.ReleaseArgs{Name: name, Token: token}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if now, err := c.Get(ctx, wire.MarkerKey(name)).Result(); err != nil || now != written {
+		t.Fatalf("marker after 5 cycles = %q, %v: want it as the first acquire wrote it, %q", now, err, written)
+	}
+}

@@ -7,32 +7,31 @@
 -- id, age, creator, touched} held by another, {0, 0, false, age, creator,
 -- touched} refused by the token's tombstone. age is how long, in ms by this
 -- server's clock, the marker says this node has kept data for the key: the
--- marker holds "since creator touched", the server's time (µs) when it was
--- first written, the acquisition time (ARGV[6]) of the acquisition that
--- wrote it (0 in a marker written before creators were recorded) and the
--- server's time of its last touch by an acquire or extension; touched is
--- how long (ms) before this call that was (-1 when the marker does not
--- record it). It is written when missing, touched by every call, and kept
--- at least as long as the counter, the lock and the marker retention.
--- A new acquisition runs 6 commands: MGET, TIME, then SET of the marker,
--- the lock, the counter and the trail.
+-- marker holds "since creator touched stale keep", the server's time (µs)
+-- when it was first written, the acquisition time (ARGV[6]) of the
+-- acquisition that wrote it (0 in a marker written before creators were
+-- recorded), the server's time of a touch by an acquire or extension, how
+-- far (ms) that touch may trail the key's last one, and how long (ms) it
+-- was kept beyond twice that (see touchMarker); touched is how long (ms)
+-- before this call the key was last touched, at most (-1 when the marker
+-- does not record it). It is written when missing and touched as
+-- touchMarker says: a busy key's marker costs no write per acquire. A new
+-- acquisition runs 5 commands (6 when it touches the marker): MGET, TIME,
+-- then SET of the lock, the counter and the trail.
 local got = redis.call('MGET', KEYS[3], KEYS[2], KEYS[4], KEYS[5])
 local t = redis.call('TIME')
 local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local since, creator, touched
-if got[4] then
-  local s, c, u = string.match(got[4], '^(%d+) ?(%d*) ?(%d*)')
-  since, creator, touched = tonumber(s), tonumber(c) or 0, tonumber(u)
-end
-if not since then
+local since, creator, touched, stale, kept = parseMarker(got[4])
+local write = not since
+if write then
   since, creator, touched = clock, math.max(tonumber(ARGV[6]) or 0, 0), clock
 elseif since > clock then -- the server's clock went back: age from now on
-  since = clock
+  since, write = clock, true
 end
 local touchAge = -1
-if touched then touchAge = math.max(0, math.floor((clock - touched) / 1000)) end
-redis.call('SET', KEYS[5], string.format('%d %d %d', since, creator, clock), 'PX',
-  math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[9] or '0')))
+if touched then touchAge = math.max(0, math.floor((clock - touched) / 1000) - (stale or 0)) end
+touchMarker(KEYS[5], {since, creator, touched, stale, kept}, clock, write,
+  math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[9] or '0')), tonumber(ARGV[9] or '0'))
 local age = math.floor((clock - since) / 1000)
 if got[1] then
   return {0, 0, false, age, creator, touchAge}

@@ -1,7 +1,7 @@
 -- Extend one lock. KEYS: lock, counter, tombstone of the token, trail,
--- marker (touched: its last-touch time set to now and its expiry reset, as
--- the counter's but never below the TTL nor the marker retention; a
--- missing one stays missing: the next acquire writes it).
+-- marker (touched as acquire touches it: its last-touch time set to now and
+-- its expiry reset when that touch is older than its bound; a missing one
+-- stays missing: the next acquire writes it).
 -- ARGV: token, ttl ms, fence, retention ms, acquisition time µs, owner,
 -- marker retention ms (optional).
 -- Reply: 1 extended, 2 re-asserted a missing key, 0 not held (another
@@ -25,12 +25,10 @@ end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 raiseTrail(KEYS[4], ARGV[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[4], ARGV[4])
-local mark = redis.call('GET', KEYS[5])
-local since, creator = string.match(mark or '', '^(%d+) ?(%d*)')
-if since then
+local m = {parseMarker(redis.call('GET', KEYS[5]))}
+if m[1] then
   local t = redis.call('TIME')
-  redis.call('SET', KEYS[5], string.format('%s %d %d', since, tonumber(creator) or 0,
-    tonumber(t[1]) * 1000000 + tonumber(t[2])), 'PX',
-    math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[7] or '0')))
+  touchMarker(KEYS[5], m, tonumber(t[1]) * 1000000 + tonumber(t[2]), false,
+    math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[7] or '0')), tonumber(ARGV[7] or '0'))
 end
 return res

@@ -8,15 +8,16 @@ local ttl = 0
 if cur then ttl = redis.call('PTTL', KEYS[1]) end
 local reply = {cur, ttl, redis.call('GET', KEYS[2]) or '0'}
 if KEYS[3] then
-  local v = redis.call('GET', KEYS[3]) -- "since creator touched"
-  local s, u = string.match(v or '', '^(%d+) ?%d* ?(%d*)')
-  local since, touched = s and tonumber(s), u and tonumber(u)
+  -- "since creator touched stale keep" (acquire.lua's touchMarker)
+  local v = redis.call('GET', KEYS[3])
+  local s, u, st = string.match(v or '', '^(%d+) ?%d* ?(%d*) ?(%d*)')
+  local since, touched, stale = tonumber(s or ''), tonumber(u or ''), tonumber(st or '') or 0
   local age, touchAge = false, false
   if since then
     local t = redis.call('TIME')
     local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
     age = math.max(0, math.floor((clock - since) / 1000))
-    if touched then touchAge = math.max(0, math.floor((clock - touched) / 1000)) end
+    if touched then touchAge = math.max(0, math.floor((clock - touched) / 1000) - stale) end
   end
   reply[4] = age
   reply[5] = touchAge
