@@ -230,7 +230,7 @@ var findings = []struct {
 }{
 	{BugAnonymousHolder, VSplitHeld, []uint64{12, 15}},
 	{BugNoTombstones, VLateCreate, []uint64{3, 10}},
-	{BugMissedWakeup, VAsleep, []uint64{75, 86, 87}},
+	{BugMissedWakeup, VAsleep, []uint64{28, 61, 72, 82, 178}},
 	{BugAnySeed, VFence, []uint64{202, 56}},
 }
 
