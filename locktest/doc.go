@@ -48,7 +48,7 @@
 // The first violating schedule fails the test with its faults, timeline
 // and seed; LOCKTEST_SEED=<seed> go test -run <test> replays it (Explore
 // says what a seed fixes). FirstFailure returns it, to assert a bug is
-// found. Outside a test (an Example, a program), a Session stands in for
+// found. Outside a test (an example, a program), a Session stands in for
 // the *testing.T, and Explore runs the schedules on real time, many at
 // once: give the Plan a short TTL and Length, scale the worker to them, and
 // trust only a verdict that does not hang on speed (fences checked by the

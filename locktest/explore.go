@@ -134,7 +134,7 @@ func (f *Failure) Error() string {
 // whose steps do share one may replay differently; rerun its seed a few
 // times.
 //
-// With another TB (a Session, in an Example function or a program; a
+// With another TB (a Session, in an example or a program; a
 // *testing.B), the schedules run on real time, many at once: set p.TTL and
 // p.Length short, and scale the workload's TTL and delays to them. Speed
 // then changes what happens, so check on real time only a workload whose

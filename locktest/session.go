@@ -7,7 +7,7 @@ import (
 )
 
 // TB is what the kit needs of a test: *testing.T and *testing.B satisfy
-// it, and so does a Session, for Example functions and programs.
+// it, and so does a Session, for examples and programs.
 type TB interface {
 	Helper()
 	Cleanup(func())
