@@ -45,6 +45,48 @@ func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) 
 	return c.acquire(ctx, key, ttl, noRetry, false)
 }
 
+// checkArgs validates what every lock operation takes.
+func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) error {
+	if err := checkKey(ctx, key); err != nil {
+		return err
+	}
+	return c.checkTTL(ttl)
+}
+
+// MaxKeyLength is the longest key, in bytes, that a call takes (the
+// client's key prefix and braces are not counted). A longer key fails with
+// ErrInvalidArgument before anything is sent: a key travels to every node
+// on every call and into log lines.
+const MaxKeyLength = 1024
+
+// checkKey validates the context and key of every operation on a key.
+func checkKey(ctx context.Context, key string) error {
+	switch {
+	case ctx == nil:
+		return invalidArg("nil context")
+	case key == "":
+		return fmt.Errorf("%w: empty key", ErrInvalidArgument)
+	case len(key) > MaxKeyLength:
+		// Not quoted whole: the error would carry it into every log line.
+		return fmt.Errorf("%w: key of %d bytes (%.32q...) is longer than %d bytes", ErrInvalidArgument, len(key), key, MaxKeyLength)
+	case key[0] == '}':
+		// prefix{}...}: an empty Redis Cluster hash tag would split the
+		// key from its counter.
+		return fmt.Errorf("%w: key %q starts with '}'", ErrInvalidArgument, key)
+	}
+	return nil
+}
+
+func (c *Client) checkTTL(ttl time.Duration) error {
+	if ttl <= 0 {
+		return invalidArg("ttl %s is not positive", ttl)
+	}
+	if need := c.cfg.drift(ttl) + c.cfg.timeoutFor(ttl); ttl <= need {
+		return invalidArg("ttl %s leaves no validity after drift %s and node timeout %s", ttl, c.cfg.drift(ttl), c.cfg.timeoutFor(ttl))
+	}
+	return c.cfg.checkRecoveryTTL(ttl)
+}
+
 // maxSplitRounds bounds the rounds in a row that one call spends resolving
 // split votes.
 const maxSplitRounds = 8
@@ -80,9 +122,9 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 		if a.token == "" {
 			a.token, a.sent, a.prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
 		}
-		c.observe(observe.Event{Kind: observe.Attempt, Key: key, Attempts: attempts, Context: ctx})
+		c.obs.Observe(observe.Event{Kind: observe.Attempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.mark(a.w, a.token)
-		o := c.attempt(ctx, key, a.name, a.token, a.sent, ttl, a.w != nil || c.notify.watched(a.name), a.undone)
+		o := a.attempt(a.w != nil || c.notify.watched(a.name))
 		if o.prev.Token != "" && o.prev.Fence >= a.prev.Fence {
 			a.prev = o.prev
 		}
@@ -125,7 +167,7 @@ func (a *acquisition) won(o outcome, attempts int) *Lock {
 	if a.prev.Token != "" { // what TookOver reports
 		e.Reason = reasonTookOver
 	}
-	c.observe(e)
+	c.obs.Observe(e)
 	if c.logger.Enabled(ctx, slog.LevelDebug) {
 		c.logger.DebugContext(ctx, "redlock: acquired", "key", a.key, "token", shortToken(a.token),
 			"fence", o.lock.fence, "attempts", attempts, "validity", time.Until(o.lock.ValidUntil()))
@@ -142,13 +184,13 @@ func (a *acquisition) lost(o outcome, attempts int, s seen) error {
 		a.token = ""
 	}
 	if errors.Is(o.err, ErrInvalidArgument) { // a node found to be a duplicate, say
-		return c.gaveUp(ctx, a.key, reasonInvalid, attempts, a.began, o.err)
+		return a.gaveUp(reasonInvalid, attempts, o.err)
 	}
 	if o.held || o.split {
-		c.observe(observe.Event{Kind: observe.Contended, Key: a.key, Attempts: attempts, Reason: o.reason(), Context: ctx})
+		c.obs.Observe(observe.Event{Kind: observe.Contended, Key: a.key, Attempts: attempts, Reason: o.reason(), Context: ctx})
 	}
 	if ctx.Err() != nil {
-		c.abandon(a.key, a.name, a.token, a.ttl)
+		a.abandon()
 		return a.canceled(attempts, context.Cause(ctx))
 	}
 	if o.split {
@@ -163,7 +205,7 @@ func (a *acquisition) lost(o outcome, attempts int, s seen) error {
 // canceled is the error of a call whose context ended (cause) or whose
 // wait failed.
 func (a *acquisition) canceled(attempts int, cause error) error {
-	return a.c.gaveUp(a.ctx, a.key, reasonCanceled, attempts, a.began, fmt.Errorf("redlock: acquire %q: %w", a.key, cause))
+	return a.gaveUp(reasonCanceled, attempts, fmt.Errorf("redlock: acquire %q: %w", a.key, cause))
 }
 
 // resolveSplit resolves a split now, without using up a retry: the winner
@@ -186,12 +228,12 @@ func (a *acquisition) resolveSplit(o outcome, attempts int, s seen) (bool, error
 			err = c.waitRelease(a.ctx, a.w, s, o.wake, d)
 		}
 		if err != nil {
-			c.abandon(a.key, a.name, a.token, a.ttl)
+			a.abandon()
 			return true, a.canceled(attempts, err)
 		}
 		return true, nil
 	}
-	c.abandon(a.key, a.name, a.token, a.ttl)
+	a.abandon()
 	a.undone = gaveUpToken(a.undone, a.token)
 	a.token = ""
 	return false, nil
@@ -210,7 +252,7 @@ func (a *acquisition) retry(o outcome, attempts int, s seen) error {
 	if !now.Before(a.retryAt) {
 		delay, ok := a.policy.Next()
 		if !ok {
-			return c.gaveUp(a.ctx, a.key, o.reason(), attempts, a.began, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", a.key, attempts, o.err))
+			return a.gaveUp(o.reason(), attempts, fmt.Errorf("redlock: acquire %q: gave up after %d attempt(s): %w", a.key, attempts, o.err))
 		}
 		a.retryAt = now.Add(delay)
 	}
@@ -261,17 +303,21 @@ func gaveUpToken(undone []string, token string) []string {
 	return append(undone, node.ReleaseID(token))
 }
 
-func (c *Client) gaveUp(ctx context.Context, key, reason string, attempts int, began time.Time, err error) error {
-	c.observe(observe.Event{Kind: observe.NotAcquired, Key: key, Reason: reason, Attempts: attempts, Latency: time.Since(began), Err: err, Context: ctx})
+// gaveUp reports the call's failure, err, and returns it.
+func (a *acquisition) gaveUp(reason string, attempts int, err error) error {
+	a.c.obs.Observe(observe.Event{Kind: observe.NotAcquired, Key: a.key, Reason: reason, Attempts: attempts, Latency: time.Since(a.began), Err: err, Context: a.ctx})
 	return err
 }
 
 // abandon undoes a split we were winning, when we give it up.
-func (c *Client) abandon(key, name, token string, ttl time.Duration) {
-	if token != "" {
-		c.undo(key, name, token, ttl, nil)
+func (a *acquisition) abandon() {
+	if a.token != "" {
+		a.undo(nil)
 	}
 }
+
+// undo deletes the token of the current attempt (see Client.undo).
+func (a *acquisition) undo(skip []bool) { a.c.undo(a.key, a.name, a.token, a.ttl, skip) }
 
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -302,24 +348,26 @@ type outcome struct {
 // fence safe, and undo (in the background) what a failed attempt set. A
 // waiter (a caller that waits for release notifications) marks the keys of
 // the holder, so that their release is announced.
-func (c *Client) attempt(ctx context.Context, key, name, token string, sent *unanswered, ttl time.Duration, waiter bool, undone []string) outcome {
-	timeout := c.cfg.timeoutFor(ttl)
+func (a *acquisition) attempt(waiter bool) outcome {
+	c := a.c
+	timeout := c.cfg.timeoutFor(a.ttl)
 	start := time.Now()                                 // monotonic: validity is measured from before the first request
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
-	args := node.AcquireArgs{Name: name, Token: token, TTL: c.cfg.nodeTTL(ttl),
+	args := node.AcquireArgs{Name: a.name, Token: a.token, TTL: c.cfg.nodeTTL(a.ttl),
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.ownerOf(ctx), At: at, Waiter: waiter, MarkerRetention: c.cfg.recovery}
+		Owner: c.ownerOf(a.ctx), At: at, Waiter: waiter, MarkerRetention: c.cfg.recovery}
+	sent := a.sent
 	sent.send(false)
-	r := startRoundAt(c, ctx, "acquire", key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
+	r := startRoundAt(c, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
 		v, err := c.nodes[i].Acquire(ctx, args)
 		sent.answered(i, err)
 		return v, err
 	})
 	defer r.close()
 
-	b := ballot{t: c.newTally(), rec: c.newRecovery(ttl), // nodes that lost their data sit out: recovery.go
+	b := ballot{t: c.newTally(), rec: c.newRecovery(a.ttl), // nodes that lost their data sit out: recovery.go
 		yes: make([]answer[node.AcquireReply], 0, len(c.nodes))}
-	count := c.acquireCounter(ctx, &b, timeout)
+	count := a.counter(&b, timeout)
 	// Once a majority replied, the rest get a moment, not their timeout: a
 	// split is then called with the live nodes' answers.
 	_ = r.collect(&b.t, collectRules{untilDecided: true, stragglers: timeout / stragglerShare}, count)
@@ -330,58 +378,65 @@ func (c *Client) attempt(ctx context.Context, key, name, token string, sent *una
 	rtt := r.repliedIn()
 	switch {
 	case b.configErr != nil:
-		c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
+		a.undo(b.heldBy())
 		return outcome{err: b.configErr, rtt: rtt}
 	case b.t.won():
-		_ = c.reportRecovering(ctx, key, b.rec, b.yes)
-		return c.acquired(ctx, key, token, sent, ttl, timeout, start, args, &b, rtt)
+		_ = a.recovering(&b)
+		return a.acquired(&b, start, args, rtt)
 	case b.t.unreachable():
-		return c.unreachable(key, name, token, ttl, &b, undone, rtt)
-	case b.t.beyondReach() && r.pending > r.failingPending():
-		if _, votes := leader(b.others, undone); votes < b.t.q {
-			// Nobody holds a majority of the answers so far: before calling
-			// it a split, the other nodes get as long again as the attempt
-			// took (at least 1 ms) to complete the picture; a silent node
-			// costs that moment, not its timeout.
-			tallyWithin(r, max(time.Since(start), time.Millisecond), count)
-		}
+		return a.unreachable(&b, rtt)
+	case b.t.beyondReach() && r.pending > r.failingPending() && !b.heldByAMajority(a.undone):
+		// Nobody holds a majority of the answers so far: before calling it
+		// a split, the other nodes get as long again as the attempt took
+		// (at least 1 ms) to complete the picture; a silent node costs
+		// that moment, not its timeout.
+		tallyWithin(r, max(time.Since(start), time.Millisecond), count)
 	}
-	if top, votes := leader(b.others, undone); votes < b.t.q {
+	return a.denied(&b, rtt)
+}
+
+// denied is the verdict of an attempt that no majority granted and enough
+// nodes answered: held by another client, a split, or too few nodes that
+// kept their data for the key.
+func (a *acquisition) denied(b *ballot, rtt time.Duration) outcome {
+	if !b.heldByAMajority(a.undone) {
 		// A sitting-out node's yes is a no: the attempt is lost, not a split.
-		if err := c.reportRecovering(ctx, key, b.rec, b.yes); err != nil {
-			c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
+		if err := a.recovering(b); err != nil {
+			top, _ := leader(b.others, a.undone)
+			a.undo(b.heldBy())
 			return outcome{err: err, rtt: rtt, wake: wakeOn{holder: top}}
 		}
 	}
-	return c.refused(key, name, token, ttl, &b, undone, rtt)
+	return a.refused(b, rtt)
 }
 
-// acquireCounter returns the counter of an attempt's answers into b: a
-// node that has not said which server it is, or that lost its data for the
-// key (b.rec), answers but its yes does not count.
-func (c *Client) acquireCounter(ctx context.Context, b *ballot, timeout time.Duration) func(answer[node.AcquireReply]) error {
-	return func(a answer[node.AcquireReply]) error {
+// counter returns the counter of an attempt's answers into b: a node that
+// has not said which server it is, or that lost its data for the key
+// (b.rec), answers but its yes does not count.
+func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node.AcquireReply]) error {
+	c := a.c
+	return func(v answer[node.AcquireReply]) error {
 		defer b.recount()
-		counts := a.err == nil && c.counts(a.node)
-		if a.err == nil && !counts && b.configErr == nil {
-			counts, b.configErr = c.identifyNow(ctx, a.node, timeout)
+		counts := v.err == nil && c.counts(v.node)
+		if v.err == nil && !counts && b.configErr == nil {
+			counts, b.configErr = c.identifyNow(a.ctx, v.node, timeout)
 		}
 		switch {
-		case a.err != nil:
-			b.t.fail(a.err)
+		case v.err != nil:
+			b.t.fail(v.err)
 		case !counts:
 			// The undo reaches it like every node that did not answer "held".
-			b.t.notCounted(c.nodes[a.node].Name(), "acquire", errUnidentified(c.nodes[a.node].Name()))
-		case a.val.Acquired:
-			b.rec.note(a.node, a.val)
-			b.yes = append(b.yes, a)
-			if p := a.val.Previous; p.Token != "" && p.Fence >= b.prev.Fence {
+			b.t.notCounted(c.nodes[v.node].Name(), "acquire", errUnidentified(c.nodes[v.node].Name()))
+		case v.val.Acquired:
+			b.rec.note(v.node, v.val)
+			b.yes = append(b.yes, v)
+			if p := v.val.Previous; p.Token != "" && p.Fence >= b.prev.Fence {
 				b.prev = p
 			}
 		default:
-			b.rec.note(a.node, a.val)
+			b.rec.note(v.node, v.val)
 			b.t.no++
-			b.others = append(b.others, a)
+			b.others = append(b.others, v)
 		}
 		return nil
 	}
@@ -401,19 +456,6 @@ func tallyWithin[T any](r *round[T], d time.Duration, count func(answer[T]) erro
 	}
 }
 
-// unreachable is the verdict of an attempt that too many nodes failed.
-func (c *Client) unreachable(key, name, token string, ttl time.Duration, b *ballot, undone []string, rtt time.Duration) outcome {
-	c.undo(key, name, token, ttl, heldBy(b.others, b.t.n))
-	// Too few nodes answered. If nodes that did named a holder, its
-	// release can help (the others may only have been slow); another
-	// token's cannot.
-	var wake wakeOn
-	if top, votes := leader(b.others, undone); votes > 0 {
-		wake.holder = top
-	}
-	return outcome{err: b.t.err(fmt.Sprintf("acquire %q", key)), rtt: rtt, wake: wake}
-}
-
 // ballot is what an attempt's answers came to.
 type ballot struct {
 	t         tally
@@ -430,52 +472,95 @@ func (b *ballot) recount() {
 	b.t.yes, b.t.out = b.rec.counted(b.yes)
 }
 
+// heldByAMajority reports whether one other token, not among undone (the
+// tokens this call gave up), holds a majority of the nodes.
+func (b *ballot) heldByAMajority(undone []string) bool {
+	_, votes := leader(b.others, undone)
+	return votes >= b.t.q
+}
+
+// heldBy marks the nodes that answered "held by another token": our token
+// cannot be there, so an undo skips them.
+func (b *ballot) heldBy() []bool {
+	skip := make([]bool, b.t.n)
+	for _, a := range b.others {
+		skip[a.node] = true
+	}
+	return skip
+}
+
+// recovering reports each node whose yes did not count because it lost its
+// data for the key, and returns the attempt's error when they kept it from
+// a majority.
+func (a *acquisition) recovering(b *ballot) error {
+	first := b.rec.sittingOut(b.yes, func(i int) string { return a.c.nodes[i].Name() })
+	for _, e := range first {
+		a.c.obs.Observe(observe.Event{Kind: observe.Node, Key: a.key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: a.ctx})
+	}
+	if len(first) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %q: too few nodes kept their data for the key (%w)", ErrNotAcquired, a.key, first[0])
+}
+
+// unreachable is the verdict of an attempt that too many nodes failed.
+func (a *acquisition) unreachable(b *ballot, rtt time.Duration) outcome {
+	a.undo(b.heldBy())
+	// Too few nodes answered. If nodes that did named a holder, its
+	// release can help (the others may only have been slow); another
+	// token's cannot.
+	var wake wakeOn
+	if top, votes := leader(b.others, a.undone); votes > 0 {
+		wake.holder = top
+	}
+	return outcome{err: b.t.err(fmt.Sprintf("acquire %q", a.key)), rtt: rtt, wake: wake}
+}
+
 // acquired is the verdict of an attempt that a majority granted: the lock,
 // once its fence is settled, if validity is left.
-func (c *Client) acquired(ctx context.Context, key, token string, sent *unanswered, ttl, timeout time.Duration, start time.Time, args node.AcquireArgs, b *ballot, rtt time.Duration) outcome {
-	name := args.Name
-	fence, err := c.settleFence(ctx, key, name, token, timeout, b.yes)
+func (a *acquisition) acquired(b *ballot, start time.Time, args node.AcquireArgs, rtt time.Duration) outcome {
+	c, ttl := a.c, a.ttl
+	fence, err := a.settleFence(b.yes)
 	if err == nil {
 		if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
-			l := newLock(c, key, name, token, sent, fence, ttl, start)
-			l.owner, l.acquiredAt = args.Owner, args.At
+			l := &Lock{client: c, key: a.key, name: a.name, token: a.token, sent: a.sent, fence: fence,
+				ttl: ttl, validUntil: start.Add(ttl - c.cfg.drift(ttl)), start: start,
+				owner: args.Owner, acquiredAt: args.At}
+			l.startLife()
 			return outcome{lock: l, prev: b.prev}
 		}
-		err = fmt.Errorf("%w: %q: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, key, time.Since(start), ttl)
+		err = fmt.Errorf("%w: %q: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, a.key, time.Since(start), ttl)
 	}
-	c.undo(key, name, token, ttl, nil)
+	a.undo(nil)
 	return outcome{err: err, rtt: rtt}
 }
 
 // refused is the verdict of an attempt that no majority granted and enough
 // nodes answered: held by another client, or a split.
-func (c *Client) refused(key, name, token string, ttl time.Duration, b *ballot, undone []string, rtt time.Duration) outcome {
+func (a *acquisition) refused(b *ballot, rtt time.Duration) outcome {
 	n := b.t.n
-	top, votes := leader(b.others, undone)
+	top, votes := leader(b.others, a.undone)
 	if votes >= b.t.q {
-		c.undo(key, name, token, ttl, heldBy(b.others, n))
+		a.undo(b.heldBy())
 		return outcome{
-			err:  fmt.Errorf("%w: %q is held by another client (on %d of %d nodes)", ErrNotAcquired, key, votes, n),
-			wait: c.holderWait(b.others, n), rtt: rtt, held: true, wake: wakeOn{holder: top},
+			err:  fmt.Errorf("%w: %q is held by another client (on %d of %d nodes)", ErrNotAcquired, a.key, votes, n),
+			wait: a.c.holderWait(b.others, n), rtt: rtt, held: true, wake: wakeOn{holder: top},
 		}
 	}
 	// A split: no token holds a majority of the nodes that answered. Every
 	// client that took part sees the same holders on the nodes it heard
 	// from, so they agree on a winner without talking to each other: the
 	// token with the most nodes, ties going to the smallest release id.
-	ours := node.ReleaseID(token)
+	ours := node.ReleaseID(a.token)
 	yes := len(b.yes)
 	win := yes > votes || (yes == votes && yes > 0 && ours < top)
 	err := fmt.Errorf("%w: %q: no client holds a majority (%d of %d nodes ours, at most %d another's, %d failed or silent)",
-		ErrSplitVote, key, yes, n, votes, n-yes-len(b.others))
+		ErrSplitVote, a.key, yes, n, votes, n-yes-len(b.others))
 	if !win {
-		c.undo(key, name, token, ttl, heldBy(b.others, n))
+		a.undo(b.heldBy())
+		return outcome{err: err, split: true, rtt: rtt, prev: b.prev, wake: wakeOn{holder: top}} // wake: the winner
 	}
-	wake := wakeOn{all: true}
-	if !win {
-		wake = wakeOn{holder: top} // the winner
-	}
-	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: b.prev, wake: wake}
+	return outcome{err: err, split: true, keep: true, rtt: rtt, prev: b.prev, wake: wakeOn{all: true}}
 }
 
 // leader returns the holder with the most nodes among answers (ties: the
@@ -495,16 +580,6 @@ func leader(others []answer[node.AcquireReply], undone []string) (string, int) {
 		}
 	}
 	return best, most
-}
-
-// heldBy marks the nodes that answered "held by another token": our token
-// cannot be there, so an undo skips them.
-func heldBy(others []answer[node.AcquireReply], n int) []bool {
-	skip := make([]bool, n)
-	for _, a := range others {
-		skip[a.node] = true
-	}
-	return skip
 }
 
 // holderWait estimates when enough holders' keys expire for a majority to be
@@ -586,7 +661,8 @@ func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl t
 // token is still there). Every later acquisition's majority then meets one
 // of these nodes after our key left it, and counts above our fence. In the
 // common case all counters agree and no extra round trip is made.
-func (c *Client) settleFence(ctx context.Context, key, name, token string, timeout time.Duration, acquired []answer[node.AcquireReply]) (uint64, error) {
+func (a *acquisition) settleFence(acquired []answer[node.AcquireReply]) (uint64, error) {
+	c, name, token := a.c, a.name, a.token
 	var fence uint64
 	for _, a := range acquired {
 		fence = max(fence, a.val.Fence)
@@ -602,7 +678,7 @@ func (c *Client) settleFence(ctx context.Context, key, name, token string, timeo
 	if t.won() {
 		return fence, nil
 	}
-	r := startRound(c, ctx, "fence", key, behind, timeout, func(ctx context.Context, nd node.Node) (bool, error) {
+	r := startRound(c, a.ctx, "fence", a.key, behind, c.cfg.timeoutFor(a.ttl), func(ctx context.Context, nd node.Node) (bool, error) {
 		return nd.RaiseFence(ctx, name, token, fence, c.cfg.retention)
 	})
 	defer r.close()
@@ -613,7 +689,7 @@ func (c *Client) settleFence(ctx context.Context, key, name, token string, timeo
 	if len(t.failures) > 0 {
 		return 0, fmt.Errorf("%w: fence %d not settled on a majority: %w", ErrQuorumUnreachable, fence, t.joined())
 	}
-	return 0, fmt.Errorf("%w: %q: lock expired while settling fence %d", ErrNotAcquired, key, fence)
+	return 0, fmt.Errorf("%w: %q: lock expired while settling fence %d", ErrNotAcquired, a.key, fence)
 }
 
 // splitJitter is uniform in [0, n) for n > 0, drawn from crypto/rand

@@ -5,12 +5,12 @@ import (
 	"log/slog"
 	"reflect"
 	"sync/atomic"
-	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/guard"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/observe"
 )
 
 // Client acquires locks on a quorum of independent nodes. It is safe for
@@ -22,6 +22,7 @@ type Client struct {
 	quorum int
 	cfg    config
 	logger *slog.Logger
+	obs    observe.Observer       // never nil; see observe.go
 	notify notifyHub              // release notifications and waiters; see notify.go
 	keeper *extend.Watchdog[kept] // auto-extension; see extend.go
 	ident  identity               // first-contact checks of the nodes; see nodes.go
@@ -78,6 +79,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 		quorum: len(nodes)/2 + 1,
 		cfg:    cfg,
 		logger: logger,
+		obs:    observerOf(cfg.observer),
 
 		releaseChannel: cfg.prefix + "released",
 	}
@@ -135,56 +137,6 @@ func (c *Client) background(f func()) {
 // empty) and no key's name can be another key's counter or another
 // prefix's key (prefixes have no braces).
 func (c *Client) keyName(key string) string { return c.cfg.prefix + "{" + key + "}" }
-
-// checkArgs validates what every lock operation takes.
-func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) error {
-	if err := checkKey(ctx, key); err != nil {
-		return err
-	}
-	return c.checkTTL(ttl)
-}
-
-// MaxKeyLength is the longest key, in bytes, that a call takes (the
-// client's key prefix and braces are not counted). A longer key fails with
-// ErrInvalidArgument before anything is sent: a key travels to every node
-// on every call and into log lines.
-const MaxKeyLength = 1024
-
-// checkKey validates the context and key of every operation on a key.
-func checkKey(ctx context.Context, key string) error {
-	switch {
-	case ctx == nil:
-		return invalidArg("nil context")
-	case key == "":
-		return invalidArg("empty key")
-	case len(key) > MaxKeyLength:
-		// Not quoted whole: the error would carry it into every log line.
-		return invalidArg("key of %d bytes (%.32q...) is longer than %d bytes", len(key), key, MaxKeyLength)
-	case key[0] == '}':
-		// prefix{}...}: an empty Redis Cluster hash tag would split the
-		// key from its counter.
-		return invalidArg("key %q starts with '}'", key)
-	}
-	return nil
-}
-
-func (c *Client) checkTTL(ttl time.Duration) error {
-	if ttl <= 0 {
-		return invalidArg("ttl %s is not positive", ttl)
-	}
-	if need := c.cfg.drift(ttl) + c.cfg.timeoutFor(ttl); ttl <= need {
-		return invalidArg("ttl %s leaves no validity after drift %s and node timeout %s", ttl, c.cfg.drift(ttl), c.cfg.timeoutFor(ttl))
-	}
-	return c.cfg.checkRecoveryTTL(ttl)
-}
-
-func (c *Client) nodeError(ctx context.Context, key string, n node.Node, op string, err error) error {
-	ne := &NodeError{Node: n.Name(), Op: op, Err: err}
-	if c.logger.Enabled(ctx, slog.LevelWarn) {
-		c.logger.WarnContext(ctx, "redlock: node failed", "node", n.Name(), "op", op, "key", key, "err", err)
-	}
-	return ne
-}
 
 // NewLocal returns a Client on a single in-process memory node, for
 // development and tests without Redis. Its locks exclude only within this

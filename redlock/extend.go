@@ -128,7 +128,7 @@ func (c *Client) extendVerdict(ctx context.Context, it extendItem, tk *extendTal
 			return fmt.Errorf("%w: extend %q: lock ended during the round", ErrLockLost, l.key)
 		}
 		l.rearm()
-		c.observe(observe.Event{Kind: observe.Extended, Key: l.key, Latency: tk.decidedAt.Sub(start), Context: ctx})
+		c.obs.Observe(observe.Event{Kind: observe.Extended, Key: l.key, Latency: tk.decidedAt.Sub(start), Context: ctx})
 		return nil
 	case tk.no > tk.n-tk.q:
 		err := l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: extend %q: held by us on too few nodes (%d of %d not ours)", ErrLockLost, l.key, tk.no, tk.n))
@@ -140,7 +140,7 @@ func (c *Client) extendVerdict(ctx context.Context, it extendItem, tk *extendTal
 		return err
 	}
 	err := tk.err(fmt.Sprintf("extend %q", l.key))
-	c.observe(observe.Event{Kind: observe.Extended, Key: l.key, Reason: reasonNoQuorum, Latency: time.Since(start), Err: err, Context: ctx})
+	c.obs.Observe(observe.Event{Kind: observe.Extended, Key: l.key, Reason: reasonNoQuorum, Latency: time.Since(start), Err: err, Context: ctx})
 	return err
 }
 

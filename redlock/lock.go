@@ -42,15 +42,6 @@ type Lock struct {
 	life lifecycle // Done, Err, Context, KeepAlive; see loss.go
 }
 
-func newLock(c *Client, key, name, token string, sent *unanswered, fence uint64, ttl time.Duration, start time.Time) *Lock {
-	l := &Lock{
-		client: c, key: key, name: name, token: token, sent: sent, fence: fence,
-		ttl: ttl, validUntil: start.Add(ttl - c.cfg.drift(ttl)), start: start,
-	}
-	l.startLife()
-	return l
-}
-
 // Key is the lock's name as given to Acquire (without the client's prefix).
 func (l *Lock) Key() string { return l.key }
 
@@ -213,7 +204,7 @@ func (l *Lock) lost(ctx context.Context, reason string, err error) error {
 	if !l.endLost(err) {
 		return err
 	}
-	l.client.observe(observe.Event{Kind: observe.Lost, Key: l.key, Reason: reason, Err: err, Context: ctx})
+	l.client.obs.Observe(observe.Event{Kind: observe.Lost, Key: l.key, Reason: reason, Err: err, Context: ctx})
 	if lg := l.client.logger; lg.Enabled(ctx, slog.LevelInfo) {
 		lg.InfoContext(ctx, "redlock: lock lost", "key", l.key, "token", shortToken(l.token), "err", err)
 	}
@@ -312,7 +303,7 @@ func (l *Lock) releaseVerdict(ctx context.Context, t tally, ended bool, start, v
 		return l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, t.yes, t.n))
 	}
 	if l.end(ErrReleased) { // else its expiry ended it first, and said so
-		c.observe(observe.Event{Kind: observe.Released, Key: l.key, Latency: time.Since(start), Context: ctx})
+		c.obs.Observe(observe.Event{Kind: observe.Released, Key: l.key, Latency: time.Since(start), Context: ctx})
 	}
 	return nil
 }
@@ -367,7 +358,7 @@ func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
 	l.released = true
 	l.mu.Unlock()
 	if l.end(ErrReleased) {
-		l.client.observe(observe.Event{Kind: observe.Released, Key: l.key, Context: ctx})
+		l.client.obs.Observe(observe.Event{Kind: observe.Released, Key: l.key, Context: ctx})
 	}
 	return true, nil
 }

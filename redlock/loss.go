@@ -91,7 +91,7 @@ func (l *Lock) KeepAlive() (stop func()) {
 		return func() {}
 	}
 	if l.life.keep == nil {
-		l.client.observe(observe.Event{Kind: observe.Kept, Key: l.key, Reason: "start"})
+		l.client.obs.Observe(observe.Event{Kind: observe.Kept, Key: l.key, Reason: "start"})
 		stop := l.client.keeper.Keep(kept{l}, l.watchdogLost)
 		l.life.keep = func() { stop(); l.keepStopped() }
 	}
@@ -100,7 +100,7 @@ func (l *Lock) KeepAlive() (stop func()) {
 
 // keepStopped reports, once, that auto-extension of the lock ended.
 func (l *Lock) keepStopped() {
-	l.life.unkept.Do(func() { l.client.observe(observe.Event{Kind: observe.Kept, Key: l.key, Reason: "stop"}) })
+	l.life.unkept.Do(func() { l.client.obs.Observe(observe.Event{Kind: observe.Kept, Key: l.key, Reason: "stop"}) })
 }
 
 // stopKeeping stops auto-extension and waits for an extension in flight.
@@ -149,7 +149,7 @@ func (l *Lock) expired() {
 	}
 	err := fmt.Errorf("%w: %q: validity ended", ErrLockLost, l.key)
 	if l.end(err) {
-		l.client.observe(observe.Event{Kind: observe.Lost, Key: l.key, Reason: reasonExpired, Err: err})
+		l.client.obs.Observe(observe.Event{Kind: observe.Lost, Key: l.key, Reason: reasonExpired, Err: err})
 	}
 }
 
@@ -175,7 +175,7 @@ func (l *Lock) watchdogLost(err error) {
 	if !l.endLost(err) {
 		return // an extension already found it lost and said so
 	}
-	l.client.observe(observe.Event{Kind: observe.Lost, Key: l.key, Reason: reason, Err: err})
+	l.client.obs.Observe(observe.Event{Kind: observe.Lost, Key: l.key, Reason: reason, Err: err})
 	if lg := l.client.logger; lg.Enabled(context.Background(), slog.LevelWarn) {
 		lg.Warn("redlock: lock lost by the watchdog", "key", l.key, "token", shortToken(l.token), "err", err)
 	}

@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/quorumlock/quorumlock/observe"
 )
@@ -40,18 +39,22 @@ func (o outcome) reason() string {
 	return reasonExpired // validity used up while acquiring or settling the fence
 }
 
-func (c *Client) observe(e observe.Event) {
-	if c.cfg.observer != nil {
-		if e.Context == nil {
-			e.Context = context.Background()
-		}
-		c.cfg.observer.Observe(e)
+// observerOf is what a client reports its events to: the WithObserver
+// observer, or one that drops them, so that a report is one call.
+func observerOf(o observe.Observer) observe.Observer {
+	if o == nil {
+		return observe.Func(func(observe.Event) {})
 	}
+	return withContext{o}
 }
 
-// observeNode reports one node's answer in a round.
-func (c *Client) observeNode(ctx context.Context, key string, i int, op string, err error, took time.Duration) {
-	if c.cfg.observer != nil {
-		c.observe(observe.Event{Kind: observe.Node, Key: key, Node: c.nodes[i].Name(), Op: op, Latency: took, Err: err, Context: ctx})
+// withContext gives an event reported without a context the background
+// one, so that an observer may use Event.Context without a nil check.
+type withContext struct{ observe.Observer }
+
+func (w withContext) Observe(e observe.Event) {
+	if e.Context == nil {
+		e.Context = context.Background()
 	}
+	w.Observer.Observe(e)
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/guard"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 )
 
 // The quorum round is the one mechanism behind every operation: acquire,
@@ -99,7 +101,7 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 			c.noteAnswer(parent, op, i, err, timeout)
 			r.answers <- answer[T]{node: i, val: v, err: err}
 			r.answered()
-			c.observeNode(parent, key, i, op, err, took) // after the answer: off the decision's path
+			r.reportNode(i, err, took) // after the answer: off the decision's path
 		}()
 	}
 	r.stall, r.stallAt = time.NewTimer(timeout+stallGrace), time.Now().Add(timeout+stallGrace)
@@ -120,6 +122,22 @@ func (c *Client) panicked(op, key string, i int, err error) error {
 	}
 	guard.Log(c.logger, "redlock: node call", err, "node", c.nodes[i].Name(), "op", op, "key", key)
 	return fmt.Errorf("%w: %w", ErrNodePanic, err)
+}
+
+// reportNode tells the client's observer of node i's answer.
+func (r *round[T]) reportNode(i int, err error, took time.Duration) {
+	if r.c.cfg.observer != nil {
+		r.c.obs.Observe(observe.Event{Kind: observe.Node, Key: r.key, Node: r.c.nodes[i].Name(), Op: r.op, Latency: took, Err: err, Context: r.parent})
+	}
+}
+
+// nodeError is node n's failure err in an operation (op) on key, logged as a warning.
+func (c *Client) nodeError(ctx context.Context, key string, n node.Node, op string, err error) error {
+	ne := &NodeError{Node: n.Name(), Op: op, Err: err}
+	if c.logger.Enabled(ctx, slog.LevelWarn) {
+		c.logger.WarnContext(ctx, "redlock: node failed", "node", n.Name(), "op", op, "key", key, "err", err)
+	}
+	return ne
 }
 
 // next returns the next answer, false when every node has answered. Nodes

@@ -1,12 +1,10 @@
 package redlock
 
 import (
-	"context"
 	"fmt"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
-	"github.com/quorumlock/quorumlock/observe"
 )
 
 // Recovery: a node that lost its lock data (a restart without persistence,
@@ -158,27 +156,19 @@ func (r *recovery) restsOnYoung(yes []answer[node.AcquireReply]) bool {
 	return false
 }
 
-// reportRecovering observes each node that sat out, and returns the attempt's error
-// when they kept it from a majority.
-func (c *Client) reportRecovering(ctx context.Context, key string, r *recovery, yes []answer[node.AcquireReply]) error {
+// sittingOut returns the failure of each node among yes whose yes did not
+// count because it lost its data for the key (name gives a node's name).
+func (r *recovery) sittingOut(yes []answer[node.AcquireReply], name func(i int) string) []*NodeError {
 	if r == nil {
 		return nil
 	}
-	var first error
+	var out []*NodeError
 	for _, a := range yes {
-		if !r.sitsOut(a.node) {
-			continue
-		}
-		e := recoveringError(c.nodes[a.node].Name(), r.marks[a.node].age, r.period-r.marks[a.node].age)
-		c.observe(observe.Event{Kind: observe.Node, Key: key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: ctx})
-		if first == nil {
-			first = e
+		if r.sitsOut(a.node) {
+			out = append(out, recoveringError(name(a.node), r.marks[a.node].age, r.period-r.marks[a.node].age))
 		}
 	}
-	if first == nil {
-		return nil
-	}
-	return fmt.Errorf("%w: %q: too few nodes kept their data for the key (%w)", ErrNotAcquired, key, first)
+	return out
 }
 
 // markRecovering sets the Recovering of each node's Info that an
