@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/internal/notifyloop"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -82,11 +82,8 @@ func (s *memSub) report(m *Node) {
 // returns, and then follows SetDown. stop must not be called from a
 // callback.
 func (m *Node) Subscribe(_ context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
-	if channel == "" {
-		return nil, wire.Invalid("empty channel")
-	}
-	if onRelease == nil || onState == nil {
-		return nil, wire.Invalid("nil callback")
+	if err := notifyloop.Validate(channel, onRelease, onState); err != nil {
+		return nil, err
 	}
 	s := &memSub{onRelease: onRelease, onState: onState}
 	b := &m.broker

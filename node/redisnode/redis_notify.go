@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/quorumlock/quorumlock/internal/guard"
-	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/internal/notifyloop"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -21,115 +18,55 @@ type subscriber interface {
 	Subscribe(ctx context.Context, channels ...string) *redis.PubSub
 }
 
-// Timing of a subscription: an idle one is pinged every subscribePing and
-// counts as broken when the pong (or the confirmation of SUBSCRIBE) is not
-// back within another subscribePing. After a break it is remade with a
-// backoff from subscribeRetryMin doubling up to subscribeRetryMax.
-const (
-	subscribePing     = 2 * time.Second
-	subscribeRetryMin = 50 * time.Millisecond
-	subscribeRetryMax = time.Second
-)
-
 // Subscribe implements Node when the client can subscribe; over a bare
 // redis.Scripter it returns ErrNotificationsUnsupported. The subscription
 // holds a connection of its own, read by one goroutine that pings it when
 // idle and remakes it after a break; stop ends that goroutine.
 func (n *Node) Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
-	if channel == "" {
-		return nil, wire.Invalid("empty channel")
-	}
-	if onRelease == nil || onState == nil {
-		return nil, wire.Invalid("nil callback")
+	if err := notifyloop.Validate(channel, onRelease, onState); err != nil {
+		return nil, err
 	}
 	sc, ok := n.client.(subscriber)
 	if !ok {
 		return nil, fmt.Errorf("%w: %T", node.ErrNotificationsUnsupported, n.client)
 	}
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s := &redisSub{client: sc, channel: channel, onRelease: onRelease, onState: onState}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.run(ctx)
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			cancel()
-			s.closeCurrent()
-			<-done
-		})
-	}, nil
+	return notifyloop.Start(ctx, pubSubDriver{sc}, channel, onRelease, onState)
 }
 
-type redisSub struct {
-	client    subscriber
-	channel   string
-	onRelease func(name, releaseID string)
-	onState   func(bool, error)
+// pubSubDriver subscribes with go-redis's PubSub.
+type pubSubDriver struct{ client subscriber }
 
-	mu sync.Mutex
-	ps *redis.PubSub // the current subscription, closed by stop to end a blocked read
+func (d pubSubDriver) Open(ctx context.Context, channel string, ev *notifyloop.Events) (notifyloop.Conn, error) {
+	return &pubSubConn{ps: d.client.Subscribe(ctx, channel), ev: ev}, nil
 }
 
-func (s *redisSub) run(ctx context.Context) {
-	retry := subscribeRetryMin
-	for {
-		// A panic while reading (a reply go-redis cannot decode) is a
-		// break like any other: reported, then subscribed again.
-		wasUp, err := guard.Call(func() (bool, error) { return s.session(ctx) })
-		if ctx.Err() != nil {
-			return
-		}
-		s.onState(false, err)
-		if wasUp {
-			retry = subscribeRetryMin
-		}
-		t := time.NewTimer(retry)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		retry = min(2*retry, subscribeRetryMax)
-	}
+type pubSubConn struct {
+	ps *redis.PubSub
+	ev *notifyloop.Events
 }
 
-// session subscribes once and reads the subscription until it breaks,
-// reporting whether it was ever up.
-func (s *redisSub) session(ctx context.Context) (wasUp bool, err error) {
-	ps := s.client.Subscribe(ctx, s.channel)
-	defer func() { _ = ps.Close() }()
-	s.mu.Lock()
-	if ctx.Err() != nil {
-		s.mu.Unlock()
-		return false, ctx.Err()
-	}
-	s.ps = ps
-	s.mu.Unlock()
-	return s.receive(ctx, ps)
-}
+// Close ends a read blocked in ReceiveTimeout, which does not watch ctx.
+func (c *pubSubConn) Close() { _ = c.ps.Close() }
 
-// receive reads ps until it breaks, reporting whether it was ever up.
-func (s *redisSub) receive(ctx context.Context, ps *redis.PubSub) (wasUp bool, err error) {
+// Serve reads the subscription until it breaks, pinging it when idle.
+func (c *pubSubConn) Serve(ctx context.Context) error {
+	defer c.Close()
 	pinged := false
 	for {
-		msg, err := ps.ReceiveTimeout(ctx, subscribePing)
+		msg, err := c.ps.ReceiveTimeout(ctx, notifyloop.Ping)
 		if err != nil {
 			if ctx.Err() != nil {
-				return wasUp, ctx.Err()
+				return ctx.Err()
 			}
 			var ne net.Error
 			if !errors.As(err, &ne) || !ne.Timeout() {
-				return wasUp, err
+				return err
 			}
 			if pinged {
-				return wasUp, fmt.Errorf("no answer to ping within %s: %w", subscribePing, err)
+				return notifyloop.NoPong(err)
 			}
-			if err := ps.Ping(ctx); err != nil {
-				return wasUp, err
+			if err := c.ps.Ping(ctx); err != nil {
+				return err
 			}
 			pinged = true
 			continue
@@ -137,20 +74,9 @@ func (s *redisSub) receive(ctx context.Context, ps *redis.PubSub) (wasUp bool, e
 		pinged = false
 		switch m := msg.(type) {
 		case *redis.Message:
-			s.onRelease(wire.ParseRelease(m.Payload))
+			c.ev.Message(m.Channel, m.Payload)
 		case *redis.Subscription:
-			if m.Kind == "subscribe" && m.Channel == s.channel {
-				wasUp = true
-				s.onState(true, nil)
-			}
+			c.ev.Subscribed(m.Kind, m.Channel)
 		}
-	}
-}
-
-func (s *redisSub) closeCurrent() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ps != nil {
-		_ = s.ps.Close()
 	}
 }
