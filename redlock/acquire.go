@@ -365,7 +365,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	})
 	defer r.close()
 
-	b := ballot{t: c.newTally(), rec: c.newRecovery(a.ttl), // nodes that lost their data sit out: recovery.go
+	b := ballot{t: c.newTally(), rec: c.cfg.newRecovery(len(c.nodes), a.ttl), // nodes that lost their data sit out: recovery.go
 		yes: make([]answer[node.AcquireReply], 0, len(c.nodes))}
 	count := a.counter(&b, timeout)
 	// Once a majority replied, the rest get a moment, not their timeout: a
@@ -417,7 +417,7 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node
 	c := a.c
 	return func(v answer[node.AcquireReply]) error {
 		defer b.recount()
-		counts := v.err == nil && c.counts(v.node)
+		counts := v.err == nil && c.ident.counts(v.node)
 		if v.err == nil && !counts && b.configErr == nil {
 			counts, b.configErr = c.identifyNow(a.ctx, v.node, timeout)
 		}

@@ -119,7 +119,7 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 		}
 		return Info{}, "", t.err(fmt.Sprintf("inspect %q", key))
 	}
-	c.markRecovering(info.Nodes, holdings)
+	c.cfg.markRecovering(info.Nodes, holdings, c.adminTimeout())
 	token := c.summarize(&info, holdings)
 	return info, token, nil
 }
@@ -129,7 +129,7 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 // called unreadable; a configuration error found meanwhile is returned.
 func (c *Client) inspected(ctx context.Context, t *tally, ni *Info, h *node.Holding, a answer[node.Holding], timeout time.Duration) error {
 	ni.Node = c.nodes[a.node].Name()
-	if a.err == nil && !c.counts(a.node) {
+	if a.err == nil && !c.ident.counts(a.node) {
 		ok, err := c.identifyNow(ctx, a.node, timeout)
 		if err != nil {
 			return err

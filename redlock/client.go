@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
-	"sync/atomic"
 
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/guard"
@@ -86,7 +85,11 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	if err := c.newWatchdog(); err != nil {
 		return nil, err
 	}
-	c.health.failing = make([]atomic.Bool, len(nodes))
+	c.health = make(health, len(nodes))
+	c.ident.strict, c.ident.logger = cfg.strict, logger
+	for _, n := range c.nodes {
+		c.ident.names = append(c.ident.names, n.Name())
+	}
 	c.all = make([]int, len(nodes))
 	for i := range c.all {
 		c.all[i] = i
@@ -130,6 +133,9 @@ func (c *Client) Close() error {
 func (c *Client) background(f func()) {
 	c.bg.Go(func() { guard.Log(c.logger, "redlock: background work", guard.Run(f)) })
 }
+
+// newTally returns a tally of an operation on every node of the client.
+func (c *Client) newTally() tally { return tally{n: len(c.nodes), q: c.quorum} }
 
 // keyName is the name of key on the nodes: the prefix, then the key in
 // braces, so that the key, its fence counter and its tombstones hash to one

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,10 @@ type identity struct {
 	err     error    // sticky: a configuration the client refuses
 	asking  bool     // a background identification is running
 	retryAt time.Time
+
+	names  []string     // the nodes' names, for errors and logs
+	strict bool         // WithRequireNoEviction
+	logger *slog.Logger // warns of evicting nodes
 }
 
 // identifyRetry is how often nodes that could not be identified are asked
@@ -55,7 +60,7 @@ func (c *Client) ready(ctx context.Context, timeout time.Duration) error {
 		return id.err
 	case id.ids == nil:
 		id.ids = make([]string, len(c.nodes))
-		c.accept(c.ask(ctx, c.all, timeout))
+		id.accept(c.ask(ctx, c.all, timeout))
 		return id.err
 	case !id.asking && !time.Now().Before(id.retryAt):
 		id.asking = true
@@ -69,7 +74,7 @@ func (c *Client) ready(ctx context.Context, timeout time.Duration) error {
 			got := c.ask(context.Background(), ask, timeout) // without the lock: counts must not wait
 			id.mu.Lock()
 			defer id.mu.Unlock()
-			c.accept(got)
+			id.accept(got)
 			id.asking = false
 		})
 	}
@@ -104,24 +109,23 @@ func (c *Client) ask(ctx context.Context, nodes []int, timeout time.Duration) []
 }
 
 // accept records identities, refusing duplicates and, with
-// WithRequireNoEviction, evicting servers. Called with c.ident.mu held.
-func (c *Client) accept(got []answer[node.Identity]) {
-	id := &c.ident
+// WithRequireNoEviction, evicting servers. Called with id.mu held.
+func (id *identity) accept(got []answer[node.Identity]) {
 	id.retryAt = time.Now().Add(identifyRetry)
 	for _, a := range got {
-		name := c.nodes[a.node].Name()
+		name := id.names[a.node]
 		for j, other := range id.ids {
 			if other == a.val.ID && j != a.node {
-				id.err = invalidArg("nodes %q and %q are the same server (id %s); a quorum needs independent servers", c.nodes[j].Name(), name, a.val.ID)
+				id.err = invalidArg("nodes %q and %q are the same server (id %s); a quorum needs independent servers", id.names[j], name, a.val.ID)
 				return
 			}
 		}
 		if a.val.Eviction != "noeviction" {
-			if c.cfg.strict {
+			if id.strict {
 				id.err = invalidArg("node %q has maxmemory-policy %q, which can evict lock keys and fence counters; set it to noeviction", name, a.val.Eviction)
 				return
 			}
-			c.logger.Warn("redlock: node may evict lock keys under memory pressure, which breaks mutual exclusion; set maxmemory-policy noeviction",
+			id.logger.Warn("redlock: node may evict lock keys under memory pressure, which breaks mutual exclusion; set maxmemory-policy noeviction",
 				"node", name, "maxmemory-policy", a.val.Eviction)
 		}
 		id.ids[a.node] = a.val.ID
@@ -142,7 +146,7 @@ func (c *Client) accept(got []answer[node.Identity]) {
 // a connection that is up, and a lost identify request had blocked the
 // attempt for identifyTimeout, past a short TTL (chaos/sim seed 8830).
 func (c *Client) identifyNow(ctx context.Context, i int, timeout time.Duration) (bool, error) {
-	if c.counts(i) {
+	if c.ident.counts(i) {
 		return true, nil
 	}
 	got := c.ask(ctx, []int{i}, timeout)
@@ -150,15 +154,14 @@ func (c *Client) identifyNow(ctx context.Context, i int, timeout time.Duration) 
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	if id.err == nil {
-		c.accept(got)
+		id.accept(got)
 	}
 	return id.err == nil && id.ids[i] != "", id.err
 }
 
 // counts reports whether node i's answers may count toward a quorum: it
 // was identified as a server distinct from the others.
-func (c *Client) counts(i int) bool {
-	id := &c.ident
+func (id *identity) counts(i int) bool {
 	if id.all.Load() {
 		return true
 	}
@@ -186,29 +189,27 @@ func errUnidentified(name string) error {
 // the dead ones would cost every contended attempt a node timeout. Because
 // a majority must have answered, a stale mark (a node that came back while
 // the client was idle) never makes a call give up with ErrQuorumUnreachable.
-type health struct {
-	failing []atomic.Bool
-}
+type health []atomic.Bool
 
 // errFailing is the failure recorded for a failing node whose answer an
 // attempt did not wait for.
 var errFailing = errors.New("failing recently; its answer was not awaited")
 
-// noteAnswer records node i's answer to a request of op made under parent
-// (the last argument, the request's timeout, does not bound the mark).
+// note records node i's answer to a request of op made under parent.
 // An identify request's failure marks nothing: its timeout (first
 // contact's, longer than a lock's node timeout) says nothing about the
 // node's lock requests, and an unidentified node's answers do not count.
-func (c *Client) noteAnswer(parent context.Context, op string, i int, err error, _ time.Duration) {
+func (h health) note(parent context.Context, op string, i int, err error) {
 	switch {
 	case err == nil:
-		if c.health.failing[i].Load() {
-			c.health.failing[i].Store(false)
+		if h[i].Load() {
+			h[i].Store(false)
 		}
 	case op == opIdentify:
 	case parent.Err() == nil: // not the caller's own cancellation
-		c.health.failing[i].Store(true)
+		h[i].Store(true)
 	}
 }
 
-func (c *Client) failing(i int) bool { return c.health.failing[i].Load() }
+// failing reports whether node i is failing.
+func (h health) failing(i int) bool { return h[i].Load() }

@@ -96,9 +96,9 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 			defer c.bg.Done()
 			began := time.Now()
 			v, err := guard.Call(func() (T, error) { return call(ctx, i) })
-			err = c.panicked(op, key, i, err)
+			err = r.panicked(i, err)
 			took := time.Since(began)
-			c.noteAnswer(parent, op, i, err, timeout)
+			c.health.note(parent, op, i, err)
 			r.answers <- answer[T]{node: i, val: v, err: err}
 			r.answered()
 			r.reportNode(i, err, took) // after the answer: off the decision's path
@@ -112,7 +112,7 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 // panicked turns a panic recovered from node i's call into that node's
 // failure, ErrNodePanic, and logs the panic's value and stack; other errors
 // pass unchanged.
-func (c *Client) panicked(op, key string, i int, err error) error {
+func (r *round[T]) panicked(i int, err error) error {
 	if err == nil { // the usual case, without errors.As's allocation
 		return nil
 	}
@@ -120,7 +120,7 @@ func (c *Client) panicked(op, key string, i int, err error) error {
 	if !errors.As(err, &pe) {
 		return err
 	}
-	guard.Log(c.logger, "redlock: node call", err, "node", c.nodes[i].Name(), "op", op, "key", key)
+	guard.Log(r.c.logger, "redlock: node call", err, "node", r.c.nodes[i].Name(), "op", r.op, "key", r.key)
 	return fmt.Errorf("%w: %w", ErrNodePanic, err)
 }
 
@@ -131,13 +131,13 @@ func (r *round[T]) reportNode(i int, err error, took time.Duration) {
 	}
 }
 
-// nodeError is node n's failure err in an operation (op) on key, logged as a warning.
-func (c *Client) nodeError(ctx context.Context, key string, n node.Node, op string, err error) error {
-	ne := &NodeError{Node: n.Name(), Op: op, Err: err}
-	if c.logger.Enabled(ctx, slog.LevelWarn) {
-		c.logger.WarnContext(ctx, "redlock: node failed", "node", n.Name(), "op", op, "key", key, "err", err)
+// nodeError is node i's failure in the round, logged as a warning.
+func (r *round[T]) nodeError(i int, err error) error {
+	name := r.c.nodes[i].Name()
+	if r.c.logger.Enabled(r.parent, slog.LevelWarn) {
+		r.c.logger.WarnContext(r.parent, "redlock: node failed", "node", name, "op", r.op, "key", r.key, "err", err)
 	}
-	return ne
+	return &NodeError{Node: name, Op: r.op, Err: err}
 }
 
 // next returns the next answer, false when every node has answered. Nodes
@@ -163,7 +163,7 @@ func (r *round[T]) nextBefore(stop <-chan time.Time) (answer[T], bool) {
 		for i, w := range r.waiting {
 			if w {
 				silent++
-				r.c.noteAnswer(r.parent, r.op, i, errNoAnswer, time.Since(r.start))
+				r.c.health.note(r.parent, r.op, i, errNoAnswer)
 			}
 		}
 		r.c.logger.DebugContext(r.parent, stallGuardFired, "op", r.op, "key", r.key, "nodes", silent)
@@ -181,7 +181,7 @@ func (r *round[T]) nextBefore(stop <-chan time.Time) (answer[T], bool) {
 		r.replies++
 		r.lastReply = time.Now()
 	} else {
-		a.err = r.c.nodeError(r.parent, r.key, r.c.nodes[a.node], r.op, a.err)
+		a.err = r.nodeError(a.node, a.err)
 	}
 	return a, true
 }
@@ -209,10 +209,10 @@ func (r *round[T]) giveUp(cause error) {
 func (r *round[T]) presumeFailing() []error {
 	var out []error
 	for i, w := range r.waiting {
-		if w && r.c.failing(i) {
+		if w && r.c.health.failing(i) {
 			r.waiting[i] = false
 			r.pending--
-			out = append(out, r.c.nodeError(r.parent, r.key, r.c.nodes[i], r.op, errFailing))
+			out = append(out, r.nodeError(i, errFailing))
 		}
 	}
 	return out
@@ -262,10 +262,10 @@ func (r *round[T]) presumeSilent() []error {
 	var out []error
 	for i, w := range r.waiting {
 		if w {
-			r.c.noteAnswer(r.parent, r.op, i, errPresumedSilent, 0)
+			r.c.health.note(r.parent, r.op, i, errPresumedSilent)
 			r.waiting[i] = false
 			r.pending--
-			out = append(out, r.c.nodeError(r.parent, r.key, r.c.nodes[i], r.op, errPresumedSilent))
+			out = append(out, r.nodeError(i, errPresumedSilent))
 		}
 	}
 	return out
@@ -275,7 +275,7 @@ func (r *round[T]) presumeSilent() []error {
 func (r *round[T]) failingPending() int {
 	n := 0
 	for i, w := range r.waiting {
-		if w && r.c.failing(i) {
+		if w && r.c.health.failing(i) {
 			n++
 		}
 	}
@@ -317,8 +317,6 @@ type tally struct {
 	out      int     // yes votes of nodes sitting out (recovery.go): neither yes nor failures
 	failures []error // each a *NodeError
 }
-
-func (c *Client) newTally() tally { return tally{n: len(c.nodes), q: c.quorum} }
 
 // fail records a node's failure.
 func (t *tally) fail(err error) { t.failures = append(t.failures, err) }

@@ -78,15 +78,15 @@ type marker struct {
 }
 
 // newRecovery returns the judge of one round, or nil when recovery is off.
-func (c *Client) newRecovery(ttl time.Duration) *recovery {
-	if c.cfg.recovery <= 0 {
+func (c *config) newRecovery(nodes int, ttl time.Duration) *recovery {
+	if c.recovery <= 0 {
 		return nil
 	}
 	// Markers of one key written by two clients' first rounds at once
 	// (different creators) differ by about the node timeout, and are read
 	// back within another; ages are whole milliseconds.
-	return &recovery{period: c.cfg.recovery, slack: c.cfg.timeoutFor(ttl) + 2*time.Millisecond,
-		marks: make([]marker, len(c.nodes))}
+	return &recovery{period: c.recovery, slack: c.timeoutFor(ttl) + 2*time.Millisecond,
+		marks: make([]marker, nodes)}
 }
 
 // lingerFor is how long a round whose majority rests on young markers
@@ -177,14 +177,14 @@ func (r *recovery) sittingOut(yes []answer[node.AcquireReply], name func(i int) 
 // while another keeps an old one lost its data and has not been asked for
 // the key since: it will sit out for the whole period from the next
 // acquisition, so its Recovering is the period.
-func (c *Client) markRecovering(nodes []Info, holdings []node.Holding) {
-	r := c.newRecovery(c.adminTimeout())
+func (c *config) markRecovering(nodes []Info, holdings []node.Holding, adminTimeout time.Duration) {
+	r := c.newRecovery(len(nodes), adminTimeout)
 	if r == nil {
 		return
 	}
 	// The slack of any TTL's round: adminTimeout is WithNodeTimeout, or
 	// the longest node timeout a TTL derives.
-	r.slack = c.adminTimeout() + 2*time.Millisecond
+	r.slack = adminTimeout + 2*time.Millisecond
 	for i, h := range holdings {
 		if nodes[i].Err == nil {
 			r.note(i, node.AcquireReply{DataAge: h.DataAge, DataAgeKnown: true,

@@ -136,11 +136,11 @@ func TestFailingMarkLastsUntilTheNodeAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait() // node 2's failure is noted
-		if !c.failing(2) {
+		if !c.health.failing(2) {
 			t.Fatal("node 2 failed and is not marked failing")
 		}
 		time.Sleep(10 * nodeTimeout)
-		if !c.failing(2) {
+		if !c.health.failing(2) {
 			t.Fatalf("node 2's mark lapsed after %s without an answer from it", 10*nodeTimeout)
 		}
 		ms[2].SetDown(false, false)
@@ -148,7 +148,7 @@ func TestFailingMarkLastsUntilTheNodeAnswers(t *testing.T) {
 			t.Fatal(err)
 		}
 		synctest.Wait()
-		if c.failing(2) {
+		if c.health.failing(2) {
 			t.Fatal("node 2 answered and is still marked failing")
 		}
 		_ = c.Close()
@@ -178,7 +178,7 @@ func TestStaleFailingMarksDoNotMakeAQuorumUnreachable(t *testing.T) {
 		synctest.Wait()
 		ms[1].SetDown(false, false)
 		ms[2].SetDown(false, false)
-		if !c.failing(1) || !c.failing(2) {
+		if !c.health.failing(1) || !c.health.failing(2) {
 			t.Fatal("nodes 1 and 2 are not marked failing")
 		}
 		l, err := c.TryAcquire(ctx, "up", time.Second)
