@@ -114,10 +114,10 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 	if waits {
 		// Registered before the first attempt, so that a release that
 		// lands while an attempt is in flight is not missed.
-		a.w = c.joinWaiters(ctx, a.name, c.cfg.timeoutFor(ttl))
+		a.w = c.notify.joinWaiters(ctx, a.name, c.cfg.timeoutFor(ttl))
 	}
 	acquired := false
-	defer func() { c.leaveWaiters(a.w, acquired) }()
+	defer func() { c.notify.leaveWaiters(a.w, acquired) }()
 	for attempts := 1; ; attempts++ {
 		if a.token == "" {
 			a.token, a.sent, a.prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
@@ -225,7 +225,7 @@ func (a *acquisition) resolveSplit(o outcome, attempts int, s seen) (bool, error
 		if o.keep {
 			err = sleep(a.ctx, d)
 		} else {
-			err = c.waitRelease(a.ctx, a.w, s, o.wake, d)
+			err = c.notify.waitRelease(a.ctx, a.w, s, o.wake, d)
 		}
 		if err != nil {
 			a.abandon()
@@ -263,7 +263,7 @@ func (a *acquisition) retry(o outcome, attempts int, s seen) error {
 		delay = o.wait + rand.N(2*time.Millisecond)
 	}
 	delay = a.lookAgain(o, delay)
-	if err := c.waitRelease(a.ctx, a.w, s, o.wake, delay); err != nil {
+	if err := c.notify.waitRelease(a.ctx, a.w, s, o.wake, delay); err != nil {
 		return a.canceled(attempts, err)
 	}
 	return nil

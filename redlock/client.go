@@ -85,6 +85,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	if err := c.newWatchdog(); err != nil {
 		return nil, err
 	}
+	c.notify.off, c.notify.nodes, c.notify.channel, c.notify.logger = cfg.noNotify, c.nodes, c.releaseChannel, logger
 	c.health = make(health, len(nodes))
 	c.ident.strict, c.ident.logger = cfg.strict, logger
 	for _, n := range c.nodes {

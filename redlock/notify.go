@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,8 +20,8 @@ const subscriptionLinger = time.Minute
 
 // notifyHub is a Client's side of release notifications: one subscription
 // per Notifier node, shared by all waiters, and per key a queue of waiters
-// so that one release wakes one waiter (FIFO) instead of all of them. Its
-// zero value is ready; it starts subscribing on the first waiter.
+// so that one release wakes one waiter (FIFO) instead of all of them. It starts
+// subscribing on the first waiter.
 //
 // Per key, at most one waiter is "active": woken by a notification and now
 // trying. Notifications that arrive meanwhile (every node announces the same
@@ -34,6 +35,11 @@ const subscriptionLinger = time.Minute
 // a release, and two waiters woken by each other's undo would retry in a loop
 // while the holder keeps the lock.
 type notifyHub struct {
+	off     bool        // WithReleaseNotifications(false)
+	nodes   []node.Node // the client's
+	channel string      // the nodes' release channel
+	logger  *slog.Logger
+
 	mu       sync.Mutex
 	closed   bool
 	gen      uint64      // incremented on each start; callbacks of older generations are ignored
@@ -111,9 +117,9 @@ type waiter struct {
 // up, so that its first attempt is already covered: a release during the
 // attempt is then seen, and no extra attempt is needed to make up for a
 // blind one.
-func (c *Client) joinWaiters(ctx context.Context, key string, timeout time.Duration) *waiter {
+func (h *notifyHub) joinWaiters(ctx context.Context, key string, timeout time.Duration) *waiter {
 	var w *waiter
-	ready, ok := c.join(func(h *notifyHub) {
+	ready, ok := h.join(func(h *notifyHub) {
 		h.seq++
 		w = &waiter{key: key, seq: h.seq, wake: make(chan struct{}, 1)}
 		if h.queues == nil {
@@ -137,11 +143,10 @@ func (c *Client) joinWaiters(ctx context.Context, key string, timeout time.Durat
 // starts the subscriptions if none run. It returns the channel closed when
 // one is up (nil when one is up already, or none can be), and false when
 // notifications are off or unavailable: nothing was registered.
-func (c *Client) join(register func(h *notifyHub)) (ready chan struct{}, ok bool) {
-	if c.cfg.noNotify {
+func (h *notifyHub) join(register func(h *notifyHub)) (ready chan struct{}, ok bool) {
+	if h.off {
 		return nil, false
 	}
-	h := &c.notify
 	h.mu.Lock()
 	if h.closed || h.disabled {
 		h.mu.Unlock()
@@ -157,13 +162,13 @@ func (c *Client) join(register func(h *notifyHub)) (ready chan struct{}, ok bool
 	if start {
 		h.gen++
 		gen = h.gen
-		h.subs = make([]*nodeSub, len(c.nodes))
+		h.subs = make([]*nodeSub, len(h.nodes))
 		h.ready = make(chan struct{})
 	}
 	ready = h.ready
 	h.mu.Unlock()
 	if start {
-		c.subscribe(gen)
+		h.subscribe(gen)
 	}
 	return ready, true
 }
@@ -211,21 +216,20 @@ func (h *notifyHub) mark(w *waiter, token string) seen {
 
 // subscribe starts one subscription per Notifier node for generation gen.
 // It runs without h.mu: nodes may report their state synchronously.
-func (c *Client) subscribe(gen uint64) {
-	h := &c.notify
-	channel := c.releaseChannel
+func (h *notifyHub) subscribe(gen uint64) {
+	channel := h.channel
 	subscribed := false
-	for i, nd := range c.nodes {
+	for i, nd := range h.nodes {
 		sub, ok := nd.(node.Subscriber)
 		if !ok {
 			continue // waits by the retry policy, as over a node that returns ErrNotificationsUnsupported
 		}
 		stop, err := sub.Subscribe(context.Background(), channel,
-			func(key, release string) { c.released(gen, key, release) },
-			func(up bool, err error) { c.subState(gen, i, up, err) })
+			func(key, release string) { h.released(gen, key, release) },
+			func(up bool, err error) { h.subState(gen, i, up, err) })
 		if err != nil {
 			if !errors.Is(err, node.ErrNotificationsUnsupported) {
-				c.logger.Warn("redlock: cannot subscribe to release notifications; waiting by the retry policy's delays",
+				h.logger.Warn("redlock: cannot subscribe to release notifications; waiting by the retry policy's delays",
 					"node", nd.Name(), "channel", channel, "err", err)
 			}
 			continue
@@ -255,9 +259,8 @@ func (c *Client) subscribe(gen uint64) {
 }
 
 // subState records a subscription's change and logs breaks once.
-func (c *Client) subState(gen uint64, i int, up bool, err error) {
-	guard.Log(c.logger, "redlock: release subscription", err, "node", c.nodes[i].Name())
-	h := &c.notify
+func (h *notifyHub) subState(gen uint64, i int, up bool, err error) {
+	guard.Log(h.logger, "redlock: release subscription", err, "node", h.nodes[i].Name())
 	h.mu.Lock()
 	if h.gen != gen || h.subs == nil {
 		h.mu.Unlock()
@@ -306,19 +309,18 @@ func (c *Client) subState(gen uint64, i int, up bool, err error) {
 		s.warned = true
 	}
 	h.mu.Unlock()
-	name := c.nodes[i].Name()
+	name := h.nodes[i].Name()
 	switch {
 	case logBroken:
-		c.logger.Warn("redlock: release notifications broken; waiting by the retry policy's delays until they are back",
-			"node", name, "channel", c.releaseChannel, "err", err)
+		h.logger.Warn("redlock: release notifications broken; waiting by the retry policy's delays until they are back",
+			"node", name, "channel", h.channel, "err", err)
 	case logRestored:
-		c.logger.Info("redlock: release notifications restored", "node", name, "channel", c.releaseChannel)
+		h.logger.Info("redlock: release notifications restored", "node", name, "channel", h.channel)
 	}
 }
 
 // released handles one announcement of key (its full name).
-func (c *Client) released(gen uint64, key, release string) {
-	h := &c.notify
+func (h *notifyHub) released(gen uint64, key, release string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.gen != gen || h.subs == nil {
@@ -375,11 +377,10 @@ func (h *notifyHub) wakeNext(q *waitQueue, release string) {
 // waitRelease sleeps d, or until a release of w's key that on says can help
 // is announced to w, or until ctx ends. With w nil it just sleeps. s is what
 // w knew of the subscriptions when its last attempt began.
-func (c *Client) waitRelease(ctx context.Context, w *waiter, s seen, on wakeOn, d time.Duration) error {
+func (h *notifyHub) waitRelease(ctx context.Context, w *waiter, s seen, on wakeOn, d time.Duration) error {
 	if w == nil {
 		return sleep(ctx, d)
 	}
-	h := &c.notify
 	if h.park(w, s, on) { // announced while we tried, or we tried blind: try again now
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -454,11 +455,10 @@ func (h *notifyHub) unpark(w *waiter) {
 // leaveWaiters unregisters w when its Acquire returns. acquired says whether
 // it got the lock; if it did not and was the active waiter, the next one
 // gets its turn.
-func (c *Client) leaveWaiters(w *waiter, acquired bool) {
+func (h *notifyHub) leaveWaiters(w *waiter, acquired bool) {
 	if w == nil {
 		return
 	}
-	h := &c.notify
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queues[w.key]
@@ -559,11 +559,10 @@ func (h *notifyHub) wokeBy(w *waiter) string {
 // announcement to travel through Pub/Sub: within one process the handoff
 // then costs no extra round trip. The nodes' announcements of the same
 // release carry the same id and wake no one else.
-func (c *Client) releasedLocally(key, token string) {
-	if c.cfg.noNotify {
+func (h *notifyHub) releasedLocally(key, token string) {
+	if h.off {
 		return
 	}
-	h := &c.notify
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed || h.queues == nil {
@@ -572,56 +571,6 @@ func (c *Client) releasedLocally(key, token string) {
 	if q := h.queues[key]; q != nil {
 		h.announce(q, node.ReleaseID(token))
 	}
-}
-
-// Released returns a channel that receives a value when a node announces a
-// release of key (Release, the undo of a failed attempt, ForceRelease), until
-// ctx ends. Announcements that arrive while a value is pending are merged
-// into it, and one is also sent when the subscriptions come back after a
-// break (a release may have gone unheard meanwhile). Nodes announce only the
-// release of a key that a waiter marked: an attempt that found it held,
-// made by an Acquire that waits or by a client with a Released watcher on
-// the key; a release nobody asked for
-// publishes nothing. It is a hint, for watchers such as election.Observe
-// (whose campaigners mark the key): a lock that expires is not announced,
-// and with notifications off (WithReleaseNotifications(false)), on nodes
-// that cannot subscribe, or after Close, the channel never receives; so
-// pair it with polling. It waits up to a second for the first subscription
-// to come up, so that a release right after it returns is heard.
-// Errors: ErrInvalidArgument for a bad key.
-func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, error) {
-	if err := checkKey(ctx, key); err != nil {
-		return nil, err
-	}
-	ch := make(chan struct{}, 1)
-	name := c.keyName(key)
-	h := &c.notify
-	ready, ok := c.join(func(h *notifyHub) {
-		if h.watchers == nil {
-			h.watchers = map[string]map[chan struct{}]bool{}
-		}
-		if h.watchers[name] == nil {
-			h.watchers[name] = map[chan struct{}]bool{}
-			h.watching.Add(1)
-		}
-		h.watchers[name][ch] = true
-	})
-	if !ok {
-		return ch, nil
-	}
-	guard.Go(c.logger, "redlock: release watcher", func() {
-		<-ctx.Done()
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		delete(h.watchers[name], ch)
-		if len(h.watchers[name]) == 0 {
-			delete(h.watchers, name)
-			h.watching.Add(-1)
-		}
-		h.leave()
-	})
-	awaitReady(ctx, ready, time.Second)
-	return ch, nil
 }
 
 // ping wakes the watchers of name, or all watchers when name is "".

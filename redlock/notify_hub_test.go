@@ -40,7 +40,7 @@ func TestHubRules(t *testing.T) {
 	const key = "lock:k"
 	ws := make([]*waiter, 3)
 	for i := range ws {
-		ws[i] = c.joinWaiters(context.Background(), key, time.Second)
+		ws[i] = c.notify.joinWaiters(context.Background(), key, time.Second)
 		if ws[i] == nil {
 			t.Fatal("no waiter: notifications off?")
 		}
@@ -55,7 +55,7 @@ func TestHubRules(t *testing.T) {
 
 	// Three nodes announce one release: one waiter wakes, the first to come.
 	for range 3 {
-		c.released(gen, key, "r1")
+		c.notify.released(gen, key, "r1")
 	}
 	if !woken(ws[0]) || woken(ws[1]) || woken(ws[2]) {
 		t.Fatal("one release did not wake exactly the first waiter")
@@ -70,27 +70,27 @@ func TestHubRules(t *testing.T) {
 	if h.park(ws[0], h.mark(ws[0], "t0"), wakeOn{all: true}) {
 		t.Fatal("retried at once with nothing announced")
 	}
-	c.released(gen, key, "r1")
+	c.notify.released(gen, key, "r1")
 	if !woken(ws[0]) || woken(ws[1]) || woken(ws[2]) {
 		t.Fatal("a late announcement did not wake the waiter that lost to the release's slow nodes")
 	}
 	// It got the lock: a late announcement of the same release wakes no one.
-	c.leaveWaiters(ws[0], true)
-	c.released(gen, key, "r1")
+	c.notify.leaveWaiters(ws[0], true)
+	c.notify.released(gen, key, "r1")
 	if woken(ws[1]) || woken(ws[2]) {
 		t.Fatal("a duplicate announcement woke another waiter")
 	}
 	// The release of the lock it got wakes the next; it gives up without
 	// the lock: the wake passes on to the last.
-	c.released(gen, key, node.ReleaseID("t0"))
+	c.notify.released(gen, key, node.ReleaseID("t0"))
 	if !woken(ws[1]) || woken(ws[2]) {
 		t.Fatal("the second release did not wake the second waiter")
 	}
-	c.leaveWaiters(ws[1], false)
+	c.notify.leaveWaiters(ws[1], false)
 	if !woken(ws[2]) {
 		t.Fatal("a woken waiter that left without the lock did not pass the wake on")
 	}
-	c.leaveWaiters(ws[2], true)
+	c.notify.leaveWaiters(ws[2], true)
 	if len(h.queues) != 0 || h.waiters != 0 {
 		t.Fatalf("hub keeps %d queues, %d waiters after all left", len(h.queues), h.waiters)
 	}
@@ -102,13 +102,13 @@ func TestHubRules(t *testing.T) {
 	if h.subs != nil {
 		t.Fatal("subscriptions kept after the linger")
 	}
-	w := c.joinWaiters(context.Background(), key, time.Second)
+	w := c.notify.joinWaiters(context.Background(), key, time.Second)
 	if h.subs == nil {
 		t.Fatal("no subscriptions for a new waiter")
 	}
-	c.leaveWaiters(w, false)
+	c.notify.leaveWaiters(w, false)
 	_ = c.Close()
-	if c.joinWaiters(context.Background(), key, time.Second) != nil || h.subs != nil {
+	if c.notify.joinWaiters(context.Background(), key, time.Second) != nil || h.subs != nil {
 		t.Fatal("closed client subscribes again")
 	}
 }
@@ -124,11 +124,11 @@ func TestHubOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.joinWaiters(context.Background(), "lock:k", time.Second) != nil {
+	if c.notify.joinWaiters(context.Background(), "lock:k", time.Second) != nil {
 		t.Fatal("waiter registered with notifications off")
 	}
 	start := time.Now()
-	if err := c.waitRelease(t.Context(), nil, seen{}, wakeOn{}, time.Millisecond); err != nil || time.Since(start) < time.Millisecond {
+	if err := c.notify.waitRelease(t.Context(), nil, seen{}, wakeOn{}, time.Millisecond); err != nil || time.Since(start) < time.Millisecond {
 		t.Fatalf("nil waiter: %v after %s, want a plain sleep", err, time.Since(start))
 	}
 }
@@ -141,46 +141,46 @@ func TestHubWakesOnlyOnTheHolder(t *testing.T) {
 	c := hubClient(t)
 	h := &c.notify
 	const key = "lock:k"
-	w := c.joinWaiters(context.Background(), key, time.Second)
+	w := c.notify.joinWaiters(context.Background(), key, time.Second)
 	gen := h.gen
 	holder := wakeOn{holder: "h1"}
 	if h.park(w, h.mark(w, "a"), holder) {
 		t.Fatal("tried at once with nothing announced")
 	}
-	c.released(gen, key, "undo-of-another")
+	c.notify.released(gen, key, "undo-of-another")
 	if woken(w) {
 		t.Fatal("another token's release woke a waiter beaten by h1")
 	}
-	c.released(gen, key, "h1")
+	c.notify.released(gen, key, "h1")
 	if !woken(w) {
 		t.Fatal("the holder's release did not wake its waiter")
 	}
 	// Announcements while it tries: only the holder's makes it try again.
-	c.released(gen, key, "undo-of-another")
+	c.notify.released(gen, key, "undo-of-another")
 	if h.park(w, h.mark(w, "b"), holder) {
 		t.Fatal("tried again at once for another token's release")
 	}
-	c.released(gen, key, "h1") // wakes it: it is parked
+	c.notify.released(gen, key, "h1") // wakes it: it is parked
 	if !woken(w) {
 		t.Fatal("the holder's release did not wake its waiter")
 	}
-	c.released(gen, key, "h1") // a slow node's announcement while it tries
+	c.notify.released(gen, key, "h1") // a slow node's announcement while it tries
 	if !h.park(w, h.mark(w, "c"), holder) {
 		t.Fatal("did not try again for the holder's release announced while it tried")
 	}
 	// After a split, any release; after no quorum, none.
-	c.released(gen, key, "x")
+	c.notify.released(gen, key, "x")
 	if !h.park(w, h.mark(w, "d"), wakeOn{all: true}) {
 		t.Fatal("after a split, a release announced while it tried did not make it try again")
 	}
 	if h.park(w, h.mark(w, "e"), wakeOn{}) {
 		t.Fatal("tried at once after an attempt that found no quorum")
 	}
-	c.released(gen, key, "y")
+	c.notify.released(gen, key, "y")
 	if woken(w) {
 		t.Fatal("a release woke a waiter whose attempt found no quorum")
 	}
-	c.leaveWaiters(w, false)
+	c.notify.leaveWaiters(w, false)
 }
 
 // A release announced while a subscription was broken went unheard: when
@@ -189,20 +189,20 @@ func TestHubWakesOnlyOnTheHolder(t *testing.T) {
 func TestHubRestoredSubscriptionWakesWaiters(t *testing.T) {
 	c := hubClient(t)
 	h := &c.notify
-	a := c.joinWaiters(context.Background(), "lock:a", time.Second)
-	b := c.joinWaiters(context.Background(), "lock:b", time.Second)
+	a := c.notify.joinWaiters(context.Background(), "lock:a", time.Second)
+	b := c.notify.joinWaiters(context.Background(), "lock:b", time.Second)
 	gen := h.gen
 	if h.park(a, h.mark(a, "ta"), wakeOn{holder: "h1"}) || h.park(b, h.mark(b, "tb"), wakeOn{}) {
 		t.Fatal("tried at once with nothing announced")
 	}
-	c.subState(gen, 1, false, errors.New("connection reset"))
+	c.notify.subState(gen, 1, false, errors.New("connection reset"))
 	if woken(a) || woken(b) {
 		t.Fatal("a break woke a waiter")
 	}
-	c.subState(gen, 1, true, nil)
+	c.notify.subState(gen, 1, true, nil)
 	if !woken(a) || !woken(b) {
 		t.Fatal("a restored subscription did not wake the parked waiters")
 	}
-	c.leaveWaiters(a, false)
-	c.leaveWaiters(b, false)
+	c.notify.leaveWaiters(a, false)
+	c.notify.leaveWaiters(b, false)
 }
