@@ -45,48 +45,6 @@ func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) 
 	return c.acquire(ctx, key, ttl, noRetry, false)
 }
 
-// checkArgs validates what every lock operation takes.
-func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) error {
-	if err := checkKey(ctx, key); err != nil {
-		return err
-	}
-	return c.checkTTL(ttl)
-}
-
-// MaxKeyLength is the longest key, in bytes, that a call takes (the
-// client's key prefix and braces are not counted). A longer key fails with
-// ErrInvalidArgument before anything is sent: a key travels to every node
-// on every call and into log lines.
-const MaxKeyLength = 1024
-
-// checkKey validates the context and key of every operation on a key.
-func checkKey(ctx context.Context, key string) error {
-	switch {
-	case ctx == nil:
-		return invalidArg("nil context")
-	case key == "":
-		return fmt.Errorf("%w: empty key", ErrInvalidArgument)
-	case len(key) > MaxKeyLength:
-		// Not quoted whole: the error would carry it into every log line.
-		return fmt.Errorf("%w: key of %d bytes (%.32q...) is longer than %d bytes", ErrInvalidArgument, len(key), key, MaxKeyLength)
-	case key[0] == '}':
-		// prefix{}...}: an empty Redis Cluster hash tag would split the
-		// key from its counter.
-		return fmt.Errorf("%w: key %q starts with '}'", ErrInvalidArgument, key)
-	}
-	return nil
-}
-
-func (c *Client) checkTTL(ttl time.Duration) error {
-	if ttl <= 0 {
-		return invalidArg("ttl %s is not positive", ttl)
-	}
-	if need := c.cfg.drift(ttl) + c.cfg.timeoutFor(ttl); ttl <= need {
-		return invalidArg("ttl %s leaves no validity after drift %s and node timeout %s", ttl, c.cfg.drift(ttl), c.cfg.timeoutFor(ttl))
-	}
-	return c.cfg.checkRecoveryTTL(ttl)
-}
-
 // maxSplitRounds bounds the rounds in a row that one call spends resolving
 // split votes.
 const maxSplitRounds = 8
@@ -705,4 +663,46 @@ func splitJitter(n time.Duration) time.Duration {
 	_, _ = crand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+ it panics instead of erring)
 	// The modulo's bias is under n/2^64: nothing for delays of seconds.
 	return time.Duration(binary.LittleEndian.Uint64(b[:]) % uint64(n))
+}
+
+// checkArgs validates what every lock operation takes.
+func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) error {
+	if err := checkKey(ctx, key); err != nil {
+		return err
+	}
+	return c.checkTTL(ttl)
+}
+
+// MaxKeyLength is the longest key, in bytes, that a call takes (the
+// client's key prefix and braces are not counted). A longer key fails with
+// ErrInvalidArgument before anything is sent: a key travels to every node
+// on every call and into log lines.
+const MaxKeyLength = 1024
+
+// checkKey validates the context and key of every operation on a key.
+func checkKey(ctx context.Context, key string) error {
+	switch {
+	case ctx == nil:
+		return invalidArg("nil context")
+	case key == "":
+		return fmt.Errorf("%w: empty key", ErrInvalidArgument)
+	case len(key) > MaxKeyLength:
+		// Not quoted whole: the error would carry it into every log line.
+		return fmt.Errorf("%w: key of %d bytes (%.32q...) is longer than %d bytes", ErrInvalidArgument, len(key), key, MaxKeyLength)
+	case key[0] == '}':
+		// prefix{}...}: an empty Redis Cluster hash tag would split the
+		// key from its counter.
+		return fmt.Errorf("%w: key %q starts with '}'", ErrInvalidArgument, key)
+	}
+	return nil
+}
+
+func (c *Client) checkTTL(ttl time.Duration) error {
+	if ttl <= 0 {
+		return invalidArg("ttl %s is not positive", ttl)
+	}
+	if need := c.cfg.drift(ttl) + c.cfg.timeoutFor(ttl); ttl <= need {
+		return invalidArg("ttl %s leaves no validity after drift %s and node timeout %s", ttl, c.cfg.drift(ttl), c.cfg.timeoutFor(ttl))
+	}
+	return c.cfg.checkRecoveryTTL(ttl)
 }
