@@ -14,11 +14,13 @@ import (
 // maxCycleAllocs bounds the heap allocations of one uncontended TryAcquire
 // + Release on 5 nodes, the client's and go-redis's together (a plain
 // Redlock cycle through redsync costs about 144 in the bench).
-const maxCycleAllocs = 150
+const maxCycleAllocs = 135
 
 // The hot path pays for what it uses: the nodes of a round share one
-// command's arguments (not a copy per node), and a node call that did not
-// panic costs nothing to check. Counted, not timed.
+// command's arguments (not a copy per node), the key names of a call are
+// one allocation, per-node bookkeeping lives in its owner's storage, and
+// a node call that did not panic costs nothing to check. Counted, not
+// timed.
 func TestCycleAllocations(t *testing.T) {
 	c := newClient(t, nodesOf(redistest.StartT(t, 5)), redlock.WithNodeTimeout(testNodeTimeout))
 	ctx := context.Background()

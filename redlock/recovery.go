@@ -68,6 +68,7 @@ type recovery struct {
 	creator uint64        // the acquisition that wrote the oldest marker (0: unknown)
 	seen    bool          // whether oldest is set
 	marks   []marker      // per node, from its answer
+	room    [7]marker     // marks' storage for up to 7 nodes: no allocation of its own
 }
 
 // marker is one node's report of its marker for the key.
@@ -85,8 +86,13 @@ func (c *config) newRecovery(nodes int, ttl time.Duration) *recovery {
 	// Markers of one key written by two clients' first rounds at once
 	// (different creators) differ by about the node timeout, and are read
 	// back within another; ages are whole milliseconds.
-	return &recovery{period: c.recovery, slack: c.timeoutFor(ttl) + 2*time.Millisecond,
-		marks: make([]marker, nodes)}
+	r := &recovery{period: c.recovery, slack: c.timeoutFor(ttl) + 2*time.Millisecond}
+	r.marks = r.room[:]
+	if nodes > len(r.room) {
+		r.marks = make([]marker, nodes)
+	}
+	r.marks = r.marks[:nodes]
+	return r
 }
 
 // lingerFor is how long a round whose majority rests on young markers

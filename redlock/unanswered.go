@@ -17,7 +17,8 @@ import (
 type unanswered struct {
 	mu       sync.Mutex
 	nodes    []requests
-	extended bool // an extension was sent: a release does not wait (see settle)
+	extended bool        // an extension was sent: a release does not wait (see settle)
+	room     [7]requests // nodes' storage for up to 7 nodes: no allocation of its own
 }
 
 // requests are the token's requests to one node.
@@ -28,7 +29,13 @@ type requests struct {
 }
 
 func newUnanswered(nodes int) *unanswered {
-	return &unanswered{nodes: make([]requests, nodes)}
+	u := &unanswered{}
+	u.nodes = u.room[:]
+	if nodes > len(u.room) {
+		u.nodes = make([]requests, nodes)
+	}
+	u.nodes = u.nodes[:nodes]
+	return u
 }
 
 // send counts a request to each node, before the round starts: the

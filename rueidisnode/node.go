@@ -158,7 +158,8 @@ func (n *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 	build := func(eval bool) rueidis.Commands {
 		cmds := make(rueidis.Commands, len(ops))
 		for i, op := range ops {
-			keys := []string{op.Name, wire.CounterKey(op.Name), wire.TombstoneKey(op.Name, op.Token), wire.TrailKey(op.Name), wire.MarkerKey(op.Name)}
+			k := wire.KeysOf(op.Name, op.Token)
+			keys := []string{k.Lock, k.Counter, k.Tombstone, k.Trail, k.Marker}
 			args := []string{op.Token, ms(op.TTL), u64(op.Fence), ms(wire.RetentionOrDefault(op.Retention)),
 				wire.Micros(op.At), op.Owner, ms(op.MarkerRetention)}
 			if eval {

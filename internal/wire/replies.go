@@ -23,8 +23,9 @@ type scriptStrings struct {
 }
 
 func acquireStrings(a node.AcquireArgs) *scriptStrings {
+	k := KeysOf(a.Name, a.Token)
 	return &scriptStrings{
-		keys: []string{a.Name, CounterKey(a.Name), TombstoneKey(a.Name, a.Token), TrailKey(a.Name), MarkerKey(a.Name)},
+		keys: []string{k.Lock, k.Counter, k.Tombstone, k.Trail, k.Marker},
 		argv: []string{a.Token, strconv.FormatInt(Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
 			strconv.FormatInt(Millis(RetentionOrDefault(a.Retention)), 10), MaxSkewMicros, Micros(a.At), a.Owner, WaiterArg(a.Waiter),
 			strconv.FormatInt(Millis(a.MarkerRetention), 10)},
@@ -44,7 +45,8 @@ func releaseStrings(a node.ReleaseArgs) *scriptStrings {
 	if a.Tombstone > 0 {
 		tomb = strconv.FormatInt(Millis(a.Tombstone), 10)
 	}
-	return &scriptStrings{keys: []string{a.Name, TombstoneKey(a.Name, a.Token), TrailKey(a.Name)}, argv: []string{a.Token, tomb, a.Channel}}
+	k := KeysOf(a.Name, a.Token)
+	return &scriptStrings{keys: []string{k.Lock, k.Tombstone, k.Trail}, argv: []string{a.Token, tomb, a.Channel}}
 }
 
 // ReleaseScriptArgs returns the KEYS and ARGV of the release script, as

@@ -95,6 +95,22 @@ func ParseTrail(v string) (h node.Holding, ok bool) {
 // token on the lock key name.
 func TombstoneKey(name, token string) string { return name + ":gone:" + token }
 
+// LockKeys are the names of the keys a request of token on the lock key
+// name may touch, in one allocation (they are built on every call): the
+// lock, CounterKey, TombstoneKey, TrailKey and MarkerKey.
+type LockKeys struct {
+	Lock, Counter, Tombstone, Trail, Marker string
+}
+
+// KeysOf returns the LockKeys of a request of token on the lock key name.
+func KeysOf(name, token string) LockKeys {
+	all := name + ":fence" + name + ":gone:" + token + name + ":holder" + name + ":since"
+	counter := len(name) + len(":fence")
+	tomb := counter + len(name) + len(":gone:") + len(token)
+	trail := tomb + len(name) + len(":holder")
+	return LockKeys{Lock: name, Counter: all[:counter], Tombstone: all[counter:tomb], Trail: all[tomb:trail], Marker: all[trail:]}
+}
+
 // Invalid is an error wrapping node.ErrInvalidArgument.
 func Invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{node.ErrInvalidArgument}, args...)...)

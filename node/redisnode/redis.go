@@ -169,8 +169,9 @@ var (
 )
 
 func acquireArgs(a node.AcquireArgs) *scriptArgs {
+	k := wire.KeysOf(a.Name, a.Token)
 	return newScriptArgs(acquireSHA,
-		[]string{a.Name, wire.CounterKey(a.Name), wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name), wire.MarkerKey(a.Name)},
+		[]string{k.Lock, k.Counter, k.Tombstone, k.Trail, k.Marker},
 		[]string{a.Token, strconv.FormatInt(wire.Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
 			strconv.FormatInt(wire.Millis(wire.RetentionOrDefault(a.Retention)), 10), maxSkewMicros, wire.Micros(a.At), a.Owner,
 			wire.WaiterArg(a.Waiter), strconv.FormatInt(wire.Millis(a.MarkerRetention), 10)})
@@ -254,7 +255,8 @@ func (n *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 }
 
 func extendKeys(op node.ExtendArgs) []string {
-	return []string{op.Name, wire.CounterKey(op.Name), wire.TombstoneKey(op.Name, op.Token), wire.TrailKey(op.Name), wire.MarkerKey(op.Name)}
+	k := wire.KeysOf(op.Name, op.Token)
+	return []string{k.Lock, k.Counter, k.Tombstone, k.Trail, k.Marker}
 }
 
 func extendArgs(op node.ExtendArgs) []any {
@@ -292,8 +294,9 @@ func releaseArgs(a node.ReleaseArgs) *scriptArgs {
 	if a.Tombstone > 0 {
 		tomb = strconv.FormatInt(wire.Millis(a.Tombstone), 10)
 	}
+	k := wire.KeysOf(a.Name, a.Token)
 	return newScriptArgs(releaseSHA,
-		[]string{a.Name, wire.TombstoneKey(a.Name, a.Token), wire.TrailKey(a.Name)},
+		[]string{k.Lock, k.Tombstone, k.Trail},
 		[]string{a.Token, tomb, a.Channel})
 }
 
