@@ -64,8 +64,8 @@ func runElection(ctx context.Context, p Profile, e *Env) (*Measured, error) {
 	r := &electionRun{e: e, reg: NewRegister(e.Clock, true)}
 	var elections []*election.Election
 	for c := range electionCandidates {
-		// The recovery period is set as every other scenario sets it: the
-		// rule's minimum is the longest TTL. With the default (10 minutes),
+		// The recovery period of the fault-schedule scenarios (run.go): at
+		// least the longest TTL, as the rule asks. With the default (10 minutes),
 		// once nodes 3, 4 and 0 have restarted empty (the first cycle of
 		// faults) no majority of nodes kept the key's data, and by design
 		// no one can lead for the rest of the period.
