@@ -403,13 +403,20 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node
 // tallyWithin counts the answers that come within d, or until the round's
 // stall guard if that comes first. The guard's timer becomes that wait
 // (see round.lingerFor; no timer of its own): the caller reads no more
-// answers after it.
+// answers after it. It stops early once only failing nodes are left (see
+// nodes.go), as collect does: with exactly a quorum of nodes alive, every
+// acquisition of a key younger than the recovery period would otherwise
+// wait out d for the dead ones.
 func tallyWithin[T any](r *round[T], d time.Duration, count func(answer[T]) error) {
 	var stop <-chan time.Time
 	if r.stalled == nil || d < time.Until(r.stallAt) {
 		stop = r.lingerFor(d)
 	}
-	for a, ok := r.nextBefore(stop); ok; a, ok = r.nextBefore(stop) {
+	for !r.onlyFailingPending() {
+		a, ok := r.nextBefore(stop)
+		if !ok {
+			return
+		}
 		_ = count(a)
 	}
 }

@@ -223,7 +223,13 @@ func (r *round[T]) presumeFailing() []error {
 // nodes that replied are a majority, so presuming the failing ones failed
 // never turns a call into ErrQuorumUnreachable by itself.
 func (r *round[T]) onlyFailingLeft() bool {
-	return r.pending > 0 && r.failingPending() == r.pending && r.replies >= r.c.quorum
+	return r.onlyFailingPending() && r.replies >= r.c.quorum
+}
+
+// onlyFailingPending reports whether every node still waited for is
+// failing (see nodes.go): none is likely to answer within a short wait.
+func (r *round[T]) onlyFailingPending() bool {
+	return r.pending > 0 && r.failingPending() == r.pending
 }
 
 // repliedIn is how long the nodes' replies took: from the round's start to
