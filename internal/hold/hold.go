@@ -24,7 +24,8 @@ type Lock interface {
 
 // Run runs fn while l is held. fn gets l.Context(fnParent): the kinds make
 // fnParent from ctx with the value their FromContext reads. l is released
-// when fn returns or panics (a panic is re-raised after the release), with
+// when fn returns, panics (a panic is re-raised after the release) or ends
+// its goroutine with runtime.Goexit, with
 // a context ctx's cancellation cannot cut short: a lock left behind blocks
 // everyone for its TTL.
 //
@@ -35,13 +36,21 @@ func Run(ctx, fnParent context.Context, l Lock, lost error, fn func(context.Cont
 	fnCtx, cancel := l.Context(fnParent)
 	defer cancel()
 	rctx := context.WithoutCancel(ctx)
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			_ = l.Release(rctx)
+		if returned {
+			return
+		}
+		// fn panicked, or ended its goroutine (runtime.Goexit, as t.FailNow
+		// does): release either way, or the watchdog keeps the lock forever.
+		r := recover()
+		_ = l.Release(rctx)
+		if r != nil {
 			panic(r)
 		}
 	}()
 	fnErr = fn(fnCtx)
+	returned = true
 	if cause := l.Err(); errors.Is(cause, lost) { // lost while fn ran (a Release by fn itself is no loss)
 		lostErr = cause
 	}
