@@ -107,7 +107,8 @@ func (k Kind[L]) TryDo(ctx context.Context, tryAcquire func(context.Context) (L,
 	case err != nil:
 		return false, err
 	}
-	return true, k.held(ctx, l, fn)
+	err = k.held(ctx, l, func(ctx context.Context) error { ran = true; return fn(ctx) })
+	return ran, err // false when the lock ended before fn could run
 }
 
 // held runs fn under l and joins the errors as Do documents: a release
