@@ -54,7 +54,8 @@ func WithPollInterval(d time.Duration) Option { return func(c *config) { c.poll 
 // New returns the election called name on client's nodes. The election's
 // lock is the client's lock named name (with the client's key prefix), so
 // redlock inspect, ls and unlock show and act on it. Errors wrap
-// redlock.ErrInvalidArgument: a nil client, an empty name, a bad option.
+// redlock.ErrInvalidArgument: a nil client, an empty name or one longer
+// than redlock.MaxKeyLength, a bad option.
 func New(client *redlock.Client, name string, opts ...Option) (*Election, error) {
 	switch {
 	case client == nil:
@@ -63,6 +64,8 @@ func New(client *redlock.Client, name string, opts ...Option) (*Election, error)
 		return nil, invalidArg("empty name")
 	case name[0] == '}':
 		return nil, invalidArg("name %q starts with '}'", name)
+	case len(name) > redlock.MaxKeyLength:
+		return nil, invalidArg("name of %d bytes is longer than %d bytes", len(name), redlock.MaxKeyLength)
 	}
 	cfg := config{ttl: DefaultTTL, poll: DefaultPollInterval}
 	for _, o := range opts {

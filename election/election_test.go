@@ -131,6 +131,7 @@ func TestBadInput(t *testing.T) {
 		"nil client":  func() error { _, err := election.New(nil, "x"); return err },
 		"empty name":  func() error { _, err := election.New(c, ""); return err },
 		"brace name":  func() error { _, err := election.New(c, "}x"); return err },
+		"long name":   func() error { _, err := election.New(c, strings.Repeat("n", redlock.MaxKeyLength+1)); return err },
 		"nil option":  func() error { _, err := election.New(c, "x", nil); return err },
 		"zero ttl":    func() error { _, err := election.New(c, "x", election.WithTTL(0)); return err },
 		"neg poll":    func() error { _, err := election.New(c, "x", election.WithPollInterval(-time.Second)); return err },

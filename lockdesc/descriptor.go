@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 var (
@@ -46,7 +48,8 @@ func (d Descriptor) kind() Kind {
 	return d.Kind
 }
 
-// Validate says what is wrong with d, or nil.
+// Validate says what is wrong with d, or nil: an unknown kind, an empty part,
+// no resource, or a key longer than redlock.MaxKeyLength.
 func (d Descriptor) Validate() error {
 	if !d.kind().valid() {
 		return invalidArg("unknown kind %q", string(d.Kind))
@@ -61,6 +64,9 @@ func (d Descriptor) Validate() error {
 		if r == "" {
 			return invalidArg("resource %d is empty", i)
 		}
+	}
+	if n := len(d.kind()) + 1 + len(d.resource()); n > redlock.MaxKeyLength {
+		return fmt.Errorf("%w: key of %d bytes is longer than %d bytes (%w)", ErrInvalidArgument, n, redlock.MaxKeyLength, redlock.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -80,6 +86,11 @@ func (d Descriptor) Resource() string {
 	if d.Validate() != nil {
 		return ""
 	}
+	return d.resource()
+}
+
+// resource is Resource without the check.
+func (d Descriptor) resource() string {
 	parts := []string{escape(d.Subject), escape(d.Predicate)}
 	for _, r := range d.Resources {
 		parts = append(parts, escape(r))

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/quorumlock/quorumlock/lockdesc"
+	"github.com/quorumlock/quorumlock/redlock"
 )
 
 // The seed's key, and Parse(Key(d)) == d for descriptors whose parts hold
@@ -70,6 +71,7 @@ func TestBadInput(t *testing.T) {
 	for _, d := range []lockdesc.Descriptor{
 		{}, {Subject: "s", Predicate: "p"}, {Subject: "s", Predicate: "p", Resources: []string{""}},
 		{Subject: "", Predicate: "p", Resources: []string{"r"}}, {Kind: "intent", Subject: "s", Predicate: "p", Resources: []string{"r"}},
+		{Subject: "s", Predicate: "p", Resources: []string{strings.Repeat("r", redlock.MaxKeyLength)}},
 	} {
 		if key, err := d.Key(); !errors.Is(err, lockdesc.ErrInvalidArgument) {
 			t.Errorf("Key(%+v) = %q, %v; want ErrInvalidArgument", d, key, err)

@@ -47,8 +47,16 @@ func NewQuorum(t TB, n int) *Quorum {
 	return q
 }
 
-// Node returns node i (from 0).
-func (q *Quorum) Node(i int) *Node { return q.nodes[i] }
+// Node returns node i (from 0). An i out of range fails the test and
+// returns nil.
+func (q *Quorum) Node(i int) *Node {
+	if i < 0 || i >= len(q.nodes) {
+		q.t.Helper()
+		q.t.Fatalf("locktest: no node %d in a quorum of %d", i, len(q.nodes))
+		return nil
+	}
+	return q.nodes[i]
+}
 
 // Nodes returns every node, in the order the clients know them.
 func (q *Quorum) Nodes() []*Node { return append([]*Node(nil), q.nodes...) }

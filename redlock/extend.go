@@ -42,6 +42,15 @@ type extendTally struct {
 	decidedAt time.Time // when the q-th Extended arrived
 }
 
+// settled reports whether more answers cannot change the verdict: won, lost
+// (a majority said not ours), or short of a majority with too few nodes left
+// to make the refusals a majority. A round that cannot win waits for those
+// nodes, so that failures answering first do not hide a majority's refusal.
+func (tk *extendTally) settled() bool {
+	left := tk.n - tk.yes - tk.no - tk.out - len(tk.failures)
+	return tk.won() || tk.no > tk.n-tk.q || (tk.beyondReach() && tk.no+left <= tk.n-tk.q)
+}
+
 // startExtendRound sends every item's extension to every node, under the
 // earliest of each lock's validity and node timeout (the latest of those).
 func (c *Client) startExtendRound(ctx context.Context, items []extendItem, start time.Time) *round[[]node.ExtendResult] {
@@ -82,7 +91,7 @@ func (c *Client) collectExtensions(r *round[[]node.ExtendResult], locks int) []e
 	}
 	all := func() bool {
 		for k := range t {
-			if !t[k].decided() {
+			if !t[k].settled() {
 				return false
 			}
 		}
@@ -99,7 +108,7 @@ func (c *Client) collectExtensions(r *round[[]node.ExtendResult], locks int) []e
 			switch {
 			case a.err != nil:
 				tk.fail(a.err)
-			case tk.decided():
+			case tk.settled():
 			case a.val[k] == node.Extended:
 				if tk.yes++; tk.yes == tk.q {
 					tk.decidedAt = now

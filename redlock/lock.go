@@ -398,7 +398,9 @@ var doLock = hold.Kind[*Lock]{NotAcquired: ErrNotAcquired, Invalid: invalidArg, 
 // (KeepAlive), gives fn a context that is cancelled with a cause wrapping
 // ErrLockLost when l is lost (and from which LockFromContext returns l),
 // and releases l when fn returns or panics (a panic is re-raised after the
-// release). The release is not cut short by ctx's cancellation.
+// release). The release is not cut short by ctx's cancellation. On a lock
+// that has already ended fn does not run: lostErr is its loss, or
+// releaseErr says it was released.
 //
 // It returns fn's error, the loss of the lock while fn ran (errors.Is
 // ErrLockLost; nil if it was kept) and the release's error apart, for

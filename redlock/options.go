@@ -82,6 +82,7 @@ func WithDriftFactor(f float64) Option { return func(c *config) { c.driftFactor 
 // WithNodeTimeout bounds each request to one node. Default: a tenth of the
 // lock's TTL, at least 10 ms and at most 1 s. It must leave room in the TTL:
 // ttl > drift + node timeout, or the operation fails with ErrInvalidArgument.
+// 0 keeps the default; a negative timeout is refused by New.
 func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
 
 // WithRetry sets the retry policy of Acquire. Default: 10 retries, 200 ms

@@ -42,7 +42,8 @@ func (p *Permit) Slot() int { return p.slot }
 
 // New returns the semaphore name with n permits over client. Errors wrap
 // redlock.ErrInvalidArgument: a nil client, an empty name or one with '{'
-// or '}', n < 1 or n > MaxPermits.
+// or '}', a name whose slot keys (SlotKey) are longer than
+// redlock.MaxKeyLength, n < 1 or n > MaxPermits.
 func New(client *redlock.Client, name string, n int) (*Semaphore, error) {
 	switch {
 	case client == nil:
@@ -53,6 +54,8 @@ func New(client *redlock.Client, name string, n int) (*Semaphore, error) {
 		return nil, invalid("name %q contains '{' or '}'", name)
 	case n < 1 || n > MaxPermits:
 		return nil, invalid("%d permits: want 1 to %d", n, MaxPermits)
+	case len(SlotKey(name, n-1)) > redlock.MaxKeyLength:
+		return nil, invalid("name of %d bytes: its slot keys are longer than %d bytes", len(name), redlock.MaxKeyLength)
 	}
 	return &Semaphore{client: client, name: name, n: n}, nil
 }

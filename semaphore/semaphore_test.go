@@ -3,6 +3,7 @@ package semaphore_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -173,6 +174,7 @@ func TestBadInput(t *testing.T) {
 		{"negative permits", cs[0], "s", -3},
 		{"too many permits", cs[0], "s", semaphore.MaxPermits + 1},
 		{"huge", cs[0], "s", 1 << 40},
+		{"name too long for a key", cs[0], strings.Repeat("n", redlock.MaxKeyLength), 1},
 	} {
 		if _, err := semaphore.New(c.client, c.sem, c.n); !errors.Is(err, redlock.ErrInvalidArgument) {
 			t.Errorf("%s: %v, want ErrInvalidArgument", c.name, err)

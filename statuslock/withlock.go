@@ -12,7 +12,7 @@ import (
 type Func func(ctx context.Context, fence uint64) error
 
 // WithStatusLock waits until it holds the status lock of serviceID
-// (retrying per the retry policy, DefaultRetry unless WithRetry), runs fn
+// (retrying per the redlock client's retry policy, or WithRetry's), runs fn
 // while the lock is kept alive, then releases the lock.
 //
 // If the lock cannot be had, fn is not run and the error wraps

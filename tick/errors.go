@@ -19,7 +19,8 @@ var (
 	// ErrBadTick: the tick cannot be named: At's zero time, Named's empty
 	// or malformed label, or a zero Schedule.
 	ErrBadTick = errors.New("tick: bad tick")
-	// ErrBadOption: an option out of its range (see each option).
+	// ErrBadOption: a nil option, or an option out of its range (see each
+	// option).
 	ErrBadOption = errors.New("tick: bad option")
 )
 

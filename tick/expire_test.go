@@ -93,6 +93,7 @@ func TestBadInput(t *testing.T) {
 		{"retention under a period", "j", tick.Every(time.Hour), []tick.Option{tick.WithRetention(time.Minute)}, tick.ErrBadOption},
 		{"negative claim ttl", "j", tick.Every(time.Hour), []tick.Option{tick.WithClaimTTL(-1)}, tick.ErrBadOption},
 		{"unknown mode", "j", tick.Every(time.Hour), []tick.Option{tick.WithMode(7)}, tick.ErrBadOption},
+		{"nil option", "j", tick.Every(time.Hour), []tick.Option{nil}, tick.ErrBadOption},
 	}
 	for _, tc := range cases {
 		ran := false

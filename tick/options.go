@@ -74,9 +74,10 @@ func WithClaimTTL(d time.Duration) Option { return func(c *config) { c.claimTTL 
 func newConfig(s Schedule, opts []Option) (config, error) {
 	c := config{clock: time.Now, claimTTL: DefaultClaimTTL}
 	for _, o := range opts {
-		if o != nil {
-			o(&c)
+		if o == nil {
+			return c, bad(ErrBadOption, "nil option")
 		}
+		o(&c)
 	}
 	if c.retention == 0 {
 		c.retention = DefaultRetention

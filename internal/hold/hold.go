@@ -24,24 +24,39 @@ type Lock interface {
 
 // Run runs fn while l is held. fn gets l.Context(fnParent): the kinds make
 // fnParent from ctx with the value their FromContext reads. l is released
-// when fn returns or panics (a panic is re-raised after the release), with
-// a context ctx's cancellation cannot cut short: a lock left behind blocks
-// everyone for its TTL.
+// when fn returns, panics (a panic is re-raised after the release) or ends
+// its goroutine with runtime.Goexit, with a context ctx's cancellation
+// cannot cut short: a lock left behind blocks everyone for its TTL.
 //
 // It returns fn's error, the loss of l while fn ran (l's end wrapping lost;
 // nil if l was kept) and the release's error apart. After a loss the
-// release's own report of it is not repeated.
+// release's own report of it is not repeated. On a lock that has already
+// ended fn does not run: the loss, or the release's error, says why.
 func Run(ctx, fnParent context.Context, l Lock, lost error, fn func(context.Context) error) (fnErr, lostErr, releaseErr error) {
+	if cause := l.Err(); cause != nil { // fn would run without the lock
+		if errors.Is(cause, lost) {
+			return nil, cause, nil
+		}
+		return nil, nil, l.Release(context.WithoutCancel(ctx))
+	}
 	fnCtx, cancel := l.Context(fnParent)
 	defer cancel()
 	rctx := context.WithoutCancel(ctx)
+	returned := false
 	defer func() {
-		if r := recover(); r != nil {
-			_ = l.Release(rctx)
+		if returned {
+			return
+		}
+		// fn panicked, or ended its goroutine (runtime.Goexit, as t.FailNow
+		// does): release either way, or the watchdog keeps the lock forever.
+		r := recover()
+		_ = l.Release(rctx)
+		if r != nil {
 			panic(r)
 		}
 	}()
 	fnErr = fn(fnCtx)
+	returned = true
 	if cause := l.Err(); errors.Is(cause, lost) { // lost while fn ran (a Release by fn itself is no loss)
 		lostErr = cause
 	}
@@ -92,7 +107,8 @@ func (k Kind[L]) TryDo(ctx context.Context, tryAcquire func(context.Context) (L,
 	case err != nil:
 		return false, err
 	}
-	return true, k.held(ctx, l, fn)
+	err = k.held(ctx, l, func(ctx context.Context) error { ran = true; return fn(ctx) })
+	return ran, err // false when the lock ended before fn could run
 }
 
 // held runs fn under l and joins the errors as Do documents: a release

@@ -134,3 +134,18 @@ func TestNilFnRefused(t *testing.T) {
 		t.Fatalf("TryDo(nil fn) = %v, %v", ok, err)
 	}
 }
+
+// A lock that ended before fn could run: fn does not run, TryDo says so
+// (false) and both report the loss.
+func TestLockEndedBeforeFnDoesNotRunIt(t *testing.T) {
+	l := newFake()
+	l.end(fmt.Errorf("%w: expired", errLost))
+	ran := false
+	fn := func(context.Context) error { ran = true; return nil }
+	if err := kind().Do(context.Background(), acquired(l), fn); ran || !errors.Is(err, errLost) {
+		t.Fatalf("Do on an ended lock = %v (fn ran %v), want the loss without running fn", err, ran)
+	}
+	if ok, err := kind().TryDo(context.Background(), acquired(l), fn); ok || ran || !errors.Is(err, errLost) {
+		t.Fatalf("TryDo on an ended lock = %v, %v (fn ran %v), want false and the loss", ok, err, ran)
+	}
+}
