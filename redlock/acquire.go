@@ -475,7 +475,7 @@ func (c *Client) refused(key, name, token string, ttl time.Duration, b *ballot, 
 	if !win {
 		wake = wakeOn{holder: top} // the winner
 	}
-	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: b.prev, wake: wake}
+	return outcome{err: err, split: true, keep: win, rtt: rtt, prev: b.prev, wake: wake, wait: c.holderWait(b.others, n)}
 }
 
 // leader returns the holder with the most nodes among answers (ties: the
@@ -508,7 +508,11 @@ func heldBy(others []answer[node.AcquireReply], n int) []bool {
 }
 
 // holderWait estimates when enough holders' keys expire for a majority to be
-// free. It is zero when unknown (a node gave no TTL).
+// free. It is zero when unknown (a node gave no TTL). When the answers
+// alone leave a majority free (a split: nodes that failed or were silent
+// count as free here, but some held the key), it is when the last key
+// reported expires: an expiry is announced to nobody, and a waiter that
+// gives the split up would otherwise sleep its whole retry delay.
 func (c *Client) holderWait(others []answer[node.AcquireReply], n int) time.Duration {
 	ttls := make([]time.Duration, len(others))
 	for i, a := range others {
@@ -516,7 +520,10 @@ func (c *Client) holderWait(others []answer[node.AcquireReply], n int) time.Dura
 	}
 	free := n - len(ttls)
 	need := c.quorum - free // this many of the held nodes must expire
-	if need <= 0 || need > len(ttls) {
+	if need <= 0 {
+		need = len(ttls)
+	}
+	if need == 0 || need > len(ttls) {
 		return 0
 	}
 	slices.Sort(ttls)
