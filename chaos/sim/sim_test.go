@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -112,6 +113,13 @@ func report(t *testing.T, o *Outcome, vs []Violation, f *chaos.Findings) {
 		if err := Timeline(path, o, f); err != nil {
 			path = "not written: " + err.Error()
 		}
+	}
+	if o.Trace != "" {
+		tp := strings.TrimSuffix(path, ".html") + ".trace.txt"
+		if err := os.WriteFile(tp, []byte(o.Trace), 0o644); err != nil {
+			tp = "not written: " + err.Error()
+		}
+		path += "; trace: " + tp
 	}
 	msg := fmt.Sprintf("seed %d FAILED (replay: %s; timeline: %s)\n%s", s.Seed, replayCmd(s.Seed, s.Bug), path, s)
 	for _, v := range vs {
