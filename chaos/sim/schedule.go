@@ -96,69 +96,12 @@ type Schedule struct {
 }
 
 // OutsideRules reports whether the schedule breaks a rule the README states
-// (eviction; restart before the TTL without recovery) or reaches a limit
-// of recovery it states (see beyondRecovery): then overlaps are expected
-// and only fencing must hold.
+// (eviction; restart before the TTL without recovery): then overlaps are expected and only
+// fencing must hold.
 func (s *Schedule) OutsideRules() bool {
 	for _, f := range s.Faults {
 		if (f.Kind == FaultRestartNow && s.Recovery == 0) || f.Kind == FaultEvict {
 			return true
-		}
-	}
-	return s.beyondRecovery()
-}
-
-// beyondRecovery reports whether the schedule reaches the limit the
-// library states for recovery: a majority of the nodes lost their data
-// while the nodes that kept the key are silent. Here: a node restarted
-// empty before the TTL, enough other nodes back empty within a recovery
-// period of it to make a majority of young markers with it, and a node
-// outside them paused, down or cut off from a client in the time that
-// follows, while those markers are young. A competitor that hears only
-// the young majority then sees a key in its first use, and takes it.
-func (s *Schedule) beyondRecovery() bool {
-	if s.Recovery == 0 {
-		return false
-	}
-	for _, r := range s.Faults {
-		if r.Kind != FaultRestartNow {
-			continue
-		}
-		back := r.At + r.For
-		young := map[int]bool{r.Node: true}
-		first, last := back, back
-		for _, f := range s.Faults {
-			if end := f.At + f.For; (f.Kind == FaultRestartNow || f.Kind == FaultRestartDelayed) && max(end-back, back-end) <= s.Recovery {
-				young[f.Node] = true
-				first, last = min(first, end), max(last, end)
-			}
-		}
-		if len(young) < s.Nodes/2+1 {
-			continue
-		}
-		// Markers are written by the first acquire after a node is back,
-		// and stay young for the period after it.
-		from, to := last, first+s.Recovery+s.TTL
-		for _, f := range s.Faults {
-			if f.At <= to && f.At+f.For >= from && f.silences(young) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// silences reports whether f keeps a node outside young from answering
-// some client while it lasts.
-func (f Fault) silences(young map[int]bool) bool {
-	switch f.Kind {
-	case FaultPauseNode, FaultCrashNode, FaultRestartDelayed, FaultRestartNow, FaultBlackhole:
-		return !young[f.Node]
-	case FaultPartition:
-		for _, n := range f.Nodes {
-			if !young[n] {
-				return true
-			}
 		}
 	}
 	return false

@@ -72,7 +72,7 @@ func (s *Summary) Table() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d schedules (%d outside the rules: eviction, a restart before the TTL without recovery, or beyond recovery's stated limit), %s simulated; %d critical sections, %d lock calls, %d node requests (%d lost)\n",
+	fmt.Fprintf(&b, "%d schedules (%d outside the rules: eviction, or a restart before the TTL without recovery), %s simulated; %d critical sections, %d lock calls, %d node requests (%d lost)\n",
 		s.Schedules, s.OutsideRules, s.Simulated.Round(time.Second), s.CriticalSections, s.Calls, s.Requests, s.Lost)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "FAULT\tINJECTED")
