@@ -18,6 +18,7 @@ type Outcome struct {
 	Ops      []chaos.RegOp
 	Calls    []callRec
 	Faults   []window
+	Empty    [][]time.Duration // per node: when it came back up empty
 
 	LateSets  []string // a key created by a request of a token after its release was processed on that node
 	Orphans   []string // a key left on a node after every lock ended and its TTL passed
@@ -46,7 +47,10 @@ var wakeBound = func() time.Duration {
 
 func (w *world) outcome() *Outcome {
 	s := w.s
-	o := &Outcome{Schedule: s, Ops: w.reg.Ops(), Faults: w.faults,
+	w.mu.Lock()
+	empty := w.empty
+	w.mu.Unlock()
+	o := &Outcome{Schedule: s, Ops: w.reg.Ops(), Faults: w.faults, Empty: empty,
 		Requests: w.counts.requests.Load(), Lost: w.counts.lost.Load()}
 	w.rec.mu.Lock()
 	o.CSS, o.Acqs, o.Calls = w.rec.css, w.rec.acqs, w.rec.calls

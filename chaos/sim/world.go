@@ -38,6 +38,8 @@ type world struct {
 	mu     sync.Mutex
 	downs  []int // per node: down-faults active (up again when 0)
 	pauses []int
+	wiped  []bool            // per node: wiped while down, not up since
+	empty  [][]time.Duration // per node: when it came back up empty
 	faults []window          // fault windows actually applied
 	pauseC []atomic.Bool     // per client: freeze before the next write
 	idents [][]time.Duration // per client: when it sent an identify request
@@ -59,7 +61,7 @@ type window struct {
 // timeouts and TTLs pass on the bubble's fake clock.
 func Run(s *Schedule) (*Outcome, error) {
 	w := &world{s: s, truth: newTruth(s.Nodes), trace: newTraceLog(), clock: chaos.NewClock(), start: time.Now(),
-		downs: make([]int, s.Nodes), pauses: make([]int, s.Nodes), pauseC: make([]atomic.Bool, s.Clients), idents: make([][]time.Duration, s.Clients)}
+		downs: make([]int, s.Nodes), pauses: make([]int, s.Nodes), wiped: make([]bool, s.Nodes), empty: make([][]time.Duration, s.Nodes), pauseC: make([]atomic.Bool, s.Clients), idents: make([][]time.Duration, s.Clients)}
 	w.reg = chaos.NewRegister(w.clock, s.Bug != BugNoQuorum)
 	for i := range s.Nodes {
 		w.servers = append(w.servers, &server{idx: i, mem: memnode.New(fmt.Sprintf("n%d", i)), bug: s.Bug, truth: w.truth, tr: w.tr})
@@ -188,11 +190,16 @@ func (w *world) nodeDown(n int, down, wipe bool) {
 	defer w.mu.Unlock()
 	if down {
 		w.downs[n]++
+		w.wiped[n] = w.wiped[n] || wipe
 		w.servers[n].setDown(true, wipe)
 		return
 	}
 	if w.downs[n]--; w.downs[n] == 0 {
 		w.servers[n].setDown(false, false)
+		if w.wiped[n] {
+			w.wiped[n] = false
+			w.empty[n] = append(w.empty[n], w.at())
+		}
 	}
 }
 
