@@ -521,11 +521,14 @@ func (a *acquisition) refused(b *ballot, rtt time.Duration) outcome {
 	win := yes > votes || (yes == votes && yes > 0 && ours < top)
 	err := fmt.Errorf("%w: %q: no client holds a majority (%d of %d nodes ours, at most %d another's, %d failed or silent)",
 		ErrSplitVote, a.key, yes, n, votes, n-yes-len(b.others))
+	// A split given up later is a contended attempt: the holders' expiry,
+	// announced to nobody, is when to look again.
+	wait := a.c.holderWait(b.others, n)
 	if !win {
 		a.undo(b.heldBy())
-		return outcome{err: err, split: true, rtt: rtt, prev: b.prev, wake: wakeOn{holder: top}} // wake: the winner
+		return outcome{err: err, split: true, rtt: rtt, prev: b.prev, wake: wakeOn{holder: top}, wait: wait} // wake: the winner
 	}
-	return outcome{err: err, split: true, keep: true, rtt: rtt, prev: b.prev, wake: wakeOn{all: true}}
+	return outcome{err: err, split: true, keep: true, rtt: rtt, prev: b.prev, wake: wakeOn{all: true}, wait: wait}
 }
 
 // leader returns the holder with the most nodes among answers (ties: the
@@ -548,7 +551,11 @@ func leader(others []answer[node.AcquireReply], undone []string) (string, int) {
 }
 
 // holderWait estimates when enough holders' keys expire for a majority to be
-// free. It is zero when unknown (a node gave no TTL).
+// free. It is zero when unknown (a node gave no TTL). When the answers
+// alone leave a majority free (a split: nodes that failed or were silent
+// count as free here, but some held the key), it is when the last key
+// reported expires: an expiry is announced to nobody, and a waiter that
+// gives the split up would otherwise sleep its whole retry delay.
 func (c *Client) holderWait(others []answer[node.AcquireReply], n int) time.Duration {
 	ttls := make([]time.Duration, len(others))
 	for i, a := range others {
@@ -556,7 +563,10 @@ func (c *Client) holderWait(others []answer[node.AcquireReply], n int) time.Dura
 	}
 	free := n - len(ttls)
 	need := c.quorum - free // this many of the held nodes must expire
-	if need <= 0 || need > len(ttls) {
+	if need <= 0 {
+		need = len(ttls)
+	}
+	if need == 0 || need > len(ttls) {
 		return 0
 	}
 	slices.Sort(ttls)

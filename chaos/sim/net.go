@@ -114,6 +114,7 @@ func (l *link) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 		l.acquiring.Add(1)
 		defer l.acquiring.Add(-1)
 	}
+	l.w.tr("c%d sends acquire %s to n%d", l.client, rid(a.Token), l.srv.idx)
 	return roundTrip(ctx, l, func() (node.AcquireReply, error) { return l.srv.acquire(a) })
 }
 
@@ -125,6 +126,7 @@ func (l *link) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 
 // Release implements node.Node.
 func (l *link) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
+	l.w.tr("c%d sends release %s to n%d", l.client, rid(a.Token), l.srv.idx)
 	return roundTrip(ctx, l, func() (bool, error) { return l.srv.release(a) })
 }
 
@@ -152,10 +154,13 @@ func (l *link) Scan(ctx context.Context, a node.ScanArgs) (node.ScanPage, error)
 // except across a partition or a blackhole (and, with BugMissedWakeup,
 // while one of the client's acquires is in flight).
 func (l *link) Subscribe(ctx context.Context, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (func(), error) {
+	l.w.tr("c%d subscribes to n%d", l.client, l.srv.idx)
 	return l.srv.mem.Subscribe(ctx, channel, func(name, id string) {
 		if l.cut.Load() > 0 || l.hole.Load() > 0 || l.acquiring.Load() > 0 {
+			l.w.tr("c%d misses n%d's announcement of %s", l.client, l.srv.idx, shortID(id))
 			return
 		}
+		l.w.tr("c%d hears n%d's announcement of %s", l.client, l.srv.idx, shortID(id))
 		onRelease(name, id)
 	}, onState)
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/quorumlock/quorumlock/chaos"
@@ -17,6 +18,7 @@ type Outcome struct {
 	Ops      []chaos.RegOp
 	Calls    []callRec
 	Faults   []window
+	Empty    [][]time.Duration // per node: when it came back up empty
 
 	LateSets  []string // a key created by a request of a token after its release was processed on that node
 	Orphans   []string // a key left on a node after every lock ended and its TTL passed
@@ -25,21 +27,30 @@ type Outcome struct {
 	Stalls    []stall  // attempts that took longer than stallBound
 
 	Requests, Lost int64
+	Trace          string // the request-level trace, when SIM_TRACE is set (trace.go)
 }
 
 // wakeBound is how long a waiter may sleep while the lock is free (a
 // majority of nodes hold no key) in a healthy stretch: a release
-// announcement wakes it at once, the holder's expiry within the reply's
-// travel and 2 ms of jitter. Longer sleeps while free are seen, not yet
-// explained: 50-90 ms in about 1 schedule of 400, and 127-135 ms in 3 of
-// 60,000 (two waiters at once, after a paused node resumed and the
-// holder's client froze). The bound sits above them and below the retry
-// policy's 200-300 ms that a missed wake-up sleeps.
-const wakeBound = 150 * time.Millisecond
+// announcement wakes it at once; the expiry of the keys its last attempt
+// was told of (the holder's, or a split's), within the reply's travel and
+// 2 ms of jitter; a split's loser, within 4 of its round trips. The retry
+// policy's 200-300 ms, which a missed wake-up sleeps, is well above it.
+// SIM_WAKE_BOUND (a Go duration) sets another bound, to look for shorter
+// sleeps.
+var wakeBound = func() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("SIM_WAKE_BOUND")); err == nil && d > 0 {
+		return d
+	}
+	return 100 * time.Millisecond
+}()
 
 func (w *world) outcome() *Outcome {
 	s := w.s
-	o := &Outcome{Schedule: s, Ops: w.reg.Ops(), Faults: w.faults,
+	w.mu.Lock()
+	empty := w.empty
+	w.mu.Unlock()
+	o := &Outcome{Schedule: s, Ops: w.reg.Ops(), Faults: w.faults, Empty: empty,
 		Requests: w.counts.requests.Load(), Lost: w.counts.lost.Load()}
 	w.rec.mu.Lock()
 	o.CSS, o.Acqs, o.Calls = w.rec.css, w.rec.acqs, w.rec.calls
@@ -66,6 +77,7 @@ func (w *world) outcome() *Outcome {
 		o.Asleep = w.asleep(o, obs, q, abs)
 	}
 	o.Stalls = w.stalls(obs)
+	o.Trace = w.trace.String()
 	return o
 }
 
@@ -141,8 +153,8 @@ func (w *world) asleep(o *Outcome, obs [][]obsEvent, q int, abs func(time.Durati
 						why = fmt.Sprintf(" after a split-vote loss (slept %.1f round trips of %s)", float64(slept)/float64(rtt), rtt)
 					}
 				}
-				out = append(out, fmt.Sprintf("client %d: asleep from %s to %s while the lock was free for %s (from %s)%s",
-					c.Client, e.at, to, d, at.Sub(w.start), why))
+				out = append(out, fmt.Sprintf("client %d: asleep from %s to %s while the lock was free for %s (from %s), after an attempt lost (%s)%s",
+					c.Client, e.at, to, d, at.Sub(w.start), e.reason, why))
 			}
 		}
 	}

@@ -19,6 +19,7 @@ type server struct {
 	mem   *memnode.Node
 	bug   Bug
 	truth *truth
+	tr    func(format string, args ...any) // the schedule's trace (trace.go)
 
 	mu     sync.Mutex
 	paused bool
@@ -67,6 +68,7 @@ func (s *server) acquire(a node.AcquireArgs) (node.AcquireReply, error) {
 			seedAnyway(s.mem, a)
 		}
 		rep, err := s.mem.Acquire(bg, a)
+		s.log("n%d applies acquire %s (waiter %v): acquired %v, holder %s for %s, err %v", s.idx, rid(a.Token), a.Waiter, rep.Acquired, shortID(rep.Holder), rep.HolderTTL, err)
 		if err == nil && rep.Acquired {
 			s.truth.set(s.idx, a.Token, a.TTL, "acquire")
 		}
@@ -81,6 +83,7 @@ func (s *server) extend(ops []node.ExtendArgs) ([]node.ExtendResult, error) {
 	return call(s, func() ([]node.ExtendResult, error) {
 		res, err := s.mem.Extend(bg, ops)
 		for i, r := range res {
+			s.log("n%d applies extend %s: %s", s.idx, rid(ops[i].Token), r)
 			if r != node.NotHeld {
 				s.truth.set(s.idx, ops[i].Token, ops[i].TTL, "extend:"+r.String())
 			}
@@ -96,6 +99,7 @@ func (s *server) release(a node.ReleaseArgs) (bool, error) {
 			a.Tombstone = 0
 		}
 		ok, err := s.mem.Release(bg, a)
+		s.log("n%d applies release %s (tombstone %s): deleted %v, err %v", s.idx, rid(a.Token), a.Tombstone, ok, err)
 		if err == nil {
 			s.truth.release(s.idx, a.Token, asked, ok)
 		}
@@ -137,6 +141,7 @@ func (s *server) pause() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.paused = true
+	s.log("n%d paused", s.idx)
 }
 
 // resume lets the queued requests in, in their order.
@@ -147,6 +152,7 @@ func (s *server) resume() {
 		return
 	}
 	s.paused = false
+	s.log("n%d resumes with %d requests queued", s.idx, len(s.queue))
 	s.handOver()
 }
 
@@ -172,5 +178,12 @@ func (s *server) evict(name string) {
 	}
 	if ok, _ := s.mem.Release(bg, node.ReleaseArgs{Name: name, Token: h.Token}); ok {
 		s.truth.evict(s.idx, h.Token)
+	}
+}
+
+// log adds an event to the schedule's trace, if the server has one.
+func (s *server) log(format string, args ...any) {
+	if s.tr != nil {
+		s.tr(format, args...)
 	}
 }

@@ -35,8 +35,9 @@ type callRec struct {
 }
 
 type obsEvent struct {
-	at   time.Duration
-	kind observe.Kind
+	at     time.Duration
+	kind   observe.Kind
+	reason string // Contended: why the attempt lost (observe's reasons)
 }
 
 // tracked follows a held lock through the Observer: the furthest validity
@@ -54,7 +55,7 @@ func (r *recorder) observer(c int, clock *chaos.Clock) observe.Observer {
 		switch e.Kind {
 		case observe.Attempt, observe.Contended:
 			r.mu.Lock()
-			r.obs[c] = append(r.obs[c], obsEvent{clock.Now(), e.Kind})
+			r.obs[c] = append(r.obs[c], obsEvent{clock.Now(), e.Kind, e.Reason})
 			r.mu.Unlock()
 		case observe.Extended, observe.Lost:
 			t := r.cur[c].Load()

@@ -11,6 +11,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/memnode"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -29,6 +30,7 @@ type world struct {
 	reg     *chaos.Register
 	rec     recorder
 	start   time.Time
+	trace   *traceLog // nil unless SIM_TRACE is set
 
 	inflight sync.WaitGroup // requests travelling
 	counts   struct{ requests, lost atomic.Int64 }
@@ -36,6 +38,8 @@ type world struct {
 	mu     sync.Mutex
 	downs  []int // per node: down-faults active (up again when 0)
 	pauses []int
+	wiped  []bool            // per node: wiped while down, not up since
+	empty  [][]time.Duration // per node: when it came back up empty
 	faults []window          // fault windows actually applied
 	pauseC []atomic.Bool     // per client: freeze before the next write
 	idents [][]time.Duration // per client: when it sent an identify request
@@ -56,11 +60,11 @@ type window struct {
 // testing/synctest bubble (synctest.Test): the schedule's minutes of
 // timeouts and TTLs pass on the bubble's fake clock.
 func Run(s *Schedule) (*Outcome, error) {
-	w := &world{s: s, truth: newTruth(s.Nodes), clock: chaos.NewClock(), start: time.Now(),
-		downs: make([]int, s.Nodes), pauses: make([]int, s.Nodes), pauseC: make([]atomic.Bool, s.Clients), idents: make([][]time.Duration, s.Clients)}
+	w := &world{s: s, truth: newTruth(s.Nodes), trace: newTraceLog(), clock: chaos.NewClock(), start: time.Now(),
+		downs: make([]int, s.Nodes), pauses: make([]int, s.Nodes), wiped: make([]bool, s.Nodes), empty: make([][]time.Duration, s.Nodes), pauseC: make([]atomic.Bool, s.Clients), idents: make([][]time.Duration, s.Clients)}
 	w.reg = chaos.NewRegister(w.clock, s.Bug != BugNoQuorum)
 	for i := range s.Nodes {
-		w.servers = append(w.servers, &server{idx: i, mem: memnode.New(fmt.Sprintf("n%d", i)), bug: s.Bug, truth: w.truth})
+		w.servers = append(w.servers, &server{idx: i, mem: memnode.New(fmt.Sprintf("n%d", i)), bug: s.Bug, truth: w.truth, tr: w.tr})
 	}
 	w.links = make([][]*link, s.Clients)
 	w.clients = make([]*redlock.Client, s.Clients)
@@ -75,7 +79,7 @@ func Run(s *Schedule) (*Outcome, error) {
 			w.links[c] = append(w.links[c], l)
 			nodes[n] = l
 		}
-		opts := []redlock.Option{redlock.WithObserver(w.rec.observer(c, w.clock)), redlock.WithRecoveryPeriod(s.Recovery)}
+		opts := []redlock.Option{redlock.WithObserver(w.observer(c)), redlock.WithRecoveryPeriod(s.Recovery)}
 		if s.Bug == BugNoQuorum { // a minority of the nodes, its own for each client
 			k := s.Nodes / 2
 			nodes = append([]node.Node(nil), nodes[(c*k)%s.Nodes:]...)[:min(k, s.Nodes-(c*k)%s.Nodes)]
@@ -112,10 +116,28 @@ func Run(s *Schedule) (*Outcome, error) {
 
 func (w *world) at() time.Duration { return w.clock.Now() }
 
+// observer is client c's Observer: the recorder's, and the trace's.
+func (w *world) observer(c int) observe.Observer {
+	rec := w.rec.observer(c, w.clock)
+	if w.trace == nil {
+		return rec
+	}
+	return observe.Func(func(e observe.Event) {
+		if e.Kind == observe.Node {
+			w.tr("c%d observes node %s: %s %s, err %v", c, e.Node, e.Op, e.Reason, e.Err)
+		} else {
+			w.tr("c%d observes %s %s: attempts %d, fence %d, err %v", c, e.Kind, e.Reason, e.Attempts, e.Fence, e.Err)
+		}
+		rec.Observe(e)
+	})
+}
+
 // inject applies one fault at its time and reverts it after its duration.
 func (w *world) inject(ctx context.Context, f Fault) {
 	time.Sleep(f.At)
 	from := w.at()
+	w.tr("fault starts: %s", f)
+	defer w.tr("fault %s ends", f.Kind)
 	defer func() {
 		w.mu.Lock()
 		w.faults = append(w.faults, window{f.Kind, from, w.at()})
@@ -168,11 +190,16 @@ func (w *world) nodeDown(n int, down, wipe bool) {
 	defer w.mu.Unlock()
 	if down {
 		w.downs[n]++
+		w.wiped[n] = w.wiped[n] || wipe
 		w.servers[n].setDown(true, wipe)
 		return
 	}
 	if w.downs[n]--; w.downs[n] == 0 {
 		w.servers[n].setDown(false, false)
+		if w.wiped[n] {
+			w.wiped[n] = false
+			w.empty[n] = append(w.empty[n], w.at())
+		}
 	}
 }
 
