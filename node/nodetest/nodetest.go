@@ -32,65 +32,68 @@ import (
 // Run runs the contract as subtests, each on a node from newNode.
 func Run(t *testing.T, newNode func(t *testing.T) node.Node) {
 	t.Helper()
-	for _, tc := range []struct {
-		name string
-		run  func(f *fixture)
-	}{
-		{"AcquireFreeKey", acquireFreeKey},
-		{"AcquireHeldKeyReportsHolder", acquireHeldKeyReportsHolder},
-		{"AcquireResendKeepsFence", acquireResendKeepsFence},
-		{"FenceCountsAcquisitions", fenceCountsAcquisitions},
-		{"ReleaseOnlyOwnToken", releaseOnlyOwnToken},
-		{"TombstoneRefusesLateAcquire", tombstoneRefusesLateAcquire},
-		{"TombstoneRefusesLateReassert", tombstoneRefusesLateReassert},
-		{"ReleaseOfUnknownKeyLeavesTombstone", releaseOfUnknownKeyLeavesTombstone},
-		{"ReleaseWithoutTombstone", releaseWithoutTombstone},
-		{"TombstoneExpires", tombstoneExpires},
-		{"KeyExpires", keyExpires},
-		{"ExtendBatch", extendBatch},
-		{"ExtendResend", extendResend},
-		{"ExtendEmptyBatch", extendEmptyBatch},
-		{"ExtendManyInOrder", extendManyInOrder},
-		{"RaiseFence", raiseFence},
-		{"InspectFreeKey", inspectFreeKey},
-		{"CounterExpires", counterExpires},
-		{"RetentionResetsOnAcquisition", retentionResetsOnAcquisition},
-		{"ExtendKeepsCounterAlive", extendKeepsCounterAlive},
-		{"SeedWithinSkewUsed", seedWithinSkewUsed},
-		{"SeedFarOffIgnored", seedFarOffIgnored},
-		{"SeedBehindClockIgnored", seedBehindClockIgnored},
-		{"ExistingCounterIgnoresSeed", existingCounterIgnoresSeed},
-		{"LargeCounterCountsExactly", largeCounterCountsExactly},
-		{"IdentifyStable", identifyStable},
-		{"Notifications", notifications},
-		{"CancelledContext", cancelledContext},
-		{"ConcurrentAcquireOneWinner", concurrentAcquireOneWinner},
-		{"InvalidArguments", invalidArguments},
-		{"OwnerRecorded", ownerRecorded},
-		{"ReassertCarriesOwner", reassertCarriesOwner},
-		{"TrailReportsExpiredHolder", trailReportsExpiredHolder},
-		{"TrailRecordsSettledFence", trailRecordsSettledFence},
-		{"ForceRelease", forceRelease},
-		{"ForceReleaseAnnounced", forceReleaseAnnounced},
-		{"ScanMatches", scanMatches},
-		{"InvalidOwnerArguments", invalidOwnerArguments},
-		{"MarkerReportsDataAge", markerReportsDataAge},
-		{"MarkerOutlivesRelease", markerOutlivesRelease},
-		{"MarkerExpiresWithRetention", markerExpiresWithRetention},
-		{"ExtendKeepsMarkerAlive", extendKeepsMarkerAlive},
-		{"InspectReportsDataAge", inspectReportsDataAge},
-		{"MarkerReportsCreator", markerReportsCreator},
-		{"MarkerReportsTouchedAge", markerReportsTouchedAge},
-		{"ExtendTouchesMarker", extendTouchesMarker},
-		{"MarkerRetentionKeepsMarker", markerRetentionKeepsMarker},
-		{"InspectReportsTouchedAge", inspectReportsTouchedAge},
-		{"MarkerTouchNeverLooksOlder", markerTouchNeverLooksOlder},
-	} {
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { tc.run(newFixture(t, newNode(t))) })
 	}
 	for _, tc := range rwCases {
 		t.Run(tc.name, func(t *testing.T) { runRW(newFixture(t, newNode(t)), tc.run) })
 	}
+}
+
+// cases are the contract's cases for a mutex's node.
+var cases = []struct {
+	name string
+	run  func(f *fixture)
+}{
+	{"AcquireFreeKey", acquireFreeKey},
+	{"AcquireHeldKeyReportsHolder", acquireHeldKeyReportsHolder},
+	{"AcquireResendKeepsFence", acquireResendKeepsFence},
+	{"FenceCountsAcquisitions", fenceCountsAcquisitions},
+	{"ReleaseOnlyOwnToken", releaseOnlyOwnToken},
+	{"TombstoneRefusesLateAcquire", tombstoneRefusesLateAcquire},
+	{"TombstoneRefusesLateReassert", tombstoneRefusesLateReassert},
+	{"ReleaseOfUnknownKeyLeavesTombstone", releaseOfUnknownKeyLeavesTombstone},
+	{"ReleaseWithoutTombstone", releaseWithoutTombstone},
+	{"TombstoneExpires", tombstoneExpires},
+	{"KeyExpires", keyExpires},
+	{"ExtendBatch", extendBatch},
+	{"ExtendResend", extendResend},
+	{"ExtendEmptyBatch", extendEmptyBatch},
+	{"ExtendManyInOrder", extendManyInOrder},
+	{"RaiseFence", raiseFence},
+	{"InspectFreeKey", inspectFreeKey},
+	{"CounterExpires", counterExpires},
+	{"RetentionResetsOnAcquisition", retentionResetsOnAcquisition},
+	{"ExtendKeepsCounterAlive", extendKeepsCounterAlive},
+	{"SeedWithinSkewUsed", seedWithinSkewUsed},
+	{"SeedFarOffIgnored", seedFarOffIgnored},
+	{"SeedBehindClockIgnored", seedBehindClockIgnored},
+	{"ExistingCounterIgnoresSeed", existingCounterIgnoresSeed},
+	{"LargeCounterCountsExactly", largeCounterCountsExactly},
+	{"IdentifyStable", identifyStable},
+	{"Notifications", notifications},
+	{"CancelledContext", cancelledContext},
+	{"ConcurrentAcquireOneWinner", concurrentAcquireOneWinner},
+	{"InvalidArguments", invalidArguments},
+	{"OwnerRecorded", ownerRecorded},
+	{"ReassertCarriesOwner", reassertCarriesOwner},
+	{"TrailReportsExpiredHolder", trailReportsExpiredHolder},
+	{"TrailRecordsSettledFence", trailRecordsSettledFence},
+	{"ForceRelease", forceRelease},
+	{"ForceReleaseAnnounced", forceReleaseAnnounced},
+	{"ScanMatches", scanMatches},
+	{"InvalidOwnerArguments", invalidOwnerArguments},
+	{"MarkerReportsDataAge", markerReportsDataAge},
+	{"MarkerOutlivesRelease", markerOutlivesRelease},
+	{"MarkerExpiresWithRetention", markerExpiresWithRetention},
+	{"ExtendKeepsMarkerAlive", extendKeepsMarkerAlive},
+	{"InspectReportsDataAge", inspectReportsDataAge},
+	{"MarkerReportsCreator", markerReportsCreator},
+	{"MarkerReportsTouchedAge", markerReportsTouchedAge},
+	{"ExtendTouchesMarker", extendTouchesMarker},
+	{"MarkerRetentionKeepsMarker", markerRetentionKeepsMarker},
+	{"InspectReportsTouchedAge", inspectReportsTouchedAge},
+	{"MarkerTouchNeverLooksOlder", markerTouchNeverLooksOlder},
 }
 
 // Long is a TTL, tombstone or retention that never runs out during a test.
