@@ -330,8 +330,14 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	// split is then called with the live nodes' answers.
 	_ = r.collect(&b.t, collectRules{untilDecided: true, stragglers: timeout / stragglerShare}, count)
 	if b.t.won() && b.rec.restsOnYoung(b.yes) {
-		// The key looks new: one of the other healthy nodes may have kept it.
-		tallyWithin(r, lingerFor(time.Since(start)), count)
+		// The key looks new: one of the other healthy nodes may have kept
+		// it. Nodes known to be failing are not waited for only when the
+		// yes votes show no data loss (see recovery.firstUseEarlier): with
+		// exactly a quorum alive, every acquisition of a key younger than
+		// the recovery period would otherwise wait for the dead ones. A
+		// failing mark may be stale (our own partition just ended), so
+		// where a yes may rest on lost data, every node gets the linger.
+		tallyWithin(r, lingerFor(time.Since(start)), count, b.rec.firstUseEarlier(b.yes, args.At))
 	}
 	rtt := r.repliedIn()
 	switch {
@@ -348,7 +354,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 		// a split, the other nodes get as long again as the attempt took
 		// (at least 1 ms) to complete the picture; a silent node costs
 		// that moment, not its timeout.
-		tallyWithin(r, max(time.Since(start), time.Millisecond), count)
+		tallyWithin(r, max(time.Since(start), time.Millisecond), count, true)
 	}
 	return a.denied(&b, rtt)
 }
@@ -403,16 +409,14 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node
 // tallyWithin counts the answers that come within d, or until the round's
 // stall guard if that comes first. The guard's timer becomes that wait
 // (see round.lingerFor; no timer of its own): the caller reads no more
-// answers after it. It stops early once only failing nodes are left (see
-// nodes.go), as collect does: with exactly a quorum of nodes alive, every
-// acquisition of a key younger than the recovery period would otherwise
-// wait out d for the dead ones.
-func tallyWithin[T any](r *round[T], d time.Duration, count func(answer[T]) error) {
+// answers after it. With skipFailing it stops early once only failing
+// nodes are left (see nodes.go), as collect does.
+func tallyWithin[T any](r *round[T], d time.Duration, count func(answer[T]) error, skipFailing bool) {
 	var stop <-chan time.Time
 	if r.stalled == nil || d < time.Until(r.stallAt) {
 		stop = r.lingerFor(d)
 	}
-	for !r.onlyFailingPending() {
+	for !skipFailing || !r.onlyFailingPending() {
 		a, ok := r.nextBefore(stop)
 		if !ok {
 			return

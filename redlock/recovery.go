@@ -162,6 +162,28 @@ func (r *recovery) restsOnYoung(yes []answer[node.AcquireReply]) bool {
 	return false
 }
 
+// firstUseEarlier reports whether every yes has a marker written by one
+// acquisition before this one (at, its acquisition time): none of those
+// nodes lost its data since that first use (a node that did has a later
+// one's marker), so a majority of them needs no other node's word. A key
+// whose markers this acquisition writes could as well be one that every
+// yes node lost, or never had.
+func (r *recovery) firstUseEarlier(yes []answer[node.AcquireReply], at time.Time) bool {
+	if r == nil {
+		return true
+	}
+	ours := uint64(at.UnixMicro())
+	var first uint64
+	for _, a := range yes {
+		m := r.marks[a.node]
+		if !m.known || m.by == 0 || m.by == ours || (first != 0 && m.by != first) {
+			return false
+		}
+		first = m.by
+	}
+	return first != 0
+}
+
 // sittingOut returns the failure of each node among yes whose yes did not
 // count because it lost its data for the key (name gives a node's name).
 func (r *recovery) sittingOut(yes []answer[node.AcquireReply], name func(i int) string) []*NodeError {
