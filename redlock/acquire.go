@@ -332,12 +332,12 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	if b.t.won() && b.rec.restsOnYoung(b.yes) {
 		// The key looks new: one of the other healthy nodes may have kept
 		// it. Nodes known to be failing are not waited for only when the
-		// yes votes show no data loss (see recovery.firstUseEarlier): with
+		// yes votes show no data loss (see recovery.agree): with
 		// exactly a quorum alive, every acquisition of a key younger than
 		// the recovery period would otherwise wait for the dead ones. A
 		// failing mark may be stale (our own partition just ended), so
 		// where a yes may rest on lost data, every node gets the linger.
-		tallyWithin(r, lingerFor(time.Since(start)), count, b.rec.firstUseEarlier(b.yes, args.At))
+		tallyWithin(r, lingerFor(time.Since(start)), count, b.rec.agree(b.yes, args.At))
 	}
 	rtt := r.repliedIn()
 	switch {

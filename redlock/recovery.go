@@ -162,26 +162,29 @@ func (r *recovery) restsOnYoung(yes []answer[node.AcquireReply]) bool {
 	return false
 }
 
-// firstUseEarlier reports whether every yes has a marker written by one
-// acquisition before this one (at, its acquisition time): none of those
-// nodes lost its data since that first use (a node that did has a later
-// one's marker), so a majority of them needs no other node's word. A key
-// whose markers this acquisition writes could as well be one that every
-// yes node lost, or never had.
-func (r *recovery) firstUseEarlier(yes []answer[node.AcquireReply], at time.Time) bool {
+// agree reports whether the yes votes show no data loss: each yes node
+// holds a marker written before this acquisition (at, its acquisition
+// time), and their ages are within the slack of one key's first use
+// (concurrent first rounds write markers that far apart), so none of those
+// nodes lost the key since. A key whose markers this acquisition writes
+// could as well be one that every yes node lost, or never had.
+func (r *recovery) agree(yes []answer[node.AcquireReply], at time.Time) bool {
 	if r == nil {
 		return true
 	}
 	ours := uint64(at.UnixMicro())
-	var first uint64
-	for _, a := range yes {
+	var lo, hi time.Duration
+	for k, a := range yes {
 		m := r.marks[a.node]
-		if !m.known || m.by == 0 || m.by == ours || (first != 0 && m.by != first) {
+		if !m.known || m.by == ours {
 			return false
 		}
-		first = m.by
+		if k == 0 {
+			lo, hi = m.age, m.age
+		}
+		lo, hi = min(lo, m.age), max(hi, m.age)
 	}
-	return first != 0
+	return len(yes) > 0 && hi-lo <= r.slack
 }
 
 // sittingOut returns the failure of each node among yes whose yes did not
