@@ -96,10 +96,15 @@ type acquireResult struct {
 // once it lost its first attempt.
 func blockedWaiter(t *testing.T, c *redlock.Client, obs *eventCounter, key string, ttl time.Duration) <-chan acquireResult {
 	t.Helper()
+	return blockedWaiterCtx(t, ctxFor(t), c, obs, key, ttl)
+}
+
+func blockedWaiterCtx(t *testing.T, ctx context.Context, c *redlock.Client, obs *eventCounter, key string, ttl time.Duration) <-chan acquireResult {
+	t.Helper()
 	before := obs.get(observe.Contended)
 	done := make(chan acquireResult, 1)
 	go func() {
-		l, err := c.Acquire(ctxFor(t), key, ttl)
+		l, err := c.Acquire(ctx, key, ttl)
 		done <- acquireResult{l, err, time.Now()}
 	}()
 	await(t, "the waiter's first lost attempt", 2*time.Minute, func() bool { return obs.get(observe.Contended) > before })
@@ -117,44 +122,61 @@ func blockedWaiter(t *testing.T, c *redlock.Client, obs *eventCounter, key strin
 // from the nodes it is subscribed to, and only where the key was and its
 // attempt had marked it (a node that missed the acquire, or whose part of the
 // attempt landed after the release, announces nothing). The waiter parks once
-// a majority refused it, so under load its request to the one node that can
-// announce may still be on its way when the holder releases.
+// a majority refused it, so under load its request to one node may still be
+// on its way, or be refused there by the tombstone its attempt's undo left
+// first: then no mark comes, and the handoff starts again on a new key.
 func handoff(t *testing.T, holder, waiter *redlock.Client, obs *eventCounter, settle ...*redistest.Cluster) time.Duration {
 	t.Helper()
 	ctx := ctxFor(t)
-	key := uniqueKey(t)
-	var held *redlock.Lock
 	for try := 0; ; try++ {
-		var err error
-		held, err = holder.Acquire(ctx, key, 10*time.Minute)
+		key := uniqueKey(t)
+		held := holdEverywhere(t, holder, key, settle...)
+		wctx, cancel := context.WithCancel(ctx)
+		done := blockedWaiterCtx(t, wctx, waiter, obs, key, 10*time.Minute)
+		if len(settle) > 0 && !markedEverywhere(settle[0], holder.KeyName(key), 10*time.Second) {
+			cancel()
+			<-done
+			_ = held.Release(ctx)
+			if try == 10 {
+				t.Fatalf("the waiter's mark never reached every node in 10 handoffs: %v", holders(t, settle[0], holder.KeyName(key)))
+			}
+			continue
+		}
+		time.Sleep(100 * time.Millisecond) // let the subscriptions settle; the waiter sleeps on
+		released := time.Now()
+		if err := held.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r := <-done
+		cancel()
+		if r.err != nil {
+			t.Fatalf("waiter: %v", r.err)
+		}
+		if err := r.lock.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return r.at.Sub(released)
+	}
+}
+
+// holdEverywhere acquires key with holder, with settle until its key is on
+// every node of the cluster.
+func holdEverywhere(t *testing.T, holder *redlock.Client, key string, settle ...*redistest.Cluster) *redlock.Lock {
+	t.Helper()
+	ctx := ctxFor(t)
+	for try := 0; ; try++ {
+		held, err := holder.Acquire(ctx, key, 10*time.Minute)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(settle) == 0 || holdsEverywhere(settle[0], holder.KeyName(key), held.Token()) {
-			break
+			return held
 		}
 		if try == 10 {
 			t.Fatalf("the holder's key never reached every node in 10 acquisitions: %v", holders(t, settle[0], holder.KeyName(key)))
 		}
 		_ = held.Release(ctx) // a node missed the acquire (a loaded machine): again
 	}
-	done := blockedWaiter(t, waiter, obs, key, 10*time.Minute)
-	if len(settle) > 0 {
-		awaitMarkedEverywhere(t, settle[0], holder.KeyName(key))
-	}
-	time.Sleep(100 * time.Millisecond) // let the subscriptions settle; the waiter sleeps on
-	released := time.Now()
-	if err := held.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r.err != nil {
-		t.Fatalf("waiter: %v", r.err)
-	}
-	if err := r.lock.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return r.at.Sub(released)
 }
 
 // wokenDelay is a retry delay (and the holder's TTL in handoff) far longer
@@ -434,25 +456,32 @@ func TestNotifyFIFOAndPassOn(t *testing.T) {
 	})
 }
 
-// holdsEverywhere reports whether every node of c holds token under name
-// within a few seconds.
-// awaitMarkedEverywhere waits (hang guard: 2 minutes) until a waiter's
-// attempt has marked the lock key name on every node of c.
-func awaitMarkedEverywhere(t *testing.T, c *redistest.Cluster, name string) {
-	t.Helper()
-	await(t, "the waiter's mark on every node", 2*time.Minute, func() bool {
+// markedEverywhere reports whether a waiter's attempt has marked the lock
+// key name on every node of c, within the given time.
+func markedEverywhere(c *redistest.Cluster, name string, within time.Duration) bool {
+	deadline := time.Now().Add(within)
+	for {
+		marked := 0
 		for _, nd := range c.Nodes() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			v, _ := nd.Client().Get(ctx, name).Result()
 			cancel()
-			if !strings.HasPrefix(v, "!") {
-				return false
+			if strings.HasPrefix(v, "!") {
+				marked++
 			}
 		}
-		return true
-	})
+		if marked == len(c.Nodes()) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
+// holdsEverywhere reports whether every node of c holds token under name
+// within a few seconds.
 func holdsEverywhere(c *redistest.Cluster, name, token string) bool {
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
