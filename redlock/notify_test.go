@@ -92,13 +92,8 @@ type acquireResult struct {
 	at   time.Time
 }
 
-// blockedWaiter starts Acquire of key on c in the background, and returns
-// once it lost its first attempt.
-func blockedWaiter(t *testing.T, c *redlock.Client, obs *eventCounter, key string, ttl time.Duration) <-chan acquireResult {
-	t.Helper()
-	return blockedWaiterCtx(t, ctxFor(t), c, obs, key, ttl)
-}
-
+// blockedWaiterCtx starts Acquire of key on c under ctx in the
+// background, and returns once it lost its first attempt.
 func blockedWaiterCtx(t *testing.T, ctx context.Context, c *redlock.Client, obs *eventCounter, key string, ttl time.Duration) <-chan acquireResult {
 	t.Helper()
 	before := obs.get(observe.Contended)
