@@ -231,7 +231,8 @@ func (discardLogger) Printf(context.Context, string, ...any) {}
 // CaptureRedisLogs routes go-redis' global logger into a bounded in-memory
 // buffer instead of stderr: a passing test prints nothing, and
 // RedisLogsOnFailure (which StartT calls) shows a failing test the lines
-// logged while it ran. Call it in TestMain; it affects the whole program.
+// logged while it ran. Call it once before the package's tests run; it affects
+// the whole program.
 func CaptureRedisLogs() { redis.SetLogger(redisLog) }
 
 // RedisLogsOnFailure captures go-redis' log (CaptureRedisLogs) and, if t has

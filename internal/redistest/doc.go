@@ -33,7 +33,7 @@
 // client (if one was handed out) answers PING again, so "Restart returned"
 // means both the server and Node.Client work. go-redis logs every failed dial
 // to stderr: StartT routes its logger into a buffer whose lines a failing test
-// shows (RedisLogsOnFailure); call CaptureRedisLogs in TestMain to keep them
+// shows (RedisLogsOnFailure); call CaptureRedisLogs before the tests run to keep them
 // off the output of tests that use no cluster, and DiscardRedisLogs in a
 // chaos or bench program. redis-server log tails, too, are shown only for a
 // failing test.

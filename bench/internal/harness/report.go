@@ -85,8 +85,9 @@ func (r *Result) Units() []string {
 	return units
 }
 
-// BenchName is the benchstat name of the result, e.g.
-// "BenchmarkUncontended/nodes=5/lib=redsync-2".
+// BenchName is the benchstat name of the result: "Benchmark", the
+// scenario, its parameters and library as path elements, and "-" with
+// GOMAXPROCS.
 func (r *Result) BenchName() string {
 	var b strings.Builder
 	b.WriteString("Benchmark")
