@@ -330,14 +330,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	// split is then called with the live nodes' answers.
 	_ = r.collect(&b.t, collectRules{untilDecided: true, stragglers: timeout / stragglerShare}, count)
 	if b.t.won() && b.rec.restsOnYoung(b.yes) {
-		// The key looks new: one of the other healthy nodes may have kept
-		// it. Nodes known to be failing are not waited for only when the
-		// yes votes show no data loss (see recovery.agree): with
-		// exactly a quorum alive, every acquisition of a key younger than
-		// the recovery period would otherwise wait for the dead ones. A
-		// failing mark may be stale (our own partition just ended), so
-		// where a yes may rest on lost data, every node gets the linger.
-		tallyWithin(r, lingerFor(time.Since(start)), count, b.rec.agree(b.yes, args.At))
+		confirmYoung(r, &b, start, args.At, count)
 	}
 	rtt := r.repliedIn()
 	switch {
@@ -403,6 +396,31 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node
 			b.others = append(b.others, v)
 		}
 		return nil
+	}
+}
+
+// confirmYoung waits, for a won attempt whose majority rests on young
+// markers, until the other nodes could contradict it: the key looks new,
+// but one of them may have kept it.
+//   - The linger: nodes known to be failing are not waited for only when
+//     the yes votes show no data loss (see recovery.agree); with exactly a
+//     quorum alive, every acquisition of a key younger than the recovery
+//     period would otherwise wait for the dead ones. A failing mark may be
+//     stale (our own partition just ended), so where a yes may rest on
+//     lost data, every node gets the linger.
+//   - A young yes beside a marker left idle (see recovery.doubtful) waits
+//     for every node, up to the node timeout, however slow: a node that
+//     lost the key while another kept it looks the same as an idle key
+//     until the keeper answers. A node still silent then keeps the young
+//     yes from counting.
+func confirmYoung(r *round[node.AcquireReply], b *ballot, start, at time.Time, count func(answer[node.AcquireReply]) error) {
+	if !b.rec.unsure(b.yes) {
+		tallyWithin(r, lingerFor(time.Since(start)), count, b.rec.agree(b.yes, at))
+	}
+	if b.t.won() && b.rec.unsure(b.yes) {
+		tallyWithin(r, time.Until(r.stallAt), count, false)
+		b.rec.settleDoubt()
+		b.recount()
 	}
 }
 

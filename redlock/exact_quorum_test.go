@@ -129,3 +129,86 @@ func TestYoungKeyLingerHearsStaleFailingNodeAfterDataLoss(t *testing.T) {
 		}
 	})
 }
+
+// mute never answers an acquire: it waits out the request's deadline.
+type mute struct{ Node }
+
+func (m mute) Acquire(ctx context.Context, _ node.AcquireArgs) (node.AcquireReply, error) {
+	<-ctx.Done()
+	return node.AcquireReply{}, ctx.Err()
+}
+
+// cutOff fails every acquire, extension and release: one client's link to
+// a node that the other clients reach.
+type cutOff struct{ Node }
+
+var errCutOff = errors.New("cut off")
+
+func (cutOff) Acquire(context.Context, node.AcquireArgs) (node.AcquireReply, error) {
+	return node.AcquireReply{}, errCutOff
+}
+
+func (cutOff) Extend(context.Context, []node.ExtendArgs) ([]node.ExtendResult, error) {
+	return nil, errCutOff
+}
+
+func (cutOff) Release(context.Context, node.ReleaseArgs) (bool, error) { return false, errCutOff }
+
+// A holder has the key on nodes 0 and 2 (node 1 was cut off from it, so
+// its marker went untouched for longer than the recovery period); node 0
+// then restarts empty. The next acquisition's yes votes are node 0 (a
+// marker it writes itself) and node 1 (the old, untouched one). That
+// picture is an idle key whose markers expired apart, or a loss whose
+// keeper has not answered yet: the acquisition hears every node before it
+// counts node 0, however much slower the keeper is than the others, and
+// when a node stays silent node 0 does not count.
+func TestYoungMarkerBesideAnIdleOneHearsEveryNode(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		keeper func(Node) Node
+	}{
+		{"keeper answers late", func(n Node) Node { return late{Node: n, delay: 30 * time.Millisecond} }},
+		{"keeper silent", func(n Node) Node { return mute{Node: n} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				ms := memNodes(3)
+				const ttl = time.Second
+				opts := []Option{WithNodeTimeout(100 * time.Millisecond), WithRecoveryPeriod(ttl)}
+				first := mustNew(t, asNodes(ms), opts...)
+				defer first.Close()
+				ctx := context.Background()
+				l, err := first.TryAcquire(ctx, "k", ttl) // markers on all three
+				if err != nil {
+					t.Fatal(err)
+				}
+				_ = l.Release(ctx)
+				time.Sleep(2 * ttl) // every marker: untouched for longer than the period
+
+				theirs := asNodes(ms)
+				theirs[1] = cutOff{Node: ms[1]}
+				holder := mustNew(t, theirs, opts...)
+				defer holder.Close()
+				held, err := holder.TryAcquire(ctx, "k", ttl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer held.Release(ctx)
+				ms[0].SetDown(true, true) // restarts empty
+				ms[0].SetDown(false, false)
+
+				mine := asNodes(ms)
+				mine[2] = tc.keeper(ms[2])
+				c := mustNew(t, mine, opts...)
+				defer c.Close()
+				l, err = c.TryAcquire(ctx, "k", ttl)
+				if err == nil {
+					t.Fatalf("acquired %q (fence %d) while the holder keeps it on node 2: node 0 lost its data", "k", l.Fence())
+				}
+				if !errors.Is(err, ErrNotAcquired) {
+					t.Errorf("err = %v, want ErrNotAcquired", err)
+				}
+			})
+		})
+	}
+}

@@ -67,6 +67,8 @@ type recovery struct {
 	oldest  time.Duration // the oldest marker among the answers so far that a lock may have touched
 	creator uint64        // the acquisition that wrote the oldest marker (0: unknown)
 	seen    bool          // whether oldest is set
+	idle    marker        // the oldest marker untouched for the period (known: one was seen)
+	unheard bool          // a node did not report its marker while a young one was in doubt
 	marks   []marker      // per node, from its answer
 	room    [7]marker     // marks' storage for up to 7 nodes: no allocation of its own
 }
@@ -106,7 +108,12 @@ func (r *recovery) note(i int, v node.AcquireReply) {
 	if r == nil || !v.DataAgeKnown {
 		return
 	}
-	if r.mayGuardLock(v) && (!r.seen || v.DataAge > r.oldest) {
+	switch {
+	case !r.mayGuardLock(v):
+		if !r.idle.known || v.DataAge > r.idle.age {
+			r.idle = marker{age: v.DataAge, by: v.DataCreator, known: true}
+		}
+	case !r.seen || v.DataAge > r.oldest:
 		r.oldest, r.creator, r.seen = v.DataAge, v.DataCreator, true
 	}
 	r.marks[i] = marker{age: v.DataAge, by: v.DataCreator, known: true}
@@ -126,7 +133,42 @@ func (r *recovery) mayGuardLock(v node.AcquireReply) bool {
 // young, and much younger than the oldest one, which another acquisition
 // wrote (the one that wrote both may have reached node i late).
 func (r *recovery) sitsOut(i int) bool {
+	if r != nil && r.unheard && r.doubtful(i) {
+		return true
+	}
 	return r != nil && r.marks[i].known && r.marks[i].age < r.period && !r.sameCreator(i) && r.oldest-r.marks[i].age > r.slack
+}
+
+// doubtful reports whether node i's young marker may be a loss the answers
+// cannot rule out yet: another node keeps a much older marker, written by
+// another acquisition, but untouched for the period. Either the key is
+// idle and its markers expired apart, or node i lost it while a node that
+// keeps a holder's marker has not answered: only every node's answer tells.
+func (r *recovery) doubtful(i int) bool {
+	m := r.marks[i]
+	return r != nil && r.idle.known && m.known && m.age < r.period &&
+		!(m.by != 0 && m.by == r.idle.by) && r.idle.age-m.age > r.slack
+}
+
+// unsure reports whether a yes vote rests on a doubtful marker.
+func (r *recovery) unsure(yes []answer[node.AcquireReply]) bool {
+	for _, a := range yes {
+		if r.doubtful(a.node) {
+			return true
+		}
+	}
+	return false
+}
+
+// settleDoubt is called once every node had its chance to answer a round
+// that was unsure: if one did not report its marker, it may be the keeper,
+// and the doubtful yes votes sit the round out.
+func (r *recovery) settleDoubt() {
+	for _, m := range r.marks {
+		if !m.known {
+			r.unheard = true
+		}
+	}
 }
 
 // sameCreator reports whether node i's marker was written by the
@@ -195,8 +237,13 @@ func (r *recovery) sittingOut(yes []answer[node.AcquireReply], name func(i int) 
 	}
 	var out []*NodeError
 	for _, a := range yes {
-		if r.sitsOut(a.node) {
-			out = append(out, recoveringError(name(a.node), r.marks[a.node].age, r.period-r.marks[a.node].age))
+		switch m := r.marks[a.node]; {
+		case r.unheard && r.doubtful(a.node):
+			out = append(out, &NodeError{Node: name(a.node), Op: "acquire", Err: fmt.Errorf(
+				"%w: its marker for the key is %s old beside an idle one, and a node that may keep the key did not answer",
+				ErrRecovering, m.age.Round(time.Millisecond))})
+		case r.sitsOut(a.node):
+			out = append(out, recoveringError(name(a.node), m.age, r.period-m.age))
 		}
 	}
 	return out
