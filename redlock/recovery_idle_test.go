@@ -8,6 +8,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -63,5 +64,40 @@ func TestIdleKeyMarkersExpiringApartDoNotSitOut(t *testing.T) {
 		if got, _ := log.of(n.Addr()); got == 0 {
 			t.Errorf("%v has a new marker beside one touched within the period, but was not reported recovering", n)
 		}
+	}
+}
+
+// A node that lost a held key, beside an idle marker on another node,
+// looks like an idle key whose markers expired apart until the node that
+// kept the key answers. On 3 real nodes, with a key used long ago: a
+// holder has it on nodes 0 and 2, node 1's marker stays untouched for
+// twice the period, and node 0 is flushed. A competitor whose node 2 answers far later than the
+// others is refused: it hears node 2 before it counts node 0.
+func TestLostKeyBesideIdleMarkerHearsSlowKeeper(t *testing.T) {
+	const period = time.Minute
+	cl := redistest.StartT(t, 3)
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	opts := []redlock.Option{redlock.WithNodeTimeout(testNodeTimeout), redlock.WithRecoveryPeriod(period)}
+	for _, n := range cl.Nodes() { // a key used long ago, idle since
+		writeMarker(t, n, "lock:{"+key+"}", time.Hour, 2*period)
+	}
+	all := nodesOf(cl)
+	holder := newClient(t, []node.Node{all[0], all[2]}, opts...)
+	held, err := holder.TryAcquire(ctx, key, 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Nodes()[0].FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	mine := nodesOf(cl)
+	mine[2] = slowNode{Node: mine[2].(Node), delay: 300 * time.Millisecond}
+	c := newClient(t, mine, opts...)
+	if l, err := c.TryAcquire(ctx, key, 30*time.Second); err == nil {
+		t.Fatalf("acquired (fence %d) while the holder keeps the key on node 2 (holder's fence %d)", l.Fence(), held.Fence())
+	} else if !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("err = %v, want ErrNotAcquired", err)
 	}
 }
