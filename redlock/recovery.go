@@ -27,11 +27,14 @@ import (
 // trips), so that a node that kept the key is heard unless it is silent
 // or much slower than the others. Markers written by one acquisition never
 // sit each other out, however late a node processed it: it lost nothing.
-// A marker untouched for the period is no evidence: no lock can hold the
-// key (every TTL is at most the period, and every acquisition and
-// extension touches the markers of the nodes it reaches), and an idle
-// key's markers expire a few milliseconds apart on different nodes, so an
-// acquisition between would otherwise sit the new ones out for nothing.
+// A marker untouched for the period holds no lock (every TTL is at most
+// the period, and every acquisition and extension touches the markers of
+// the nodes it reaches), and an idle key's markers expire a few
+// milliseconds apart on different nodes, so it alone sits no new marker
+// out. But a node that lost a held key, beside it, looks the same until
+// the node that kept the key answers: a young yes beside an untouched
+// marker counts only once every node has answered, none with a marker a
+// lock touched.
 // The client asks the nodes to keep each marker at least the period after
 // its last touch, so that a touched one cannot expire early.
 // Limits: a request of the acquisition that wrote the oldest marker, still
@@ -145,9 +148,11 @@ func (r *recovery) sitsOut(i int) bool {
 // idle and its markers expired apart, or node i lost it while a node that
 // keeps a holder's marker has not answered: only every node's answer tells.
 func (r *recovery) doubtful(i int) bool {
+	if r == nil || !r.idle.known {
+		return false
+	}
 	m := r.marks[i]
-	return r != nil && r.idle.known && m.known && m.age < r.period &&
-		!(m.by != 0 && m.by == r.idle.by) && r.idle.age-m.age > r.slack
+	return m.known && m.age < r.period && !(m.by != 0 && m.by == r.idle.by) && r.idle.age-m.age > r.slack
 }
 
 // unsure reports whether a yes vote rests on a doubtful marker.
