@@ -18,20 +18,29 @@ type extendItem struct {
 	vu  time.Time
 }
 
-// extendLocks is the one extension round of manual Extend and of the
+// extension is the one extension round of manual Extend and of the
 // watchdog: every lock's extension goes to each node in one call (one
 // pipeline on Redis), and each lock follows rule 6: a majority must confirm
 // with Extended (a re-asserted key does not count) before the lock's
 // validity ends, and the new validity counts from the start of the round.
-// The caller holds each lock's op mutex. It returns one error per item.
+// The caller holds each lock's op mutex.
+type extension struct {
+	c     *Client
+	ctx   context.Context
+	items []extendItem
+	start time.Time
+}
+
+// extendLocks runs one extension round of items; it returns one error per
+// item.
 func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
-	start := time.Now()
-	r := c.startExtendRound(ctx, items, start)
+	e := &extension{c: c, ctx: ctx, items: items, start: time.Now()}
+	r := e.send()
 	defer r.close()
-	t := c.collectExtensions(r, len(items))
+	t := e.collect(r)
 	out := make([]error, len(items))
 	for k, it := range items {
-		out[k] = c.extendVerdict(ctx, it, &t[k], start)
+		out[k] = e.verdict(it, &t[k])
 	}
 	return out
 }
@@ -51,9 +60,10 @@ func (tk *extendTally) settled() bool {
 	return tk.won() || tk.no > tk.n-tk.q || (tk.beyondReach() && tk.no+left <= tk.n-tk.q)
 }
 
-// startExtendRound sends every item's extension to every node, under the
-// earliest of each lock's validity and node timeout (the latest of those).
-func (c *Client) startExtendRound(ctx context.Context, items []extendItem, start time.Time) *round[[]node.ExtendResult] {
+// send sends every item's extension to every node, under the earliest of
+// each lock's validity and node timeout (the latest of those).
+func (e *extension) send() *round[[]node.ExtendResult] {
+	c, items, start := e.c, e.items, e.start
 	ops := make([]node.ExtendArgs, len(items))
 	var deadline time.Time
 	for k, it := range items {
@@ -70,7 +80,7 @@ func (c *Client) startExtendRound(ctx context.Context, items []extendItem, start
 	for _, it := range items { // an extension can set a missing key
 		it.l.sent.send(true)
 	}
-	return startRoundAt(c, ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
+	return startRoundAt(c, e.ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
 		res, err := c.nodes[i].Extend(ctx, ops)
 		for _, it := range items {
 			it.l.sent.answered(i, err)
@@ -82,12 +92,12 @@ func (c *Client) startExtendRound(ctx context.Context, items []extendItem, start
 	})
 }
 
-// collectExtensions tallies the round's answers per lock until every
-// lock's outcome is decided (a node's failure counts against each lock).
-func (c *Client) collectExtensions(r *round[[]node.ExtendResult], locks int) []extendTally {
-	t := make([]extendTally, locks)
+// collect tallies the round's answers per lock until every lock's outcome
+// is decided (a node's failure counts against each lock).
+func (e *extension) collect(r *round[[]node.ExtendResult]) []extendTally {
+	t := make([]extendTally, len(e.items))
 	for k := range t {
-		t[k].tally = c.newTally()
+		t[k].tally = e.c.newTally()
 	}
 	all := func() bool {
 		for k := range t {
@@ -121,10 +131,10 @@ func (c *Client) collectExtensions(r *round[[]node.ExtendResult], locks int) []e
 	return t
 }
 
-// extendVerdict applies one lock's tally: the lock's new validity, or why
-// it was not extended.
-func (c *Client) extendVerdict(ctx context.Context, it extendItem, tk *extendTally, start time.Time) error {
-	l := it.l
+// verdict applies one lock's tally: the lock's new validity, or why it was
+// not extended.
+func (e *extension) verdict(it extendItem, tk *extendTally) error {
+	c, ctx, start, l := e.c, e.ctx, e.start, it.l
 	switch {
 	case tk.won() && tk.decidedAt.Before(it.vu):
 		l.mu.Lock()
