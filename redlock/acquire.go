@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/hold"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/retry"
@@ -276,17 +277,6 @@ func (a *acquisition) abandon() {
 
 // undo deletes the token of the current attempt (see Client.undo).
 func (a *acquisition) undo(skip []bool) { a.c.undo(a.key, a.name, a.token, a.ttl, skip) }
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
 
 // outcome is what one attempt came to.
 type outcome struct {
@@ -598,53 +588,6 @@ func (c *Client) holderWait(others []answer[node.AcquireReply], n int) time.Dura
 	return ttls[need-1]
 }
 
-// undo deletes a failed attempt's token, in the background, on every node
-// except those marked in skip (they answered that another token holds the
-// key): on those that said yes, those that failed (the write may have
-// landed before the error), and those that have not answered. Each delete
-// leaves a tombstone, so an acquire still in flight cannot set the key
-// after it. Close waits for it; the caller's cancellation cannot cut it
-// short.
-func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
-	var nodes []int
-	for i := range c.nodes {
-		if skip == nil || !skip[i] {
-			nodes = append(nodes, i)
-		}
-	}
-	if len(nodes) == 0 {
-		return
-	}
-	c.background(func() {
-		r := c.deleteRound(context.Background(), key, name, token, ttl, nodes, nil)
-		defer r.close()
-		for _, ok := r.next(); ok; _, ok = r.next() {
-		}
-	})
-}
-
-// deleteRound deletes our token's key on nodes and leaves a tombstone of the
-// token for ttl on those where sent says a request of the token may still
-// land (all of them when sent is nil), announcing the release where the
-// key was deleted and a waiter asked for it. A node's delete first waits
-// (up to a quarter of the node timeout; not after an extension) for the
-// token's requests to that node still on their way: they are usually answered by then, and the
-// round decides on the other nodes meanwhile.
-func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent *unanswered) *round[bool] {
-	args := node.ReleaseArgs{Name: name, Token: token}
-	if !c.cfg.noNotify {
-		args.Channel = c.releaseChannel
-	}
-	timeout := c.cfg.timeoutFor(ttl)
-	return startRoundAt(c, ctx, "release", key, nodes, timeout, func(ctx context.Context, i int) (bool, error) {
-		a := args
-		if sent.settle(i, timeout/4) {
-			a.Tombstone = ttl
-		}
-		return c.nodes[i].Release(ctx, a)
-	})
-}
-
 // settleFence picks the fence of an acquisition and makes it safe.
 //
 // Each node counts acquisitions of a key; the fence is the largest count
@@ -704,44 +647,33 @@ func splitJitter(n time.Duration) time.Duration {
 	return time.Duration(binary.LittleEndian.Uint64(b[:]) % uint64(n))
 }
 
-// checkArgs validates what every lock operation takes.
-func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) error {
-	if err := checkKey(ctx, key); err != nil {
-		return err
-	}
-	return c.checkTTL(ttl)
+// Do runs fn while holding the lock named key: it acquires the lock
+// (retrying per the client's retry policy, like Acquire), extends it
+// automatically while fn runs (see Lock.KeepAlive and WithKeepAlive), and
+// releases it when fn returns or panics (a panic is re-raised
+// after the release).
+//
+// fn's ctx is cancelled when ctx is, or when the lock is lost: then
+// context.Cause(ctx) wraps ErrLockLost, a safety margin before the lock's
+// validity ends (extend.WithSafetyMargin). fn should return promptly then, and must
+// not assume exclusivity after it.
+//
+// Do returns the acquisition's error (fn did not run), or fn's error. When
+// the lock was lost while fn ran, the loss (errors.Is ErrLockLost) is joined
+// with fn's error; a failed release is joined likewise.
+func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
+	return doLock.Do(ctx, func(ctx context.Context) (*Lock, error) { return c.Acquire(ctx, key, ttl) }, fn)
 }
 
-// MaxKeyLength is the longest key, in bytes, that a call takes (the
-// client's key prefix and braces are not counted). A longer key fails with
-// ErrInvalidArgument before anything is sent: a key travels to every node
-// on every call and into log lines.
-const MaxKeyLength = 1024
-
-// checkKey validates the context and key of every operation on a key.
-func checkKey(ctx context.Context, key string) error {
-	switch {
-	case ctx == nil:
-		return invalidArg("nil context")
-	case key == "":
-		return fmt.Errorf("%w: empty key", ErrInvalidArgument)
-	case len(key) > MaxKeyLength:
-		// Not quoted whole: the error would carry it into every log line.
-		return fmt.Errorf("%w: key of %d bytes (%.32q...) is longer than %d bytes", ErrInvalidArgument, len(key), key, MaxKeyLength)
-	case key[0] == '}':
-		// prefix{}...}: an empty Redis Cluster hash tag would split the
-		// key from its counter.
-		return fmt.Errorf("%w: key %q starts with '}'", ErrInvalidArgument, key)
-	}
-	return nil
+// TryDo is Do with a single attempt, for jobs that must not overlap across
+// replicas: when another holder has the lock it returns (false, nil)
+// without running fn. Otherwise ran is true when fn ran, and err is as for
+// Do; other failures to acquire (ErrQuorumUnreachable, say) return (false,
+// err). A replica that tries after fn returned gets the lock and runs
+// again: for a scheduled job that must run once per tick, use package tick.
+func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
+	return doLock.TryDo(ctx, func(ctx context.Context) (*Lock, error) { return c.TryAcquire(ctx, key, ttl) }, fn)
 }
 
-func (c *Client) checkTTL(ttl time.Duration) error {
-	if ttl <= 0 {
-		return invalidArg("ttl %s is not positive", ttl)
-	}
-	if need := c.cfg.drift(ttl) + c.cfg.timeoutFor(ttl); ttl <= need {
-		return invalidArg("ttl %s leaves no validity after drift %s and node timeout %s", ttl, c.cfg.drift(ttl), c.cfg.timeoutFor(ttl))
-	}
-	return c.cfg.checkRecoveryTTL(ttl)
-}
+// doLock is Do and TryDo for a Lock.
+var doLock = hold.Kind[*Lock]{NotAcquired: ErrNotAcquired, Invalid: invalidArg, Hold: (*Lock).Hold}

@@ -3,6 +3,8 @@ package redlock
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/quorumlock/quorumlock/internal/guard"
 )
 
 // inFlight counts requests in flight and background cleanup, for Close to
@@ -47,4 +49,11 @@ func (g *inFlight) Wait() {
 	for g.n.Load() > 0 {
 		g.idle.Wait()
 	}
+}
+
+// background runs cleanup that a decided call does not wait for; Close
+// waits for it. Its requests are bounded by their own node timeouts. A
+// panic in it is logged, not fatal.
+func (c *Client) background(f func()) {
+	c.bg.Go(func() { guard.Log(c.logger, "redlock: background work", guard.Run(f)) })
 }

@@ -6,7 +6,6 @@ import (
 	"reflect"
 
 	"github.com/quorumlock/quorumlock/extend"
-	"github.com/quorumlock/quorumlock/internal/guard"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/observe"
@@ -127,16 +126,6 @@ func (c *Client) Close() error {
 	c.notify.close()
 	return nil
 }
-
-// background runs cleanup that a decided call does not wait for; Close
-// waits for it. Its requests are bounded by their own node timeouts. A
-// panic in it is logged, not fatal.
-func (c *Client) background(f func()) {
-	c.bg.Go(func() { guard.Log(c.logger, "redlock: background work", guard.Run(f)) })
-}
-
-// newTally returns a tally of an operation on every node of the client.
-func (c *Client) newTally() tally { return tally{n: len(c.nodes), q: c.quorum} }
 
 // keyName is the name of key on the nodes: the prefix, then the key in
 // braces, so that the key, its fence counter and its tombstones hash to one

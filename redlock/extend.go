@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -230,3 +231,85 @@ func (c *Client) renew(ctx context.Context, leases []kept) []error {
 // errBusy: the lock was being extended or released by its holder when the
 // round started; the watchdog retries it.
 var errBusy = fmt.Errorf("redlock: lock busy with another extend or release")
+
+// Extend makes the lock valid for ttl more, counted from the start of this
+// call. It needs a majority of nodes that still hold our token, answering
+// before the current validity ends. A node that lost the key (restarted
+// empty) gets it back, but does not count toward that majority: an expired
+// lock is never silently re-acquired. Manual and automatic extension
+// (KeepAlive) follow the same rules; they are one round (see extend.go).
+//
+// Errors: ErrLockLost when the lock has ended (released, expired by our
+// clock, or declared lost: loss is final), or a majority says it is not
+// ours (the lock is then over: Done closes and its keys are deleted);
+// ErrQuorumUnreachable when too many nodes failed (the lock stays valid
+// until its current ValidUntil, and Extend may be tried again);
+// ErrInvalidArgument for a bad ttl; ctx's error.
+func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	c := l.client
+	if ctx == nil {
+		return invalidArg("nil context")
+	}
+	if err := c.checkTTL(ttl); err != nil {
+		return err
+	}
+	l.op.Lock()
+	defer l.op.Unlock()
+	it, err := l.extendable(time.Now(), ttl)
+	if err != nil {
+		return err
+	}
+	err = c.extendLocks(ctx, []extendItem{it})[0]
+	if err != nil && ctx.Err() != nil && !errors.Is(err, ErrLockLost) {
+		return fmt.Errorf("redlock: extend %q: %w", l.key, context.Cause(ctx))
+	}
+	return err
+}
+
+// extendable checks that the lock may be extended now; the caller holds
+// l.op.
+func (l *Lock) extendable(start time.Time, ttl time.Duration) (extendItem, error) {
+	l.mu.RLock()
+	released, vu := l.released, l.validUntil
+	l.mu.RUnlock()
+	switch {
+	case released:
+		return extendItem{}, fmt.Errorf("%w: extend %q: already released", ErrLockLost, l.key)
+	case l.Err() != nil:
+		return extendItem{}, fmt.Errorf("%w: extend %q: the lock has ended: %v", ErrLockLost, l.key, l.Err())
+	case !start.Before(vu):
+		return extendItem{}, l.lost(context.Background(), reasonExpired, fmt.Errorf("%w: extend %q: validity ended %s ago", ErrLockLost, l.key, start.Sub(vu)))
+	}
+	return extendItem{l: l, ttl: ttl, vu: vu}, nil
+}
+
+// releaseHeld is Release while a HoldAtLeast is not over: one extension
+// to the hold left. handled is false when the hold is over (or was never
+// asked for), and Release deletes as usual. The caller holds l.op.
+func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
+	l.mu.RLock()
+	until, maxTTL := l.holdUntil, l.ttl
+	l.mu.RUnlock()
+	left := time.Until(until)
+	if until.IsZero() || left <= 0 {
+		return false, nil
+	}
+	ttl := left
+	for l.client.checkTTL(ttl) != nil && ttl < maxTTL {
+		ttl *= 2 // too short for a round: hold a little longer than asked
+	}
+	it, err := l.extendable(time.Now(), ttl)
+	if err != nil {
+		return false, nil // ended: Release reports it and cleans up
+	}
+	if err := l.client.extendLocks(ctx, []extendItem{it})[0]; err != nil {
+		return true, err
+	}
+	l.mu.Lock()
+	l.released = true
+	l.mu.Unlock()
+	if l.end(ErrReleased) {
+		l.client.obs.Observe(observe.Event{Kind: observe.Released, Key: l.key, Context: ctx})
+	}
+	return true, nil
+}

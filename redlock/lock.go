@@ -2,9 +2,7 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -99,116 +97,6 @@ func (l *Lock) TookOver() (Info, bool) {
 	}
 	return Info{Key: l.key, Holder: node.ReleaseID(l.previous.Token), Owner: l.previous.Owner,
 		AcquiredAt: l.previous.AcquiredAt, Fence: l.previous.Fence}, true
-}
-
-// currentTTL is the time to live of the last successful acquire or extend.
-func (l *Lock) currentTTL() time.Duration {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.ttl
-}
-
-// ValidUntil is the instant, on this process's monotonic clock, after which
-// the lock may be held by someone else. Work that must be exclusive has to
-// finish before it.
-func (l *Lock) ValidUntil() time.Time {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	return l.validUntil
-}
-
-// Remaining is the validity left: ValidUntil minus now, or zero once past
-// or after Release.
-func (l *Lock) Remaining() time.Duration {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	if l.released {
-		return 0
-	}
-	return max(time.Until(l.validUntil), 0)
-}
-
-// endLost ends the lock with err and cuts its validity to now, both under
-// l.mu: whoever is woken by Done sees the validity cut, and whoever sees
-// the validity cut sees Err. It reports whether this call ended the lock.
-func (l *Lock) endLost(err error) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if now := time.Now(); now.Before(l.validUntil) {
-		l.validUntil = now
-	}
-	return l.end(err)
-}
-
-// Extend makes the lock valid for ttl more, counted from the start of this
-// call. It needs a majority of nodes that still hold our token, answering
-// before the current validity ends. A node that lost the key (restarted
-// empty) gets it back, but does not count toward that majority: an expired
-// lock is never silently re-acquired. Manual and automatic extension
-// (KeepAlive) follow the same rules; they are one round (see extend.go).
-//
-// Errors: ErrLockLost when the lock has ended (released, expired by our
-// clock, or declared lost: loss is final), or a majority says it is not
-// ours (the lock is then over: Done closes and its keys are deleted);
-// ErrQuorumUnreachable when too many nodes failed (the lock stays valid
-// until its current ValidUntil, and Extend may be tried again);
-// ErrInvalidArgument for a bad ttl; ctx's error.
-func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
-	c := l.client
-	if ctx == nil {
-		return invalidArg("nil context")
-	}
-	if err := c.checkTTL(ttl); err != nil {
-		return err
-	}
-	l.op.Lock()
-	defer l.op.Unlock()
-	it, err := l.extendable(time.Now(), ttl)
-	if err != nil {
-		return err
-	}
-	err = c.extendLocks(ctx, []extendItem{it})[0]
-	if err != nil && ctx.Err() != nil && !errors.Is(err, ErrLockLost) {
-		return fmt.Errorf("redlock: extend %q: %w", l.key, context.Cause(ctx))
-	}
-	return err
-}
-
-// extendable checks that the lock may be extended now; the caller holds
-// l.op.
-func (l *Lock) extendable(start time.Time, ttl time.Duration) (extendItem, error) {
-	l.mu.RLock()
-	released, vu := l.released, l.validUntil
-	l.mu.RUnlock()
-	switch {
-	case released:
-		return extendItem{}, fmt.Errorf("%w: extend %q: already released", ErrLockLost, l.key)
-	case l.Err() != nil:
-		return extendItem{}, fmt.Errorf("%w: extend %q: the lock has ended: %v", ErrLockLost, l.key, l.Err())
-	case !start.Before(vu):
-		return extendItem{}, l.lost(context.Background(), reasonExpired, fmt.Errorf("%w: extend %q: validity ended %s ago", ErrLockLost, l.key, start.Sub(vu)))
-	}
-	return extendItem{l: l, ttl: ttl, vu: vu}, nil
-}
-
-// dropKeys deletes our token everywhere, in the background, once the lock
-// is lost: extension may have re-asserted the key on nodes that had lost
-// it, and a lock that is not ours must not keep blocking others until
-// those keys expire. The tombstones it leaves stop extensions still in
-// flight from re-asserting the key afterwards.
-func (l *Lock) dropKeys(ttl time.Duration) {
-	l.client.undo(l.key, l.name, l.token, ttl, nil)
-}
-
-func (l *Lock) lost(ctx context.Context, reason string, err error) error {
-	if !l.endLost(err) {
-		return err
-	}
-	l.client.obs.Observe(observe.Event{Kind: observe.Lost, Key: l.key, Reason: reason, Err: err, Context: ctx})
-	if lg := l.client.logger; lg.Enabled(ctx, slog.LevelInfo) {
-		lg.InfoContext(ctx, "redlock: lock lost", "key", l.key, "token", shortToken(l.token), "err", err)
-	}
-	return err
 }
 
 // Release deletes the lock on every node that holds our token, and never
@@ -331,68 +219,6 @@ func (l *Lock) HoldAtLeast(d time.Duration) {
 		l.holdUntil = l.start.Add(d)
 	}
 }
-
-// releaseHeld is Release while a HoldAtLeast is not over: one extension
-// to the hold left. handled is false when the hold is over (or was never
-// asked for), and Release deletes as usual. The caller holds l.op.
-func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
-	l.mu.RLock()
-	until, maxTTL := l.holdUntil, l.ttl
-	l.mu.RUnlock()
-	left := time.Until(until)
-	if until.IsZero() || left <= 0 {
-		return false, nil
-	}
-	ttl := left
-	for l.client.checkTTL(ttl) != nil && ttl < maxTTL {
-		ttl *= 2 // too short for a round: hold a little longer than asked
-	}
-	it, err := l.extendable(time.Now(), ttl)
-	if err != nil {
-		return false, nil // ended: Release reports it and cleans up
-	}
-	if err := l.client.extendLocks(ctx, []extendItem{it})[0]; err != nil {
-		return true, err
-	}
-	l.mu.Lock()
-	l.released = true
-	l.mu.Unlock()
-	if l.end(ErrReleased) {
-		l.client.obs.Observe(observe.Event{Kind: observe.Released, Key: l.key, Context: ctx})
-	}
-	return true, nil
-}
-
-// Do runs fn while holding the lock named key: it acquires the lock
-// (retrying per the client's retry policy, like Acquire), extends it
-// automatically while fn runs (see Lock.KeepAlive and WithKeepAlive), and
-// releases it when fn returns or panics (a panic is re-raised
-// after the release).
-//
-// fn's ctx is cancelled when ctx is, or when the lock is lost: then
-// context.Cause(ctx) wraps ErrLockLost, a safety margin before the lock's
-// validity ends (extend.WithSafetyMargin). fn should return promptly then, and must
-// not assume exclusivity after it.
-//
-// Do returns the acquisition's error (fn did not run), or fn's error. When
-// the lock was lost while fn ran, the loss (errors.Is ErrLockLost) is joined
-// with fn's error; a failed release is joined likewise.
-func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
-	return doLock.Do(ctx, func(ctx context.Context) (*Lock, error) { return c.Acquire(ctx, key, ttl) }, fn)
-}
-
-// TryDo is Do with a single attempt, for jobs that must not overlap across
-// replicas: when another holder has the lock it returns (false, nil)
-// without running fn. Otherwise ran is true when fn ran, and err is as for
-// Do; other failures to acquire (ErrQuorumUnreachable, say) return (false,
-// err). A replica that tries after fn returned gets the lock and runs
-// again: for a scheduled job that must run once per tick, use package tick.
-func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
-	return doLock.TryDo(ctx, func(ctx context.Context) (*Lock, error) { return c.TryAcquire(ctx, key, ttl) }, fn)
-}
-
-// doLock is Do and TryDo for a Lock.
-var doLock = hold.Kind[*Lock]{NotAcquired: ErrNotAcquired, Invalid: invalidArg, Hold: (*Lock).Hold}
 
 // Hold runs fn while l is held, as Do does after acquiring: it keeps l alive
 // (KeepAlive), gives fn a context that is cancelled with a cause wrapping

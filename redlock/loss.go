@@ -180,3 +180,62 @@ func (l *Lock) watchdogLost(err error) {
 		lg.Warn("redlock: lock lost by the watchdog", "key", l.key, "token", shortToken(l.token), "err", err)
 	}
 }
+
+// currentTTL is the time to live of the last successful acquire or extend.
+func (l *Lock) currentTTL() time.Duration {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.ttl
+}
+
+// ValidUntil is the instant, on this process's monotonic clock, after which
+// the lock may be held by someone else. Work that must be exclusive has to
+// finish before it.
+func (l *Lock) ValidUntil() time.Time {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.validUntil
+}
+
+// Remaining is the validity left: ValidUntil minus now, or zero once past
+// or after Release.
+func (l *Lock) Remaining() time.Duration {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.released {
+		return 0
+	}
+	return max(time.Until(l.validUntil), 0)
+}
+
+// endLost ends the lock with err and cuts its validity to now, both under
+// l.mu: whoever is woken by Done sees the validity cut, and whoever sees
+// the validity cut sees Err. It reports whether this call ended the lock.
+func (l *Lock) endLost(err error) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now := time.Now(); now.Before(l.validUntil) {
+		l.validUntil = now
+	}
+	return l.end(err)
+}
+
+// dropKeys deletes our token everywhere, in the background, once the lock
+// is lost: extension may have re-asserted the key on nodes that had lost
+// it, and a lock that is not ours must not keep blocking others until
+// those keys expire. The tombstones it leaves stop extensions still in
+// flight from re-asserting the key afterwards.
+func (l *Lock) dropKeys(ttl time.Duration) {
+	l.client.undo(l.key, l.name, l.token, ttl, nil)
+}
+
+func (l *Lock) lost(ctx context.Context, reason string, err error) error {
+	if !l.endLost(err) {
+		return err
+	}
+	l.client.obs.Observe(observe.Event{Kind: observe.Lost, Key: l.key, Reason: reason, Err: err, Context: ctx})
+	if lg := l.client.logger; lg.Enabled(ctx, slog.LevelInfo) {
+		lg.InfoContext(ctx, "redlock: lock lost", "key", l.key, "token", shortToken(l.token), "err", err)
+	}
+	return err
+}

@@ -588,3 +588,15 @@ func (h *notifyHub) ping(name string) {
 		}
 	}
 }
+
+// sleep waits d, or until ctx ends (returning its cause).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}

@@ -324,6 +324,9 @@ type tally struct {
 	failures []error // each a *NodeError
 }
 
+// newTally returns a tally of an operation on every node of the client.
+func (c *Client) newTally() tally { return tally{n: len(c.nodes), q: c.quorum} }
+
 // fail records a node's failure.
 func (t *tally) fail(err error) { t.failures = append(t.failures, err) }
 
