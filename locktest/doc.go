@@ -34,16 +34,15 @@
 //
 // Explore runs a workload on replicas under seeded fault schedules (node
 // pauses, cuts, delays, stops, restarts after the TTL, replica stalls at
-// Replica.Checkpoint). With a *testing.T, each schedule runs in a bubble:
+// Replica.Checkpoint). Given a test's *testing.T, each schedule runs in a
+// bubble:
 //
-//	func TestWorker(t *testing.T) {
-//		var stores sync.Map // per schedule: r.Rec is the schedule's Recorder
-//		locktest.Explore(t, locktest.Plan{Replicas: 3, Schedules: 1000},
-//			func(ctx context.Context, r *locktest.Replica) {
-//				s, _ := stores.LoadOrStore(r.Rec, newTaskStore(r.Rec))
-//				myWorker(ctx, r.Client, s, r.Checkpoint) // until ctx ends
-//			})
-//	}
+//	var stores sync.Map // per schedule: r.Rec is the schedule's Recorder
+//	locktest.Explore(t, locktest.Plan{Replicas: 3, Schedules: 1000},
+//		func(ctx context.Context, r *locktest.Replica) {
+//			s, _ := stores.LoadOrStore(r.Rec, newTaskStore(r.Rec))
+//			myWorker(ctx, r.Client, s, r.Checkpoint) // until ctx ends
+//		})
 //
 // The first violating schedule fails the test with its faults, timeline
 // and seed; LOCKTEST_SEED=<seed> go test -run <test> replays it (Explore

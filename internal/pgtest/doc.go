@@ -2,12 +2,10 @@
 // programs: initdb in a temp dir, then postgres on a free loopback port, with
 // its socket in the same dir; Close stops it (SIGINT, a fast shutdown) and
 // removes the dir. Nothing is shared with a PostgreSQL already running.
+// In a test:
 //
-//	func TestSomething(t *testing.T) {
-//		pg := pgtest.StartT(t) // skipped if PostgreSQL is missing (a failure with CI=true)
-//		db, _ := sql.Open("pgx", pg.DSN())
-//		...
-//	}
+//	pg := pgtest.StartT(t) // skipped if PostgreSQL is missing (a failure with CI=true)
+//	db, _ := sql.Open("pgx", pg.DSN())
 //
 // The binaries (initdb, postgres) are looked up in $PG_BIN, then in PATH, then
 // in Debian's /usr/lib/postgresql/*/bin (the newest version): install them

@@ -5,14 +5,11 @@
 // own free loopback port, started with persistence disabled, so a restarted
 // node always comes back empty — exactly the failure Redlock has to survive.
 //
-// In tests:
+// In a test:
 //
-//	func TestSomething(t *testing.T) {
-//		c := redistest.StartT(t, 5) // skipped if redis-server is missing
-//		clients := c.Clients()
-//		c.Nodes()[0].Kill()
-//		...
-//	}
+//	c := redistest.StartT(t, 5) // skipped if redis-server is missing
+//	clients := c.Clients()
+//	c.Nodes()[0].Kill()
 //
 // Programs (benchmarks, chaos runs) use Start and must call Cluster.Close:
 //

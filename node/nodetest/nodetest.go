@@ -2,11 +2,10 @@
 // client relies on. quorumlock runs it against its Redis node (on real
 // redis-server processes, standalone and cluster-enabled), its memory node
 // and its rueidis node; run it against your own implementation too (the
-// checks of an optional capability the node lacks are skipped):
+// checks of an optional capability the node lacks are skipped), from a
+// test of your node, with its *testing.T:
 //
-//	func TestMyNode(t *testing.T) {
-//		nodetest.Run(t, func(t *testing.T) node.Node { return newMyNode(t) })
-//	}
+//	nodetest.Run(t, func(t *testing.T) node.Node { return newMyNode(t) })
 //
 // Every subtest uses names of its own, in braces ("nodetest:{...}") so that
 // a cluster routes a lock, its counter and its tombstones to one slot; the
