@@ -67,10 +67,8 @@ const reasonRecovering = "recovering"
 type recovery struct {
 	period  time.Duration
 	slack   time.Duration // how far apart the markers of two first uses at once can be
-	oldest  time.Duration // the oldest marker among the answers so far that a lock may have touched
-	creator uint64        // the acquisition that wrote the oldest marker (0: unknown)
-	seen    bool          // whether oldest is set
-	idle    marker        // the oldest marker untouched for the period (known: one was seen)
+	oldest  marker        // the oldest marker among the answers so far that a lock may have touched
+	idle    marker        // the oldest marker untouched for the period
 	unheard bool          // a node did not report its marker while a young one was in doubt
 	marks   []marker      // per node, from its answer
 	room    [7]marker     // marks' storage for up to 7 nodes: no allocation of its own
@@ -116,8 +114,8 @@ func (r *recovery) note(i int, v node.AcquireReply) {
 		if !r.idle.known || v.DataAge > r.idle.age {
 			r.idle = marker{age: v.DataAge, by: v.DataCreator, known: true}
 		}
-	case !r.seen || v.DataAge > r.oldest:
-		r.oldest, r.creator, r.seen = v.DataAge, v.DataCreator, true
+	case !r.oldest.known || v.DataAge > r.oldest.age:
+		r.oldest = marker{age: v.DataAge, by: v.DataCreator, known: true}
 	}
 	r.marks[i] = marker{age: v.DataAge, by: v.DataCreator, known: true}
 }
@@ -139,7 +137,15 @@ func (r *recovery) sitsOut(i int) bool {
 	if r != nil && r.unheard && r.doubtful(i) {
 		return true
 	}
-	return r != nil && r.marks[i].known && r.marks[i].age < r.period && !r.sameCreator(i) && r.oldest-r.marks[i].age > r.slack
+	return r != nil && r.youngBeside(i, r.oldest)
+}
+
+// youngBeside reports whether node i's marker is young and much younger
+// than old, which another acquisition wrote (the one that wrote both may
+// have reached node i late: it lost nothing).
+func (r *recovery) youngBeside(i int, old marker) bool {
+	m := r.marks[i]
+	return old.known && m.known && m.age < r.period && !(m.by != 0 && m.by == old.by) && old.age-m.age > r.slack
 }
 
 // doubtful reports whether node i's young marker may be a loss the answers
@@ -148,11 +154,7 @@ func (r *recovery) sitsOut(i int) bool {
 // idle and its markers expired apart, or node i lost it while a node that
 // keeps a holder's marker has not answered: only every node's answer tells.
 func (r *recovery) doubtful(i int) bool {
-	if r == nil || !r.idle.known {
-		return false
-	}
-	m := r.marks[i]
-	return m.known && m.age < r.period && !(m.by != 0 && m.by == r.idle.by) && r.idle.age-m.age > r.slack
+	return r != nil && r.youngBeside(i, r.idle)
 }
 
 // unsure reports whether a yes vote rests on a doubtful marker.
@@ -174,12 +176,6 @@ func (r *recovery) settleDoubt() {
 			r.unheard = true
 		}
 	}
-}
-
-// sameCreator reports whether node i's marker was written by the
-// acquisition that wrote the oldest marker.
-func (r *recovery) sameCreator(i int) bool {
-	return r.marks[i].by != 0 && r.marks[i].by == r.creator
 }
 
 // young reports whether node i's yes rests on a new key's marker.
