@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/quorumlock/quorumlock/internal/guard"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -460,33 +459,5 @@ func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, err
 	if err := checkKey(ctx, key); err != nil {
 		return nil, err
 	}
-	ch := make(chan struct{}, 1)
-	name := c.keyName(key)
-	h := &c.notify
-	ready, ok := h.join(func(h *notifyHub) {
-		if h.watchers == nil {
-			h.watchers = map[string]map[chan struct{}]bool{}
-		}
-		if h.watchers[name] == nil {
-			h.watchers[name] = map[chan struct{}]bool{}
-			h.watching.Add(1)
-		}
-		h.watchers[name][ch] = true
-	})
-	if !ok {
-		return ch, nil
-	}
-	guard.Go(c.logger, "redlock: release watcher", func() {
-		<-ctx.Done()
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		delete(h.watchers[name], ch)
-		if len(h.watchers[name]) == 0 {
-			delete(h.watchers, name)
-			h.watching.Add(-1)
-		}
-		h.leave()
-	})
-	awaitReady(ctx, ready, time.Second)
-	return ch, nil
+	return c.notify.watch(ctx, c.keyName(key)), nil
 }

@@ -573,6 +573,39 @@ func (h *notifyHub) releasedLocally(key, token string) {
 	}
 }
 
+// watch registers a watcher of name (a key's full name) until ctx ends:
+// the channel Client.Released returns. It waits up to a second for the
+// first subscription to come up.
+func (h *notifyHub) watch(ctx context.Context, name string) <-chan struct{} {
+	ch := make(chan struct{}, 1)
+	ready, ok := h.join(func(h *notifyHub) {
+		if h.watchers == nil {
+			h.watchers = map[string]map[chan struct{}]bool{}
+		}
+		if h.watchers[name] == nil {
+			h.watchers[name] = map[chan struct{}]bool{}
+			h.watching.Add(1)
+		}
+		h.watchers[name][ch] = true
+	})
+	if !ok {
+		return ch
+	}
+	guard.Go(h.logger, "redlock: release watcher", func() {
+		<-ctx.Done()
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.watchers[name], ch)
+		if len(h.watchers[name]) == 0 {
+			delete(h.watchers, name)
+			h.watching.Add(-1)
+		}
+		h.leave()
+	})
+	awaitReady(ctx, ready, time.Second)
+	return ch
+}
+
 // ping wakes the watchers of name, or all watchers when name is "".
 // Called with h.mu.
 func (h *notifyHub) ping(name string) {
