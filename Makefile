@@ -4,7 +4,7 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Packages of the root module (bench/ and chaos/ are modules of their own).
 PKGS        := ./...
 
-.PHONY: demo test test-stress check-user-module lint fmt bench chaos sim redis-server postgresql example
+.PHONY: demo test check test-stress check-user-module lint fmt bench chaos sim redis-server postgresql example
 
 ## demo: acquire and release on embedded memory nodes; REDLOCK_NODES is not read.
 ## On real nodes: make demo DEMO_NODES=host:port,... (keys under a demo: prefix, removed after)
@@ -26,6 +26,12 @@ TEST_TIMEOUT ?= 20m
 ## duration) and "N passed, M failed"; fails if any module failed.
 test: redis-server postgresql
 	@GO="$(GO)" TEST_TIMEOUT="$(TEST_TIMEOUT)" scripts/test-all.sh . $(SUBMODULES) sim user-module
+
+## check: the loop to run after every edit (under a minute warm): go vet, then the root
+## module's tests that need no server (go test -short, no -race), a line per package and
+## the skipped tests by reason; make test runs everything
+check:
+	@GO="$(GO)" scripts/check.sh
 
 ## check-user-module: a module importing every library package needs no docker module
 check-user-module:

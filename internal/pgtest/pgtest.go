@@ -35,9 +35,13 @@ type Server struct {
 }
 
 // StartT starts a server for the test and stops it at the end of it. Without
-// PostgreSQL the test is skipped, or fails when CI=true.
+// PostgreSQL the test is skipped, or fails when CI=true. Under -short (make
+// check) it is skipped.
 func StartT(t testing.TB) *Server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs PostgreSQL: skipped by -short (make check); make test runs it")
+	}
 	s, err := Start(context.Background())
 	if errors.Is(err, ErrNotFound) && os.Getenv("CI") != "true" {
 		t.Skip(err)

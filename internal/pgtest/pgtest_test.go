@@ -79,6 +79,9 @@ func (r *recordingTB) Fatal(...any) { r.failed = true; runtime.Goexit() }
 
 // Without PostgreSQL StartT skips, and fails when CI=true.
 func TestStartTWithoutPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short skips every server start before it looks for the binary")
+	}
 	t.Setenv("PG_BIN", "")
 	t.Setenv("PATH", t.TempDir())
 	saved := debianBins

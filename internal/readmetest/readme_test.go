@@ -105,6 +105,9 @@ func writeModule(t *testing.T, dir, root, src string) {
 
 // TestReadmeSnippetsBuild builds every program of the README's go blocks.
 func TestReadmeSnippetsBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module per README program (a minute): skipped by -short (make check); make test runs it")
+	}
 	readme, err := os.ReadFile(readmePath)
 	if err != nil {
 		t.Fatal(err)

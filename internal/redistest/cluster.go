@@ -128,8 +128,13 @@ func Start(ctx context.Context, n int, opts Options) (*Cluster, error) {
 	return c, nil
 }
 
+// SkipShort is the reason a test that needs redis-server gives for skipping
+// under -short (make check): the fast loop runs only what needs no server.
+const SkipShort = "needs redis-server: skipped by -short (make check); make test runs it"
+
 // StartT starts n nodes for a test and closes them in t.Cleanup. If
 // redis-server is missing the test is skipped, or failed when CI=true.
+// Under -short it is skipped (see SkipShort).
 // go-redis' log and the servers' log tails are shown only if the test fails.
 func StartT(t testing.TB, n int) *Cluster {
 	t.Helper()
@@ -139,6 +144,9 @@ func StartT(t testing.TB, n int) *Cluster {
 // StartTWithOptions is StartT with explicit Options.
 func StartTWithOptions(t testing.TB, n int, opts Options) *Cluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip(SkipShort)
+	}
 	RedisLogsOnFailure(t) // go-redis logs each failed dial: shown only if t fails
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()

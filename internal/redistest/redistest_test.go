@@ -419,6 +419,9 @@ func (f *fakeTB) Fatalf(format string, a ...any) {
 }
 
 func TestStartTMissingBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short skips every server start before it looks for the binary")
+	}
 	t.Setenv("REDIS_SERVER", "/nonexistent/redis-server")
 	for _, ci := range []string{"", "true"} {
 		t.Setenv("CI", ci)
