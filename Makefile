@@ -25,7 +25,7 @@ TEST_TIMEOUT ?= 20m
 ## any docker module. Keeps going after a failure and ends with one line per module (ok/FAIL,
 ## duration) and "N passed, M failed"; fails if any module failed.
 test: redis-server postgresql
-	@GO="$(GO)" TEST_TIMEOUT="$(TEST_TIMEOUT)" scripts/test-all.sh . $(SUBMODULES) sim user-module
+	@GO="$(GO)" TEST_TIMEOUT="$(TEST_TIMEOUT)" scripts/test-all.sh . bounds $(SUBMODULES) sim user-module
 
 ## check: the loop to run after every edit (under a minute warm): go vet, then the root
 ## module's tests that need no server (go test -short, no -race), a line per package and
