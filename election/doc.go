@@ -56,7 +56,8 @@
 // empty can hand the lock to a second candidate unless it restarts no
 // sooner than the TTL (see "Restarts" in package redlock); fences keep
 // such a second leader's writes apart in a fenced store. Leader's Fence is
-// the largest fence a node reported: at least the leader's own in a look
-// after its Campaign returned, and possibly less in a look that raced the
-// term's start (see Leader.Fence). Write with Term.Fence, not with it.
+// the largest fence counter a node reported, not the leader's own: at least
+// it in a look after its Campaign returned (and larger when the counters
+// drifted apart), and possibly less in a look that raced the term's start
+// (see Leader.Fence). Write with Term.Fence, not with it.
 package election

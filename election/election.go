@@ -154,13 +154,14 @@ func (e *Election) Campaign(ctx context.Context, value string) (*Term, error) {
 type Leader struct {
 	// Value is the leader's Campaign value.
 	Value string
-	// Fence is the largest fence counter a node reported. In a look that
+	// Fence is the largest fence counter a node reported, not the term's
+	// fence (Term.Fence, which the leader writes with). In a look that
 	// began after the leader's Campaign returned it is at least the term's
-	// fence (Term.Fence; larger only when a node counted an attempt that
-	// did not win, see redlock.Info.Fence): Campaign returns once the fence
-	// is settled on a majority. A look that raced the term's start can read
-	// counters the settle had not raised yet and report less; Observe's
-	// first report of a term may come from such a look.
+	// fence, and larger when the nodes' counters drifted apart (see
+	// redlock.Info.Fence): Campaign returns once the fence is settled on a
+	// majority. A look that raced the term's start can read counters the
+	// settle had not raised yet and report less; Observe's first report of
+	// a term may come from such a look.
 	Fence uint64
 	// Since is when the term began, by the leader's clock.
 	Since time.Time

@@ -18,13 +18,14 @@
 // expire while the last is awaited; a key lost meanwhile ends the
 // acquisition with redlock.ErrLockLost. If a key cannot be taken, the keys
 // already taken are released and Acquire returns that key's error. Each key
-// has its own fence (Lock.Fence). Losing any key ends the whole set: Done
-// closes, Err and the cause of Context wrap redlock.ErrLockLost and name the
-// key, and the other keys are released at once.
+// has its own fence (Lock.Fence). Extend extends every key at once and
+// returns nil only when all were extended. Losing any key ends the whole
+// set: Done closes, Err and the cause of Context wrap redlock.ErrLockLost
+// and name the key, and the other keys are released at once.
 //
 // Keys are written per key, one quorum round each, even when they share a
 // Redis Cluster slot: a set of k keys costs k sequential acquire rounds and
-// k parallel release rounds.
+// k parallel release (or Extend) rounds.
 //
 // # Overlapping sets cannot deadlock
 //

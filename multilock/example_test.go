@@ -36,3 +36,31 @@ func Example() {
 	// account:3 taken: true
 	// done: <nil>
 }
+
+// A set is extended by hand, as node-redlock's lock.extend(ttl): every key,
+// or an error. ErrLockLost means the set is over; any other error leaves
+// it held until ValidUntil, and Extend may be tried again.
+func ExampleLock_Extend() {
+	locks, _ := redlock.New([]node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")})
+	defer locks.Close()
+	ctx := context.Background()
+
+	set, err := multilock.Acquire(ctx, locks, []string{"file:1", "file:2"}, 10*time.Second)
+	if err != nil {
+		fmt.Println("not acquired:", err)
+		return
+	}
+	defer set.Release(ctx)
+
+	err = set.Extend(ctx, time.Minute)
+	switch {
+	case errors.Is(err, redlock.ErrLockLost):
+		fmt.Println("lost:", err) // stop: another holder may have the keys
+	case err != nil:
+		fmt.Println("not extended, held until", set.ValidUntil())
+	default:
+		fmt.Println("held for more than 50s:", time.Until(set.ValidUntil()) > 50*time.Second)
+	}
+	// Output:
+	// held for more than 50s: true
+}

@@ -239,6 +239,73 @@ func (m *Lock) Release(ctx context.Context) error {
 	return fmt.Errorf("multilock: %w", err)
 }
 
+// Extend makes every key of the set valid for ttl more, counted from the
+// start of this call: each key as redlock.Lock.Extend extends one lock (a
+// majority that still holds our token, answering before the key's validity
+// ends), all keys at once. It returns nil only when every key was extended;
+// ValidUntil is then the new validity of the set. The keys stay kept alive
+// by the watchdog, now with ttl.
+//
+// Errors:
+//   - redlock.ErrLockLost when the set had ended (released, or lost), or a
+//     key turns out lost now (a majority says it is not ours, or its
+//     validity ended): the set is then lost as a whole, as after any loss
+//     (Done closes, Err names the key, the other keys are released);
+//   - redlock.ErrQuorumUnreachable, or ctx's error, when some keys were not
+//     extended (too many nodes failed, or ctx ended first): the set is still
+//     held until ValidUntil, the earliest validity of its keys, extended or
+//     not, and Extend may be tried again;
+//   - redlock.ErrInvalidArgument for a bad ttl or a nil ctx.
+func (m *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	if ctx == nil {
+		return invalid("nil context")
+	}
+	if err := m.Err(); err != nil {
+		return fmt.Errorf("multilock: extend: the set has ended: %w", ended(err))
+	}
+	errs := make([]error, len(m.locks))
+	var wg sync.WaitGroup
+	for i, l := range m.locks {
+		wg.Go(func() { errs[i] = l.Extend(ctx, ttl) })
+	}
+	wg.Wait()
+	var failed []error
+	var lost error
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, redlock.ErrLockLost):
+			lost = fmt.Errorf("multilock: key %q: %w", m.keys[i], err)
+		case errors.Is(err, redlock.ErrInvalidArgument):
+			return fmt.Errorf("multilock: extend: %w", err) // the same for every key
+		default:
+			failed = append(failed, fmt.Errorf("key %q: %w", m.keys[i], err))
+		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if lost != nil && m.Err() == nil { // before its loss watcher ran
+		m.cancel(lost)
+		_ = m.releaseAll(context.WithoutCancel(ctx))
+	}
+	if err := m.Err(); err != nil { // lost, or ended during the round
+		return fmt.Errorf("multilock: extend: %w", ended(err))
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("multilock: extend: %d of %d keys not extended, the set is held until ValidUntil: %w", len(failed), len(m.keys), errors.Join(failed...))
+	}
+	return nil
+}
+
+// ended is why a set ended, as an error that wraps redlock.ErrLockLost: a
+// released set is no longer ours either.
+func ended(cause error) error {
+	if errors.Is(cause, redlock.ErrLockLost) {
+		return cause
+	}
+	return fmt.Errorf("%w: %w", redlock.ErrLockLost, cause)
+}
+
 // Do runs fn while holding every key of keys: it acquires the set (as
 // Acquire), gives fn a context cancelled with a cause wrapping
 // redlock.ErrLockLost when any key is lost, and releases the set when fn

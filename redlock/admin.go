@@ -30,10 +30,14 @@ type Info struct {
 	Holder     string
 	Owner      string    // the holder's WithOwner; "" when not recorded
 	AcquiredAt time.Time // when the holder's winning attempt started, by its clock
-	// Fence is the largest fence counter the nodes reported: while a lock
-	// is held, at least its holder's fence (larger when a node that
-	// answered the acquisition late counted higher, or after attempts
-	// that lost a split vote). TookOver's Info: see TookOver.
+	// Fence is the largest fence counter among the nodes that answered
+	// (a node's Info: its counter). It is not the holder's fence, which is
+	// Lock.Fence. Once the holder's acquisition has returned, and while it
+	// holds the lock, it is at least the holder's fence; larger when a node
+	// counted higher (it granted the acquisition late, or counted attempts
+	// that did not win). A look that races the acquisition, before its
+	// fence is settled on a majority, can read less. TookOver's Info: see
+	// TookOver.
 	Fence uint64
 	// Remaining is how long a majority keeps the key (the quorum view:
 	// the majority-th largest TTL among the holder's nodes), or the key's

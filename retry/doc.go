@@ -10,7 +10,7 @@
 //     random extra in [0, jitter). Constant(10, 200ms, 100ms) is the default of
 //     redlock.Client, as in node-redlock.
 //   - Exponential(initial, max, count): doubling delays with ±50% jitter,
-//     capped at max, count retries.
+//     count retries; no delay exceeds max, jitter included.
 //   - Never(): one attempt, no retry.
 //
 // Jitter matters: clients that retry in lock-step keep splitting the votes of

@@ -33,22 +33,17 @@ type Delays interface {
 	Next() (delay time.Duration, ok bool)
 }
 
-// backOff runs a policy built on a backoff/v4 BackOff.
-type backOff struct{ b backoff.BackOff }
-
-func (d backOff) Next() (time.Duration, bool) {
-	delay := d.b.NextBackOff()
-	return delay, delay != backoff.Stop
-}
-
 // Constant retries count times, waiting delay plus a uniformly random extra
 // in [0, jitter) before each retry. A negative argument makes Validate fail.
 func Constant(count int, delay, jitter time.Duration) Policy {
 	return constantPolicy{count: count, delay: delay, jitter: jitter}
 }
 
-// Exponential retries count times; the first delay is initial and each next
-// one doubles up to max, each randomized by ±50% so that clients spread out.
+// Exponential retries count times. Before jitter, the first delay is initial
+// and each next one doubles, up to max. Each delay is then drawn at random
+// from the half to one and a half of that, so that clients spread out, and
+// cut to max: no delay exceeds max, jitter included. Once the doubling has
+// reached max, delays lie in [max/2, max].
 func Exponential(initial, max time.Duration, count int) Policy {
 	return exponentialPolicy{initial: initial, max: max, count: count}
 }
@@ -125,12 +120,34 @@ func (p exponentialPolicy) String() string {
 }
 
 func (p exponentialPolicy) Delays() Delays {
+	// backoff/v4 doubles and caps the interval; the jitter is ours, because
+	// backoff/v4 applies its randomization after the cap (up to 1.5 × max).
 	b := backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(p.initial),
 		backoff.WithMaxInterval(p.max),
 		backoff.WithMultiplier(2),
-		backoff.WithRandomizationFactor(0.5),
+		backoff.WithRandomizationFactor(0),
 		backoff.WithMaxElapsedTime(0), // the count bounds it, not wall time
 	)
-	return backOff{backoff.WithMaxRetries(b, uint64(max(p.count, 0)))}
+	return &exponentialRun{b: backoff.WithMaxRetries(b, uint64(max(p.count, 0))), max: p.max, draw: rand.N[time.Duration]}
+}
+
+// exponentialRun randomizes the capped intervals of a backoff/v4 run
+// within [d/2, min(3d/2, max)]: jitter never takes a delay past max.
+type exponentialRun struct {
+	b    backoff.BackOff
+	max  time.Duration
+	draw func(n time.Duration) time.Duration // uniform in [0, n)
+}
+
+func (r *exponentialRun) Next() (time.Duration, bool) {
+	d := r.b.NextBackOff()
+	if d == backoff.Stop {
+		return 0, false
+	}
+	lo, hi := d-d/2, min(d+d/2, r.max)
+	if hi <= lo {
+		return min(lo, r.max), true
+	}
+	return lo + r.draw(hi-lo+1), true
 }

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -79,12 +80,68 @@ func TestExponentialGrowsAndCaps(t *testing.T) {
 		t.Fatalf("first delay %s not within 50%% of 10ms", ds[0])
 	}
 	for _, d := range ds {
-		if d > 120*time.Millisecond { // max 80ms + 50% randomization
-			t.Fatalf("delay %s exceeds the cap", d)
+		if d > 80*time.Millisecond {
+			t.Fatalf("delay %s exceeds the max 80ms", d)
 		}
 	}
 	if ds[len(ds)-1] < 40*time.Millisecond {
 		t.Fatalf("last delay %s did not grow toward the cap", ds[len(ds)-1])
+	}
+}
+
+// No delay of Exponential exceeds its max, jitter included. backoff/v4's
+// jitter is not seeded, so this draws many runs: each delay at the cap had
+// an even chance to pass it before the fix, so 2000 runs cannot all miss.
+func TestExponentialNeverExceedsMax(t *testing.T) {
+	for _, c := range []struct{ initial, max time.Duration }{
+		{100 * time.Millisecond, 300 * time.Millisecond},
+		{300 * time.Millisecond, 300 * time.Millisecond}, // the first delay is at the cap
+		{time.Millisecond, 3 * time.Millisecond},
+		{time.Nanosecond, 2 * time.Nanosecond},
+	} {
+		p := Exponential(c.initial, c.max, 8)
+		if err := p.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		var top time.Duration
+		for range 2000 {
+			for _, d := range drain(t, p.Delays()) {
+				if d > c.max {
+					t.Fatalf("%s: delay %s exceeds the max %s", p, d, c.max)
+				}
+				if d < c.initial/2 {
+					t.Fatalf("%s: delay %s under half the initial delay", p, d)
+				}
+				top = max(top, d)
+			}
+		}
+		if top < c.max*9/10 {
+			t.Errorf("%s: no delay in 16000 came within 10%% of the max (largest %s)", p, top)
+		}
+	}
+}
+
+// The jitter's extremes, drawn on purpose: the largest draw stays within
+// max, the smallest is half the interval, at every step of the doubling.
+func TestExponentialJitterExtremes(t *testing.T) {
+	p := Exponential(100*time.Millisecond, 300*time.Millisecond, 5).(exponentialPolicy)
+	for _, c := range []struct {
+		name string
+		draw func(time.Duration) time.Duration
+		want []time.Duration
+	}{
+		{"largest", func(n time.Duration) time.Duration { return n - 1 }, []time.Duration{150, 300, 300, 300, 300}},
+		{"smallest", func(time.Duration) time.Duration { return 0 }, []time.Duration{50, 100, 150, 150, 150}},
+	} {
+		run := p.Delays().(*exponentialRun)
+		run.draw = c.draw
+		ds := drain(t, run)
+		for i := range c.want {
+			c.want[i] *= time.Millisecond
+		}
+		if fmt.Sprint(ds) != fmt.Sprint(c.want) {
+			t.Errorf("%s draws: delays %v, want %v", c.name, ds, c.want)
+		}
 	}
 }
 

@@ -108,7 +108,8 @@
 // library's Client.Locks reports them: key, the holder's id (the same as
 // inspect shows, never the token), its owner, its age (now minus the
 // acquisition time recorded by the holder's clock, so clock skew between
-// the hosts shows in it), the fence, the remaining TTL on each node, and
+// the hosts shows in it), the largest fence counter read (see inspect),
+// the remaining TTL on each node, and
 // the number of nodes that hold it. A node that cannot be read (down, EVAL
 // refused) is marked "unreadable: <reason>" and its TTL column shows "?";
 // when fewer than a majority of the nodes can be read, ls prints nothing
@@ -140,8 +141,11 @@
 // # inspect and unlock
 //
 // inspect shows who holds KEY as a majority of the nodes says: owner
-// (host/pid/program by default), acquisition time, fence, the time a
-// majority keeps it, whether the nodes agree, and each node's view.
+// (host/pid/program by default), acquisition time, the largest fence
+// counter read (at least the holder's fence once its acquisition returned,
+// larger when the nodes' counters drifted apart, not the holder's fence),
+// the time a majority keeps it, whether the nodes agree, and each node's
+// view.
 // unlock --force evicts a holder that is gone or stuck, after confirmation
 // on a terminal (or with --yes; without a terminal and without --yes it
 // refuses): it deletes the lock on a majority only if the holder is still
@@ -297,11 +301,12 @@ const usageLs = `Usage: redlock ls [flags] [PATTERN]
 List the locks held on a majority of the nodes whose key (without the
 prefix) matches the glob PATTERN (default *): key, holder id (as inspect
 shows it), OWNER, AGE (now minus the acquisition time by the holder's
-clock: skew between the hosts shows in it), fence, remaining TTL on each
-node ("?": node unreadable), and how many nodes hold it. A lock held on
-fewer than a majority of the readable nodes is not listed, even when
-unreadable nodes could make it a majority: a warning on stderr says when
-nodes are unreadable. Keys and owners with control characters, spaces or
+clock: skew between the hosts shows in it), FENCE (the largest counter
+read, as inspect shows it), remaining TTL on each node ("?": node
+unreadable), and how many nodes hold it. A lock held on fewer than a
+majority of the readable nodes is not listed, even when unreadable nodes
+could make it a majority: a warning on stderr says when nodes are
+unreadable. Keys and owners with control characters, spaces or
 quotes are printed quoted.
 
 Flags:

@@ -18,11 +18,17 @@ const usageInspect = `Usage: redlock inspect [flags] KEY
 
 Show who holds KEY (without the prefix), as a majority of the nodes says:
 held or free, the holder's owner (host/pid/program unless it set another),
-when it was acquired, its fence, how long a majority keeps it, whether all
-nodes agree, and what each node says, including how long it has kept data
-for KEY (DATA AGE) and, for a node that lost its data, until when it sits
-out of KEY (RECOVERING; clients with the default recovery period). Changes
-nothing.
+when it was acquired, the largest fence counter the nodes report, how long
+a majority keeps it, whether all nodes agree, and what each node says,
+including how long it has kept data for KEY (DATA AGE) and, for a node that
+lost its data, until when it sits out of KEY (RECOVERING; clients with the
+default recovery period). Changes nothing.
+
+That fence is not the holder's own (its REDLOCK_FENCE): once the holder's
+acquisition has returned it is at least that, and larger when the nodes'
+counters drifted apart; a look that races the acquisition can read less.
+The next holder's fence is larger than every earlier holder's, not
+necessarily than this counter (unlock --force raises it on a majority).
 
 Flags:
   --prefix P     key prefix on the nodes (default "lock:")
@@ -92,7 +98,7 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 	fmt.Fprintf(tw, "key\t%s\n", info.Key)
 	if !info.Held {
 		fmt.Fprintf(tw, "held\tno (%s)\n", agree)
-		fmt.Fprintf(tw, "fence\t%d (the next holder gets a larger one)\n", info.Fence)
+		fmt.Fprintf(tw, "fence\t%d (the largest counter read)\n", info.Fence)
 	} else {
 		fmt.Fprintf(tw, "held\tyes (%s)\n", agree)
 		fmt.Fprintf(tw, "owner\t%s\n", orDash(info.Owner))
@@ -100,7 +106,7 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 			fmt.Fprintf(tw, "tick\t%s\n", d)
 		}
 		fmt.Fprintf(tw, "acquired\t%s\n", when(info.AcquiredAt, now))
-		fmt.Fprintf(tw, "fence\t%d\n", info.Fence)
+		fmt.Fprintf(tw, "fence\t%d (the largest counter read, not the holder's fence)\n", info.Fence)
 		fmt.Fprintf(tw, "remaining\t%s on a majority\n", info.Remaining.Round(time.Millisecond))
 		fmt.Fprintf(tw, "holder\t%s\n", info.Holder)
 	}

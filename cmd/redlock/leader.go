@@ -15,8 +15,13 @@ const usageLeader = `Usage: redlock leader [flags] NAME
 
 Print the current leader of the election NAME, as a majority of the nodes
 says, in one line of three tab-separated fields: its value (what elect
---value or Campaign set), its fence, and when its term began (RFC 3339, by
-the leader's clock). Changes nothing.
+--value or Campaign set), the largest fence counter the nodes report, and
+when its term began (RFC 3339, by the leader's clock). Changes nothing.
+
+That fence is not the leader's own (its REDLOCK_FENCE): once elect has
+started the leader's CMD it is at least that, and larger when the nodes'
+counters drifted apart; a look that races the term's start can read less.
+Write with REDLOCK_FENCE, never with this one.
 
 Flags:
   --prefix P     key prefix on the nodes (default "lock:")
