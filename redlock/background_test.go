@@ -10,6 +10,7 @@ import (
 // and the race detector has nothing to say (a sync.WaitGroup would report
 // an Add at zero concurrent with Wait).
 func TestInFlightAddWhileWaiting(t *testing.T) {
+	t.Parallel()
 	var g inFlight
 	var finished atomic.Int32
 	release := make(chan struct{})

@@ -16,6 +16,7 @@ import (
 // Bad input never panics, never hangs and never succeeds silently: it is an
 // ErrInvalidArgument, reported before anything reaches a node.
 func TestNewRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	a, b := memnode.New("a"), memnode.New("b")
 	var typedNil *memnode.Node
 	cases := map[string]struct {
@@ -52,6 +53,7 @@ func TestNewRejectsBadInput(t *testing.T) {
 }
 
 func TestOperationsRejectBadInput(t *testing.T) {
+	t.Parallel()
 	m := memnode.New("m")
 	c := newClient(t, []node.Node{m})
 	var nilCtx context.Context // a variable, so vet does not flag the nil literal

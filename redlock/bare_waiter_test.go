@@ -14,6 +14,7 @@ import (
 // fires), and a waiting Acquire gets the lock after the holder's release
 // by the retry policy's delays.
 func TestWaitersPollOverNodesWithoutSubscriber(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	var nodes []node.Node
 	for _, n := range nodesOf(cl) {

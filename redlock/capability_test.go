@@ -16,6 +16,7 @@ type bareNode struct{ node.Node }
 // releases locks; the administrative calls that need a capability fail
 // with a per-node error wrapping errors.ErrUnsupported, never a panic.
 func TestNodeWithoutCapabilitiesGetsTypedErrors(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	var nodes []node.Node
 	for _, n := range nodesOf(cl) {

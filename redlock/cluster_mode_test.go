@@ -68,6 +68,7 @@ func clusterModeClient(t *testing.T, addr string) *redis.ClusterClient {
 // CROSSSLOT. On the old design the lock key and its counter hashed to
 // different slots and every acquisition failed.
 func TestClusterMode(t *testing.T) {
+	t.Parallel()
 	for _, layout := range []struct {
 		name          string
 		cluster, flat int

@@ -80,6 +80,7 @@ func (r releasedNode) Release(ctx context.Context, a node.ReleaseArgs) (bool, er
 // for a new key (its marker is written). A plain Redlock (SET NX PX, then a compare-and-delete script:
 // GET, DEL) runs 4 per node. The breakdown is logged (go test -v).
 func TestCommandsPerCycle(t *testing.T) {
+	t.Parallel()
 	const cycles = 20
 	for _, tc := range []struct {
 		name  string

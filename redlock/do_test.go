@@ -22,6 +22,7 @@ import (
 // Do keeps the lock for twice its TTL while fn runs; another client
 // cannot take it meanwhile, and it is free once Do returns.
 func TestDoKeepsLockAliveBeyondTTL(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3)
 	other := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Never()))
 	ctx := ctxFor(t)
@@ -64,6 +65,7 @@ func TestDoKeepsLockAliveBeyondTTL(t *testing.T) {
 // Do cancels fn's context with cause ErrLockLost when a majority of nodes
 // goes away, before the lock's validity ends.
 func TestDoCancelsOnMajorityLoss(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"killed", "restarted-empty"} {
 		t.Run(mode, func(t *testing.T) {
 			cl, c := start(t, 3)
@@ -124,6 +126,7 @@ func TestDoCancelsOnMajorityLoss(t *testing.T) {
 
 // Do releases the lock when fn panics, then panics again with the value.
 func TestDoReleasesOnPanic(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
@@ -152,6 +155,7 @@ func TestDoReleasesOnPanic(t *testing.T) {
 
 // TryDo runs fn once, and returns (false, nil) while someone else holds it.
 func TestTryDoReturnsFalseWhenHeld(t *testing.T) {
+	t.Parallel()
 	_, c := start(t, 3)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
@@ -181,6 +185,7 @@ func TestTryDoReturnsFalseWhenHeld(t *testing.T) {
 // locks are extended continuously and released at random points of their
 // rounds; afterwards no node holds any of them.
 func TestNoExtensionAfterRelease(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	var nodes []node.Node
 	for _, n := range nodesOf(cl) {
@@ -250,6 +255,7 @@ func (d delayedBatchNode) Extend(ctx context.Context, ops []node.ExtendArgs) ([]
 // A lock that is only held (not kept) ends when its validity runs out: Done
 // closes, Err wraps ErrLockLost, and Extend moves the end.
 func TestDoneClosesWhenValidityEnds(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, []node.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")})
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 200*time.Millisecond)
@@ -284,6 +290,7 @@ func TestDoneClosesWhenValidityEnds(t *testing.T) {
 // nodes fail, Done closes a safety margin before the validity ends. On
 // synctest's clock: on real time a starved watchdog let the 300ms TTL lapse.
 func TestKeepAliveMemoryNodes(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		nodes := []*memnode.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 		c := newClient(t, []node.Node{nodes[0], nodes[1], nodes[2]}, redlock.WithKeepAlive(extend.WithSafetyMargin(50*time.Millisecond)))
@@ -328,6 +335,7 @@ func TestKeepAliveMemoryNodes(t *testing.T) {
 
 // WithMaxHold ends a kept lock at the cap even though it could be extended.
 func TestDoMaxHold(t *testing.T) {
+	t.Parallel()
 	c := newClient(t, []node.Node{memnode.New("a")}, redlock.WithKeepAlive(extend.WithMaxHold(400*time.Millisecond)))
 	ctx := ctxFor(t)
 	began := time.Now()
@@ -345,6 +353,7 @@ func TestDoMaxHold(t *testing.T) {
 
 // NewLocal is a single memory node and says so once in the log.
 func TestNewLocalWarnsOnce(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	c, err := redlock.NewLocal(redlock.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	if err != nil {
@@ -365,6 +374,7 @@ func TestNewLocalWarnsOnce(t *testing.T) {
 }
 
 func TestExtendOptionsValidated(t *testing.T) {
+	t.Parallel()
 	for name, opt := range map[string]redlock.Option{
 		"negative threshold": redlock.WithKeepAlive(extend.WithThreshold(-time.Second)),
 		"negative margin":    redlock.WithKeepAlive(extend.WithSafetyMargin(-time.Second)),

@@ -38,6 +38,7 @@ func (n laterExtend) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.
 // its token, also when the other nodes fail, and fail first: two failures of
 // five are not "too many nodes failed", and the loss is final at once.
 func TestEvictedHolderLearnsDespiteFailingMinority(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 5)
 	var nodes []node.Node
 	for i, rc := range cl.Clients() {

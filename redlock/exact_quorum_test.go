@@ -22,6 +22,7 @@ import (
 // new to every yes node still waits the linger: nothing shows that those
 // nodes did not lose it.
 func TestExactQuorumYoungKeyDoesNotWaitForDeadNodes(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ms := memNodes(5)
 		nodes := asNodes(ms)
@@ -87,6 +88,7 @@ func (f flaky) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 // loss, so it hears node 2, marked failing by its client, within the
 // linger, and node 0 sits out instead of granting the lock twice.
 func TestYoungKeyLingerHearsStaleFailingNodeAfterDataLoss(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ms := memNodes(3)
 		const ttl = time.Second
@@ -163,6 +165,7 @@ func (cutOff) Release(context.Context, node.ReleaseArgs) (bool, error) { return 
 // counts node 0, however much slower the keeper is than the others, and
 // when a node stays silent node 0 does not count.
 func TestYoungMarkerBesideAnIdleOneHearsEveryNode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		keeper func(Node) Node

@@ -13,6 +13,7 @@ import (
 
 // One node killed and one paused of 5: the majority of 3 still locks.
 func TestMinorityDownStillLocks(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 5) // the paused node costs no node timeout: the answer comes at a majority
 	ctx := ctxFor(t)
 	if err := cl.Nodes()[0].Kill(); err != nil {
@@ -39,6 +40,7 @@ func TestMinorityDownStillLocks(t *testing.T) {
 // Three of 5 nodes down: Acquire fails with the typed error, naming the
 // nodes, within the retry policy, and does not hang.
 func TestMajorityDownFailsTyped(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 5,
 		redlock.WithNodeTimeout(200*time.Millisecond),
 		redlock.WithRetry(retry.Constant(3, 50*time.Millisecond, 0)))
@@ -80,6 +82,7 @@ func TestMajorityDownFailsTyped(t *testing.T) {
 // A node restarted empty has lost its script cache: the client's EVALSHA
 // gets NOSCRIPT and falls back to EVAL, on the same go-redis client.
 func TestNoscriptAfterRestart(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3)
 	ctx := ctxFor(t)
 	cycle := func() {
@@ -124,6 +127,7 @@ func TestNoscriptAfterRestart(t *testing.T) {
 // A lock's handle is safe to share: concurrent Extend, Release and reads
 // race only in the way the API promises (exactly one Release wins).
 func TestLockHandleIsSafeToShare(t *testing.T) {
+	t.Parallel()
 	_, c := start(t, 3)
 	ctx := context.Background()
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 5*time.Second)

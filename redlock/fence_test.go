@@ -86,6 +86,7 @@ func restartEmpty(t *testing.T, cl *redistest.Cluster, which ...int) {
 // On the old design a missing counter started from the acquiring client's
 // wall clock, so the fence went back by the skew.
 func TestFenceSkewedClocksAfterDataLoss(t *testing.T) {
+	t.Parallel()
 	const skew = 60 * time.Second
 	for _, tc := range []struct {
 		name  string
@@ -125,6 +126,7 @@ func TestFenceSkewedClocksAfterDataLoss(t *testing.T) {
 // clocks are 60 s fast, 60 s slow or correct: every fence is above all
 // earlier ones.
 func TestFenceSkewedClocksOneNodeRestart(t *testing.T) {
+	t.Parallel()
 	const skew = 60 * time.Second
 	cl := startCluster(t, 3)
 	nodes := nodesOf(cl)
@@ -177,6 +179,7 @@ func dumpKeys(ctx context.Context, cl *redistest.Cluster) string {
 // its counter expired still gets a larger fence than before (the counter
 // starts again from the clock).
 func TestFenceCountersExpireWhenIdle(t *testing.T) {
+	t.Parallel()
 	const (
 		keys      = 50
 		ttl       = 2 * time.Second // tombstones live one TTL
@@ -292,6 +295,7 @@ func TestFenceCountersExpireWhenIdle(t *testing.T) {
 // B's fence counter ("lock:a:fence"): B's acquisitions failed, or A could
 // not acquire at all.
 func TestFencePrefixesDoNotCollide(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	a := newClient(t, nodesOf(cl), redlock.WithKeyPrefix("lock:a:"), redlock.WithNodeTimeout(slowNodeTimeout))
 	b := newClient(t, nodesOf(cl), redlock.WithKeyPrefix("lock:"), redlock.WithNodeTimeout(slowNodeTimeout))

@@ -11,6 +11,7 @@ import (
 // without returning (runtime.Goexit, as t.FailNow does) still has its lock
 // released, not kept alive by the watchdog for as long as the client lives.
 func TestDoReleasesWhenFnExitsTheGoroutine(t *testing.T) {
+	t.Parallel()
 	_, c := start(t, 3)
 	ctx := ctxFor(t)
 	for _, name := range []string{"Do", "TryDo"} {

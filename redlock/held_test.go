@@ -99,6 +99,7 @@ func heldSetup(t *testing.T, n int, ttl time.Duration) (*redistest.Cluster, *red
 // waits until each node saw 10,000 of them, however long a loaded machine
 // takes (up to a hang guard), and compares rounds with the ticks that passed.
 func TestKeepAlive10kOneRoundPerNodePerTick(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("10,000 locks")
 	}
@@ -181,6 +182,7 @@ func TestKeepAlive10kOneRoundPerNodePerTick(t *testing.T) {
 //
 //	QUORUMLOCK_MEASURE_HELD=30s go test -run TestMeasureHeld10k -v ./redlock/
 func TestMeasureHeld10k(t *testing.T) {
+	t.Parallel()
 	d, err := time.ParseDuration(os.Getenv("QUORUMLOCK_MEASURE_HELD"))
 	if err != nil {
 		t.Skip("set QUORUMLOCK_MEASURE_HELD=30s to measure")

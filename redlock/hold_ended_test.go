@@ -13,6 +13,7 @@ import (
 // held. On a lock already released, or already expired, fn does not run,
 // and the errors say why (ErrLockLost).
 func TestHoldDoesNotRunFnOnAnEndedLock(t *testing.T) {
+	t.Parallel()
 	_, c := start(t, 3)
 	ctx := ctxFor(t)
 

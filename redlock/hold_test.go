@@ -14,6 +14,7 @@ import (
 // Hold keeps fn's error, the loss and the release's failure apart, so a
 // caller can log a failed release without failing the work.
 func TestHoldReportsReleaseFailureApart(t *testing.T) {
+	t.Parallel()
 	nodes := []*memnode.Node{memnode.New("a"), memnode.New("b"), memnode.New("c")}
 	c := newClient(t, []node.Node{nodes[0], nodes[1], nodes[2]})
 	ctx := context.Background()

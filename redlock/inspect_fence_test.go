@@ -46,6 +46,7 @@ func (uninspectableNode) Inspect(context.Context, string) (node.Holding, error) 
 // cannot read node 0 reads less while that raise is in flight, and at
 // least the holder's fence once the acquisition has returned.
 func TestInspectFenceOnceAcquisitionReturned(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
@@ -105,6 +106,7 @@ func TestInspectFenceOnceAcquisitionReturned(t *testing.T) {
 // counted higher than the fence, and every look that reads it reports its
 // count.
 func TestInspectFenceAboveHoldersWhenCountersDrift(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)

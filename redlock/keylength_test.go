@@ -19,6 +19,7 @@ import (
 // ErrInvalidArgument, and nothing reaches a node; the error does not carry
 // the whole key.
 func TestOverlongKeyIsRefusedBeforeAnyNode(t *testing.T) {
+	t.Parallel()
 	var servers []*fakeresp.Server
 	var nodes []node.Node
 	for range 3 {
@@ -65,6 +66,7 @@ func TestOverlongKeyIsRefusedBeforeAnyNode(t *testing.T) {
 
 // A key of exactly MaxKeyLength bytes locks as any other.
 func TestKeyOfMaxLengthLocks(t *testing.T) {
+	t.Parallel()
 	_, c := start(t, 3)
 	ctx := ctxFor(t)
 	l, err := c.Acquire(ctx, strings.Repeat("k", redlock.MaxKeyLength), 10*time.Second)

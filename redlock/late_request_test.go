@@ -39,6 +39,7 @@ func (g gatedNode) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Ex
 // released there cannot create the key (v1: it held the key for a full TTL
 // with a token nobody owned).
 func TestLateAcquireAfterReleaseCreatesNoKey(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 5)
 	nodes := nodesOf(cl)
 	gate := make(chan struct{})
@@ -63,6 +64,7 @@ func TestLateAcquireAfterReleaseCreatesNoKey(t *testing.T) {
 // With a manual Extend, an extension that re-asserts a missing key and
 // lands after Release cannot bring the key back.
 func TestLateExtendAfterReleaseCreatesNoKey(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 3)
 	nodes := nodesOf(cl)
 	gate := make(chan struct{})

@@ -18,6 +18,7 @@ import (
 // method of a file that (directly or through others) calls one of its own.
 // A reader follows a call down and never comes back to a file they left.
 func TestFileCallsPointOneWay(t *testing.T) {
+	t.Parallel()
 	edges := fileCalls(t)
 	if cycle := findCycle(edges); cycle != nil {
 		var b strings.Builder

@@ -31,6 +31,7 @@ const (
 // for the delay: an attempt then is refused. A waiter gets the key after
 // the delay, with a TookOver report naming the killed holder.
 func TestLockDelayAfterKilledHolder(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	ctx, key := ctxFor(t), uniqueKey(t)
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestHelperDelayedHolder$")
@@ -93,6 +94,7 @@ func TestLockDelayAfterKilledHolder(t *testing.T) {
 // A clean release ends the lock at once, delay or not: the next attempt
 // acquires, and takes over from nobody.
 func TestLockDelayNotAfterRelease(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	ctx, key := ctxFor(t), uniqueKey(t)
 	holder := newClient(t, nodesOf(cl), redlock.WithLockDelay(time.Hour))
@@ -115,6 +117,7 @@ func TestLockDelayNotAfterRelease(t *testing.T) {
 }
 
 func TestNegativeLockDelayRefused(t *testing.T) {
+	t.Parallel()
 	_, err := redlock.New([]node.Node{memnode.New("a")}, redlock.WithLockDelay(-time.Second))
 	if !errors.Is(err, redlock.ErrInvalidArgument) || !strings.Contains(err.Error(), "lock delay -1s is negative") {
 		t.Fatalf("WithLockDelay(-1s): %v, want ErrInvalidArgument saying the lock delay -1s is negative", err)

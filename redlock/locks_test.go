@@ -16,6 +16,7 @@ import (
 // another prefix, matching keys that were released (their counters and
 // tombstones remain) and matching keys held on one node only.
 func TestLocksListsMatchingHeldAmong10000(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	const prefix = "t[1]*:" // glob characters in the prefix must match literally
 	c := newClient(t, nodesOf(cl), redlock.WithOwner("lister"), redlock.WithKeyPrefix(prefix))
@@ -118,6 +119,7 @@ func TestLocksListsMatchingHeldAmong10000(t *testing.T) {
 // With one of three nodes silent Locks still lists every held key; with
 // two silent it yields ErrQuorumUnreachable.
 func TestLocksWithNodesDown(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	c := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(2*time.Second))
 	ctx := ctxFor(t)

@@ -12,6 +12,7 @@ import (
 // Once the lock was declared lost, Extend fails with
 // ErrLockLost and does not move ValidUntil. Loss is final.
 func TestExtendAfterLossFails(t *testing.T) {
+	t.Parallel()
 	_, c := start(t, 3, redlock.WithKeepAlive(extend.WithMaxHold(300*time.Millisecond)))
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 10*time.Second)

@@ -17,6 +17,7 @@ import (
 // release: Extend, Inspect, Locks, Released and ForceRelease all succeed on
 // the majority, without a panic or a hang.
 func TestLyingNodesFailAloneInEveryCall(t *testing.T) {
+	t.Parallel()
 	real := startCluster(t, 3)
 	for _, f := range fakeresp.Faults {
 		t.Run(f.Name, func(t *testing.T) {

@@ -80,6 +80,7 @@ func lyingNodes(t *testing.T, n int, f fakeresp.Fault) []node.Node {
 // reported as its own node's error (ErrNodePanic where go-redis panicked
 // decoding the reply, with the stack in the log), and the process lives.
 func TestLyingNodesAreOnlyTheirOwnFailure(t *testing.T) {
+	t.Parallel()
 	real := startCluster(t, 3)
 	for _, f := range fakeresp.Faults {
 		t.Run(f.Name, func(t *testing.T) {
@@ -140,6 +141,7 @@ func checkLiarErrors(t *testing.T, f fakeresp.Fault, errs []error) {
 // so the call fails with ErrQuorumUnreachable, in which each liar's
 // failure is a *NodeError that wraps ErrNodePanic.
 func TestLyingMajorityFailsWithNodePanicErrors(t *testing.T) {
+	t.Parallel()
 	real := startCluster(t, 1)
 	huge := fakeresp.Fault{Name: "huge-array", Reply: []byte("*1000000000000000\r\n")}
 	liars := lyingNodes(t, 2, huge)

@@ -1,12 +1,21 @@
 package redlock_test
 
 import (
+	"flag"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) {
+	// Most tests wait on their own redis-server nodes and timers, not on
+	// the CPU: run 8 at once unless -parallel says otherwise.
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", "8")
+	}
 	goleak.VerifyTestMain(m,
 		// After a failed dial to a killed node, go-redis probes it again
 		// from a goroutine that sleeps a second first; it is go-redis's,

@@ -14,6 +14,7 @@ import (
 // holder's lock has ended as released. Without a hold, Release frees the
 // key at once.
 func TestHoldAtLeastLeavesTheKeyUntilTheHoldEnds(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3)
 	other := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(testNodeTimeout))
 	ctx, key := ctxFor(t), uniqueKey(t)

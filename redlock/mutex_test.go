@@ -25,6 +25,7 @@ import (
 // REDLOCK_TEST_BROKEN_QUORUM=1 gives each client its own 2 of the 5 nodes (a
 // "quorum" of a minority), to show that the test catches a broken lock.
 func TestMutualExclusionUnderContention(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 5)
 	const clients, perClient, sections = 3, 8, 2000
 	var cs []*redlock.Client
@@ -109,6 +110,7 @@ func contentionNodes(cl *redistest.Cluster, i int) []node.Node {
 // strictly increasing fences in acquisition order. Counted in acquisitions:
 // the context is only a hang guard.
 func TestFenceStrictlyIncreasesAcrossClients(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 5)
 	var cs []*redlock.Client
 	for range 4 {
@@ -170,6 +172,7 @@ func TestFenceStrictlyIncreasesAcrossClients(t *testing.T) {
 // The fence comes from the nodes, not from the client: a fresh client on
 // the same nodes continues the sequence.
 func TestFenceContinuesAcrossClients(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	ctx := context.Background()
 	key := uniqueKey(t)

@@ -146,6 +146,7 @@ func cmdables(cl *redistest.Cluster) []redis.Cmdable {
 // across many operations (the first ones concurrent), and the operations
 // still work. On the old design nothing was logged.
 func TestEvictionWarnedOnce(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	evicting := cl.Nodes()[0]
 	setEvictionPolicy(t, evicting, "allkeys-lru")
@@ -203,6 +204,7 @@ func TestEvictionWarnedOnce(t *testing.T) {
 // policy, and so does the next; no key is created. With every node on
 // noeviction the same option works.
 func TestEvictionRefused(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	evicting := cl.Nodes()[1]
 	setEvictionPolicy(t, evicting, "allkeys-lru")
@@ -239,6 +241,7 @@ func TestEvictionRefused(t *testing.T) {
 // have answered, every operation fails with ErrInvalidArgument naming both.
 // On the old design they were two votes. Three distinct servers work.
 func TestSameServerTwoNames(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	ctx := ctxFor(t)
 	port := cl.Nodes()[0].Addr()[strings.LastIndex(cl.Nodes()[0].Addr(), ":")+1:]
@@ -295,6 +298,7 @@ func TestSameServerTwoNames(t *testing.T) {
 // answer at first contact (paused) is warned about once it answers, once,
 // while operations go on.
 func TestEvictionWarnedWhenIdentifiedLate(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	evicting := cl.Nodes()[2]
 	setEvictionPolicy(t, evicting, "volatile-lru") // evicts keys with a TTL: lock keys
@@ -356,6 +360,7 @@ func (n unnamedNode) Identify(ctx context.Context) (node.Identity, error) {
 // server) never make a majority of 3 on their own; once it says, every
 // operation fails with ErrInvalidArgument.
 func TestSameServerTwoNamesIdentifiedLate(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	ctx := ctxFor(t)
 	addr := cl.Nodes()[0].Addr()

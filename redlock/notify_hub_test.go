@@ -35,6 +35,7 @@ func hubClient(t *testing.T) *Client {
 // while the woken waiter tries, and the wake passed on by a woken waiter
 // that leaves without the lock.
 func TestHubRules(t *testing.T) {
+	t.Parallel()
 	c := hubClient(t)
 	h := &c.notify
 	const key = "lock:k"
@@ -116,6 +117,7 @@ func TestHubRules(t *testing.T) {
 // With notifications off, nothing is registered and no announcement is
 // published by memory nodes.
 func TestHubOff(t *testing.T) {
+	t.Parallel()
 	_, err := New([]node.Node{memnode.New("m0")}, WithReleaseNotifications(false), WithRetry(nil))
 	if err == nil {
 		t.Fatal("nil retry accepted")
@@ -138,6 +140,7 @@ func TestHubOff(t *testing.T) {
 // split, on any release; after an attempt that found no quorum, on none.
 // Announcements that came while it tried count the same way.
 func TestHubWakesOnlyOnTheHolder(t *testing.T) {
+	t.Parallel()
 	c := hubClient(t)
 	h := &c.notify
 	const key = "lock:k"
@@ -187,6 +190,7 @@ func TestHubWakesOnlyOnTheHolder(t *testing.T) {
 // it is back, the parked waiters of every key look again (one per key),
 // whatever they wait for.
 func TestHubRestoredSubscriptionWakesWaiters(t *testing.T) {
+	t.Parallel()
 	c := hubClient(t)
 	h := &c.notify
 	a := c.notify.joinWaiters(context.Background(), "lock:a", time.Second)

@@ -181,6 +181,7 @@ const wokenDelay = 10 * time.Minute
 // Rule 5: a waiter wakes on the holder's release, not after the retry
 // policy's delay or the holder's TTL (10 minutes each).
 func TestNotifyWakesOnRelease(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 3)
 	obs := &eventCounter{}
 	holder := newClient(t, nodesOf(cl))
@@ -191,6 +192,7 @@ func TestNotifyWakesOnRelease(t *testing.T) {
 // The same handoff without notifications takes the policy's delay: the
 // test above could fail.
 func TestNotifyOffWaitsPolicyDelay(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 3)
 	obs := &eventCounter{}
 	holder := newClient(t, nodesOf(cl), redlock.WithReleaseNotifications(false))
@@ -205,6 +207,7 @@ func TestNotifyOffWaitsPolicyDelay(t *testing.T) {
 // with them on still gets the lock, by the policy's delay (mixed
 // deployments keep working).
 func TestNotifyMixedClients(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 3)
 	obs := &eventCounter{}
 	holder := newClient(t, nodesOf(cl), redlock.WithReleaseNotifications(false))
@@ -219,6 +222,7 @@ func TestNotifyMixedClients(t *testing.T) {
 // every release woke every waiter, the k-th handoff alone would cost k-1
 // lost attempts: 120 in all, plus the 16 first ones.
 func TestNotifyNoStampede(t *testing.T) {
+	t.Parallel()
 	const waiters = 16
 	cl := redistest.StartT(t, 3)
 	obs := &eventCounter{}
@@ -289,6 +293,7 @@ type scripterOnly struct{ redis.Scripter }
 // waiting falls back to the policy's delays and says so once; after the
 // node comes back, releases wake waiters again.
 func TestNotifySubscriptionBreaksAndRecovers(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 3)
 	rcs := cl.Clients()
 	nodes := []node.Node{
@@ -370,6 +375,7 @@ func TestNotifyCloseStopsGoroutines(t *testing.T) {
 
 // Memory nodes announce releases in process, with the same waking.
 func TestNotifyMemoryNodes(t *testing.T) {
+	t.Parallel()
 	nodes := []node.Node{memnode.New("m0"), memnode.New("m1"), memnode.New("m2")}
 	obs := &eventCounter{}
 	holder := newClient(t, nodes)
@@ -383,6 +389,7 @@ func TestNotifyMemoryNodes(t *testing.T) {
 // policy's 10 s delay would show. (The hub's own rules, such as passing on
 // the wake of a woken waiter that gives up, are in notify_hub_test.go.)
 func TestNotifyFIFOAndPassOn(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		nodes := []node.Node{memnode.New("m0"), memnode.New("m1"), memnode.New("m2")}
 		c, err := redlock.New(nodes, redlock.WithRetry(retry.Constant(10, 10*time.Second, 0)))
@@ -513,6 +520,7 @@ func (g *attemptGuard) Observe(ev observe.Event) {
 // the loop would take no time at all: the guard cancels it and the test
 // fails with the count.
 func TestNotifyUndoDoesNotWakeWaiters(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		var nodes []node.Node
 		var mems []*memnode.Node
@@ -600,6 +608,7 @@ func (n lateNode) Release(ctx context.Context, a node.ReleaseArgs) (bool, error)
 // gets the lock (memory nodes in a synctest bubble; before, it slept the
 // ten minutes).
 func TestNotifyWokenAheadOfTheRelease(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		nodes := []node.Node{memnode.New("m0"),
 			lateNode{memnode.New("m1"), 2 * time.Millisecond}, lateNode{memnode.New("m2"), 2 * time.Millisecond}}

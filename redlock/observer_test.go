@@ -72,6 +72,7 @@ func (r *recorder) balanced(t *testing.T, key string, calls int) {
 func lockName(key string) string { return defaults.KeyPrefix + "{" + key + "}" }
 
 func TestEventsAcquireRelease(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	cl := startCluster(t, 3)
 	c, err := redlock.New(nodesOf(cl), redlock.WithObserver(rec))
@@ -116,6 +117,7 @@ func TestEventsAcquireRelease(t *testing.T) {
 }
 
 func TestEventsContendedCanceledExpired(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	_, c := start(t, 3, redlock.WithObserver(rec))
 	ctx := ctxFor(t)
@@ -158,6 +160,7 @@ func TestEventsContendedCanceledExpired(t *testing.T) {
 }
 
 func TestEventsLostNotOurs(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	cl, c := start(t, 3, redlock.WithObserver(rec))
 	ctx := ctxFor(t)
@@ -177,6 +180,7 @@ func TestEventsLostNotOurs(t *testing.T) {
 }
 
 func TestEventsSplitVote(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	cl, c := start(t, 5, redlock.WithObserver(rec))
 	ctx := ctxFor(t)
@@ -198,6 +202,7 @@ func TestEventsSplitVote(t *testing.T) {
 }
 
 func TestEventsKept(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	_, c := start(t, 3, redlock.WithObserver(rec))
 	ctx := ctxFor(t)
@@ -227,6 +232,7 @@ func TestEventsKept(t *testing.T) {
 
 // Nodes die under a kept lock: failed extensions, then the watchdog's loss.
 func TestEventsWatchdogLoss(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	cl, c := start(t, 3, redlock.WithObserver(rec), redlock.WithKeepAlive(extend.WithRetryInterval(20*time.Millisecond)))
 	ctx := ctxFor(t)
@@ -278,6 +284,7 @@ func TestEventsWatchdogLoss(t *testing.T) {
 // says so in its observe.Acquired (Reason "took_over"), as TookOver does; one
 // after a release does not.
 func TestEventsTakeover(t *testing.T) {
+	t.Parallel()
 	rec := &recorder{}
 	cl := startCluster(t, 3)
 	ctx := ctxFor(t)

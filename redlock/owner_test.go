@@ -32,6 +32,7 @@ import (
 var patient = redlock.WithRetry(retry.Constant(600, 100*time.Millisecond, 20*time.Millisecond))
 
 func TestOwnerDefaultIsHostPidProgram(t *testing.T) {
+	t.Parallel()
 	_, c := start(t, 3)
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 30*time.Second)
@@ -61,6 +62,7 @@ func TestOwnerDefaultIsHostPidProgram(t *testing.T) {
 }
 
 func TestOwnerBadInput(t *testing.T) {
+	t.Parallel()
 	m := []node.Node{memnode.New("a")}
 	for name, owner := range map[string]string{
 		"empty": "", "newline": "w\n1", "NUL": "w\x00", "invalid UTF-8": "w\xff", "too long": strings.Repeat("w", node.MaxOwnerLen+1),
@@ -103,6 +105,7 @@ func TestOwnerBadInput(t *testing.T) {
 }
 
 func TestInspectHeldAndFree(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3, redlock.WithOwner("inspector-test"))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
@@ -145,6 +148,7 @@ func TestInspectHeldAndFree(t *testing.T) {
 // majority, says the nodes disagree, and shows each node as it is; the
 // holder's extension puts the key (with its owner) back, and they agree.
 func TestInspectAgreesWithNodesAfterRestart(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3, redlock.WithOwner("restart-test"))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
@@ -199,6 +203,7 @@ func TestInspectAgreesWithNodesAfterRestart(t *testing.T) {
 // the evicted holder's late write, and the evicted holder's next
 // extension reports the loss.
 func TestForceReleaseFencesEvictedHolder(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	stuck := newClient(t, nodesOf(cl), redlock.WithOwner("stuck-deployer"))
 	next := newClient(t, nodesOf(cl), redlock.WithOwner("next-deployer"), patient)
@@ -268,6 +273,7 @@ func TestForceReleaseFencesEvictedHolder(t *testing.T) {
 // A holder whose client closed without releasing lets the lock expire; the
 // next worker takes over and learns from whom.
 func TestTakeoverAfterClosedClient(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
@@ -322,6 +328,7 @@ func TestTakeoverAfterClosedClient(t *testing.T) {
 }
 
 func TestNoTakeoverAfterRelease(t *testing.T) {
+	t.Parallel()
 	_, c := start(t, 3)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
@@ -348,6 +355,7 @@ const holderEnv = "QUORUMLOCK_TEST_HOLDER"
 // cleanup); a second worker takes the lock over once it expires, with the
 // killed worker's owner and fence.
 func TestTakeoverAfterKilledHolder(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
@@ -428,6 +436,7 @@ func redisClient(addr string) *redis.Client { return redis.NewClient(&redis.Opti
 // snapshot) are raised by the force release: a new holder on those nodes
 // alone still gets a larger fence.
 func TestForceReleaseRaisesLaggingCounters(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	c := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(2*time.Second))
 	ctx := ctxFor(t)
@@ -470,6 +479,7 @@ func tookOverFence(got, previous, ours uint64) bool { return got >= previous && 
 // delay is ten minutes, is woken by it and takes the lock (without the
 // announcement it would sleep past the test's hang guard).
 func TestForceReleaseWakesWaiter(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	holder := newClient(t, nodesOf(cl), redlock.WithOwner("stuck"))
 	operator := newClient(t, nodesOf(cl))
@@ -509,6 +519,7 @@ func TestForceReleaseWakesWaiter(t *testing.T) {
 // watchdog's next extension: its work's context ends with a cause that
 // wraps ErrLockLost, and Do returns it.
 func TestForceReleaseEndsKeptLock(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	worker := newClient(t, nodesOf(cl), redlock.WithOwner("kept"))
 	operator := newClient(t, nodesOf(cl))

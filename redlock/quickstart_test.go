@@ -14,6 +14,7 @@ import (
 // The README's quickstart, line for line, on real redis-server nodes
 // instead of 10.0.0.x: it must run, not only compile (ExampleNew).
 func TestQuickstartRuns(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	ran := false
 	quickstart := func(addrs []string) {

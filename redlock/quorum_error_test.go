@@ -14,6 +14,7 @@ import (
 // The count in an ErrQuorumUnreachable error matches the node
 // errors joined in it, one per failed node.
 func TestQuorumErrorCountsAgree(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 5, redlock.WithNodeTimeout(2*time.Second), redlock.WithRetry(retry.Never()))
 	ctx := ctxFor(t)
 	if _, err := c.TryAcquire(ctx, uniqueKey(t), time.Minute); err != nil { // first contact

@@ -72,6 +72,7 @@ func mustNew(t *testing.T, nodes []node.Node, opts ...Option) *Client {
 // A silent node delays neither a won nor a lost attempt: both are decided
 // by the other nodes at once; the stall guard only bounds the background.
 func TestRoundDecidesWithoutSilentNode(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ms := memNodes(5)
 		nodes := asNodes(ms)
@@ -115,6 +116,7 @@ func TestRoundDecidesWithoutSilentNode(t *testing.T) {
 // the node timeout plus stallGrace, not later, even if the nodes never
 // answer; each silent node is one NodeError.
 func TestRoundStallGuard(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ms := memNodes(3)
 		nodes := asNodes(ms)
@@ -148,6 +150,7 @@ func TestRoundStallGuard(t *testing.T) {
 // the votes 2-2-1: exactly one of them gets the lock, and the others are
 // told it is held, within a few rounds of the fake clock.
 func TestRoundSplitVoteResolved(t *testing.T) {
+	t.Parallel()
 	for round := range 20 {
 		synctest.Test(t, func(t *testing.T) {
 			ms := memNodes(5)
@@ -189,6 +192,7 @@ func TestRoundSplitVoteResolved(t *testing.T) {
 // A lost attempt's undo runs in the background; Close waits for it, and
 // then no node holds the failed token.
 func TestRoundUndoFinishesBeforeClose(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ms := memNodes(5)
 		holder := mustNew(t, asNodes(ms))
@@ -222,6 +226,7 @@ func TestRoundUndoFinishesBeforeClose(t *testing.T) {
 // wait for them again (a regression: every Acquire after the first waited
 // a whole node timeout).
 func TestAcquireWaitsForSubscriptionsOnce(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		c := mustNew(t, asNodes(memNodes(3)), WithNodeTimeout(time.Second))
 		ctx := context.Background()
@@ -260,6 +265,7 @@ func (s shy) Identify(ctx context.Context) (node.Identity, error) {
 // nodes held by another client, the lock needs it (a regression: under load
 // such attempts ended as split votes).
 func TestLateIdentifiedNodeCounts(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ms := memNodes(5)
 		nodes := asNodes(ms)

@@ -34,6 +34,7 @@ func writeMarker(t *testing.T, n *redistest.Node, name string, age, touchedAgo t
 // with new markers count. A marker touched within the period still sits
 // them out: a lock may hold the key there.
 func TestIdleKeyMarkersExpiringApartDoNotSitOut(t *testing.T) {
+	t.Parallel()
 	const period = time.Minute
 	cl := redistest.StartT(t, 3)
 	log := &recoveringLog{}
@@ -74,6 +75,7 @@ func TestIdleKeyMarkersExpiringApartDoNotSitOut(t *testing.T) {
 // twice the period, and node 0 is flushed. A competitor whose node 2 answers far later than the
 // others is refused: it hears node 2 before it counts node 0.
 func TestLostKeyBesideIdleMarkerHearsSlowKeeper(t *testing.T) {
+	t.Parallel()
 	const period = time.Minute
 	cl := redistest.StartT(t, 3)
 	ctx := ctxFor(t)

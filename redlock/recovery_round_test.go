@@ -26,6 +26,7 @@ func (l lateNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.Acquire
 // key: the round gives the other nodes a moment, hears the late node, and
 // its old marker makes the four sit out.
 func TestFreshKeyWaitsAMomentForTheOtherNodes(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ms := memNodes(5)
 		nodes := asNodes(ms)

@@ -113,6 +113,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // one node that kept it shows they lost their data, so none counts, and
 // nobody acquires while the holder holds.
 func TestFlushAllOfTwoNodesKeepsHeldLockExclusive(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 5)
 	log := &recoveringLog{}
 	// The holder's requests to the down nodes are not retried: they fail,
@@ -189,6 +190,7 @@ func TestFlushAllOfTwoNodesKeepsHeldLockExclusive(t *testing.T) {
 // recovery period, and counts again from then: with another node down, the
 // acquisitions that succeed are the ones that needed its yes.
 func TestRestartedNodeCountsAfterRecoveryPeriod(t *testing.T) {
+	t.Parallel()
 	const period = 5 * time.Second
 	cl := redistest.StartT(t, 3)
 	log := &recoveringLog{}
@@ -246,6 +248,7 @@ func TestRestartedNodeCountsAfterRecoveryPeriod(t *testing.T) {
 // A fresh deployment (every marker new, written by one round) acquires at
 // once, and nobody is reported recovering.
 func TestFreshDeploymentAcquiresAtOnce(t *testing.T) {
+	t.Parallel()
 	log := &recoveringLog{}
 	_, c := start(t, 5, redlock.WithObserver(log))
 	ctx := ctxFor(t)
@@ -272,6 +275,7 @@ func TestFreshDeploymentAcquiresAtOnce(t *testing.T) {
 // A TTL longer than the recovery period is refused, typed, and nothing is
 // held anywhere.
 func TestTTLLongerThanRecoveryPeriodRefused(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3, redlock.WithRecoveryPeriod(3*time.Second))
 	ctx, key := ctxFor(t), uniqueKey(t)
 	_, err := c.TryAcquire(ctx, key, 4*time.Second)
@@ -296,6 +300,7 @@ func TestTTLLongerThanRecoveryPeriodRefused(t *testing.T) {
 // less the marker's age; the nodes that kept the key are not. A client with
 // recovery off shows none.
 func TestInspectShowsRecoveringNode(t *testing.T) {
+	t.Parallel()
 	const period = time.Minute
 	cl := redistest.StartT(t, 3)
 	c := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(testNodeTimeout), redlock.WithRecoveryPeriod(period))
@@ -361,6 +366,7 @@ func (h *heldBackNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.Ac
 // lost nothing, and counts at once. With another node down, the next
 // acquisition needs its yes.
 func TestLateFirstAcquireOfKeyDoesNotSitOut(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 3)
 	nodes := cl.Nodes()
 	late := &heldBackNode{Node: redisnode.New(nodes[2].Client())}

@@ -13,6 +13,7 @@ import (
 // ContextWithOwner records its owner instead of the client's, for that
 // acquisition only; Inspect and the Lock report it.
 func TestContextWithOwner(t *testing.T) {
+	t.Parallel()
 	_, c := start(t, 3, redlock.WithOwner("client-owner"))
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
@@ -46,6 +47,7 @@ func TestContextWithOwner(t *testing.T) {
 // Released receives when another client releases the key, and not for other
 // keys.
 func TestReleasedAnnouncesRelease(t *testing.T) {
+	t.Parallel()
 	cl, watcher := start(t, 3)
 	holder := newClient(t, nodesOf(cl))
 	ctx := ctxFor(t)
@@ -123,6 +125,7 @@ func TestReleasedAnnouncesRelease(t *testing.T) {
 // attempt of a client that neither waits nor watches leaves it unmarked,
 // so that its release publishes nothing.
 func TestReleasedHearsOnlyMarkedReleases(t *testing.T) {
+	t.Parallel()
 	cl, watcher := start(t, 3)
 	holder := newClient(t, nodesOf(cl))
 	bystander := newClient(t, nodesOf(cl))

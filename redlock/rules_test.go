@@ -19,6 +19,7 @@ import (
 // Rule 1: every acquisition gets its own token of at least 128 random bits,
 // and that token is what the nodes hold.
 func TestRuleTokenIs128RandomBits(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3)
 	ctx := ctxFor(t)
 	seen := map[string]bool{}
@@ -47,6 +48,7 @@ func TestRuleTokenIs128RandomBits(t *testing.T) {
 
 // Rule 2: a majority is needed and enough.
 func TestRuleQuorumIsMajority(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 5, redlock.WithRetry(retry.Never()))
 	ctx := ctxFor(t)
 
@@ -74,6 +76,7 @@ func TestRuleQuorumIsMajority(t *testing.T) {
 // Rule 2: nodes are asked in parallel and the call returns once decided,
 // not after the slowest node's timeout.
 func TestRuleReturnsOnceDecided(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 5, redlock.WithNodeTimeout(4*time.Second))
 	ctx := ctxFor(t)
 	for _, i := range []int{3, 4} {
@@ -102,6 +105,7 @@ func TestRuleReturnsOnceDecided(t *testing.T) {
 // (node timeout + a 50 ms grace): a window only virtual time hits every time,
 // so memory nodes in a synctest bubble, whatever the machine's load.
 func TestRuleNoValidityNoLock(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		mem := []*memnode.Node{memnode.New("m0"), memnode.New("m1"), memnode.New("m2")}
 		var nodes []node.Node
@@ -130,6 +134,7 @@ func TestRuleNoValidityNoLock(t *testing.T) {
 // A node that answers after the node timeout (its client ignores the
 // context) counts as failed: the caller is not held up by it.
 func TestRuleSilentNodesCountAsFailed(t *testing.T) {
+	t.Parallel()
 	cl, c := startSlow(t, 2*time.Second, redlock.WithRetry(retry.Never()), redlock.WithNodeTimeout(100*time.Millisecond))
 	key := uniqueKey(t)
 	began := time.Now()
@@ -153,6 +158,7 @@ func TestRuleSilentNodesCountAsFailed(t *testing.T) {
 // Rule 4: a failed attempt releases on every node, including one that
 // errored; contended nodes keep their holder.
 func TestRuleFailedAttemptLeavesNoKey(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 5, redlock.WithRetry(retry.Never()))
 	key := uniqueKey(t)
 	setOn(t, cl, c.KeyName(key), "other", 10*time.Second, 0, 1)
@@ -172,6 +178,7 @@ func TestRuleFailedAttemptLeavesNoKey(t *testing.T) {
 // Rule 4: the caller's cancellation does not cut the clean-up short, even on
 // nodes whose write landed but whose reply never came.
 func TestRuleCancelledAttemptLeavesNoKey(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 5)
 	nodes := nodesOf(cl)
 	for i := 2; i < 5; i++ {
@@ -194,6 +201,7 @@ func TestRuleCancelledAttemptLeavesNoKey(t *testing.T) {
 // Rule 5: a waiter comes back when the holder's key expires, not after the
 // policy's (long) delay.
 func TestRuleWaiterWakesAtHolderExpiry(t *testing.T) {
+	t.Parallel()
 	// A retry delay far past the test's context: the waiter gets the lock
 	// in time only by coming back at the holder's expiry.
 	cl, c := start(t, 5, redlock.WithRetry(retry.Constant(3, 10*time.Minute, 0)))
@@ -213,6 +221,7 @@ func TestRuleWaiterWakesAtHolderExpiry(t *testing.T) {
 // Rule 6: extend moves the validity forward from the start of the call and
 // resets the TTL on the nodes.
 func TestRuleExtendMovesValidity(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3)
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 3*time.Second)
@@ -250,6 +259,7 @@ func TestRuleExtendMovesValidity(t *testing.T) {
 // is extended only once its keys are gone from every node (waited for, not
 // slept for), with node timeouts a loaded machine meets.
 func TestRuleExtendAfterExpiryIsLost(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3, redlock.WithNodeTimeout(time.Second))
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 2*time.Second)
@@ -276,6 +286,7 @@ func TestRuleExtendAfterExpiryIsLost(t *testing.T) {
 // Rule 6: a node that restarted empty gets the key back by Extend; the fence
 // counter there is raised so it cannot hand out an older fence.
 func TestRuleExtendReassertsRestartedNode(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3)
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 5*time.Second)
@@ -306,6 +317,7 @@ func TestRuleExtendReassertsRestartedNode(t *testing.T) {
 // Rule 6: when a majority lost the key, Extend reports the loss and takes
 // back the keys it re-asserted.
 func TestRuleExtendLostOnMajorityRestart(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3)
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 5*time.Second)
@@ -330,6 +342,7 @@ func TestRuleExtendLostOnMajorityRestart(t *testing.T) {
 // Rules 6 and 7: a lock taken over by another holder can be neither
 // extended nor released, and the other holder's keys stay.
 func TestRuleTakenOverLockIsLost(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3, redlock.WithNodeTimeout(time.Second)) // a loaded machine meets it
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
@@ -362,6 +375,7 @@ func TestRuleTakenOverLockIsLost(t *testing.T) {
 // nodes fail for the cleanup to reach a majority (the answer must not turn
 // into ErrQuorumUnreachable, which invites a retry of a lock that is gone).
 func TestReleaseOfEndedLockWithFailingNodesIsLost(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3, redlock.WithNodeTimeout(2*time.Second)) // a loaded machine meets it
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 6*time.Second)
@@ -382,6 +396,7 @@ func TestReleaseOfEndedLockWithFailingNodesIsLost(t *testing.T) {
 
 // Rule 7: release is not repeatable and says so.
 func TestRuleReleaseTwiceIsLost(t *testing.T) {
+	t.Parallel()
 	_, c := start(t, 3, redlock.WithNodeTimeout(5*time.Second)) // a loaded machine meets it
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 30*time.Second)
@@ -401,6 +416,7 @@ func TestRuleReleaseTwiceIsLost(t *testing.T) {
 
 // Rule 7: with too few nodes reachable, release says which failed.
 func TestRuleReleaseUnreachable(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3)
 	ctx := ctxFor(t)
 	l, err := c.TryAcquire(ctx, uniqueKey(t), 5*time.Second)
@@ -420,6 +436,7 @@ func TestRuleReleaseUnreachable(t *testing.T) {
 // on the nodes it reached) must not let a later acquisition on another
 // majority get a smaller fence.
 func TestRuleFenceSurvivesDivergedCounters(t *testing.T) {
+	t.Parallel()
 	cl, c := start(t, 3)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)

@@ -38,6 +38,7 @@ func replicaNodes(t *testing.T, cl *redistest.Cluster) []node.Node {
 // resolved, not reported as "held". (v1: 3 to 6 rounds in 50 had no
 // runner.)
 func TestSplitVoteHasExactlyOneRunner(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 5)
 	ctx := ctxFor(t)
 	clients := make([]*redlock.Client, 3)
@@ -99,6 +100,7 @@ func TestSplitVoteHasExactlyOneRunner(t *testing.T) {
 // is 20 s, so a call that waited for the silent node would take 20 s or
 // more; the bound below is half of that, a hang guard, not a speed test.
 func TestSilentNodeDoesNotDelayALostAttempt(t *testing.T) {
+	t.Parallel()
 	const nodeTimeout = 20 * time.Second
 	cl, holder := start(t, 5, redlock.WithNodeTimeout(nodeTimeout))
 	ctx := ctxFor(t)

@@ -83,6 +83,7 @@ func splitClientNodes(t *testing.T, cl *redistest.Cluster, c int, reach time.Dur
 // silent node: the stall guard of an acquire round never fires (it would
 // after the node timeout, 10 s). Counted, not timed.
 func TestSplitWithSilentNodeOnRealNodes(t *testing.T) {
+	t.Parallel()
 	const nodeTimeout, reach, rounds = 10 * time.Second, 50 * time.Millisecond, 8
 	cl := redistest.StartT(t, 5)
 	ctx := ctxFor(t)

@@ -49,6 +49,7 @@ func (h stallCounter) Handle(_ context.Context, r slog.Record) error {
 // answered, and the split sleeps scale with their replies, not with the
 // silent node's timeout.
 func TestSplitWithSilentNodeResolvesWithinNodeTimeout(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const nodeTimeout, reach = time.Second, 10 * time.Millisecond
 		ms := memNodes(5)
@@ -123,6 +124,7 @@ func TestSplitWithSilentNodeResolvesWithinNodeTimeout(t *testing.T) {
 // A node whose request failed stays failing until it answers, however long
 // the client is idle meanwhile, and its first answer clears the mark.
 func TestFailingMarkLastsUntilTheNodeAnswers(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const nodeTimeout = 100 * time.Millisecond
 		ms := memNodes(3)
@@ -159,6 +161,7 @@ func TestFailingMarkLastsUntilTheNodeAnswers(t *testing.T) {
 // itself: with two of three nodes marked but back up, an attempt waits for
 // them, and takes the lock.
 func TestStaleFailingMarksDoNotMakeAQuorumUnreachable(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ms := memNodes(3)
 		nodes := asNodes(ms)
@@ -194,6 +197,7 @@ func TestStaleFailingMarksDoNotMakeAQuorumUnreachable(t *testing.T) {
 // also ErrNotAcquired) from "another holder has it" (ErrNotAcquired only),
 // and so does Acquire when its last attempts split the votes.
 func TestSplitVoteGivesUpWithErrSplitVote(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ms := memNodes(4)
 		ctx := context.Background()
@@ -256,6 +260,7 @@ func (l lagging) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) 
 // resolving and takes the lock once the deletes landed, instead of
 // reporting it held by the token it gave up.
 func TestSplitDoesNotCountTheCallsOwnGivenUpToken(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		ms := memNodes(5)
 		ctx := context.Background()

@@ -34,6 +34,7 @@ func (refusingNode) Release(context.Context, node.ReleaseArgs) (bool, error) {
 // lock once the holder's keys expire (3 s), not sleep its retry delay of
 // ten minutes: the context's minute is only a hang guard.
 func TestSplitGivenUpAcquiresAfterHolderExpiry(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 5)
 	nodes := nodesOf(cl)
 	nodes[2] = refusingNode{nodes[2]}

@@ -36,6 +36,7 @@ func (refusing) Release(context.Context, node.ReleaseArgs) (bool, error) { retur
 // retry policy's whole delay (an hour here): a lock that expires is
 // announced to nobody.
 func TestSplitGivenUpWaitsUntilHolderExpires(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const holderTTL, policyDelay = 2 * time.Second, time.Hour
 		ctx := context.Background()

@@ -39,6 +39,7 @@ func (g lateAnswerNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.A
 // reports at least that fence. When it never extended, TookOver reports
 // node 2's own count: the limit its doc states.
 func TestTookOverFenceWithDriftingCounters(t *testing.T) {
+	t.Parallel()
 	for _, extended := range []bool{true, false} {
 		t.Run(map[bool]string{true: "extended", false: "never-extended"}[extended], func(t *testing.T) {
 			cl := startCluster(t, 3)

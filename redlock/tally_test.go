@@ -9,6 +9,7 @@ import (
 // The tally's verdicts at the edges of a 5-node quorum (q = 3): two
 // failures or no's can be spared, three cannot.
 func TestTallyVerdicts(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name                                string
 		yes, no, failed                     int
@@ -40,6 +41,7 @@ func TestTallyVerdicts(t *testing.T) {
 // A yes that does not count is a failure of its node, with the reason, and
 // the tally's error wraps ErrQuorumUnreachable and every node's failure.
 func TestTallyErrorWrapsEveryNodeFailure(t *testing.T) {
+	t.Parallel()
 	tl := tally{n: 3, q: 2}
 	tl.fail(&NodeError{Node: "a", Op: "acquire", Err: errNoAnswer})
 	tl.notCounted("b", "acquire", errUnidentified("b"))

@@ -55,6 +55,7 @@ func tombstoned(t *testing.T, cl *redistest.Cluster, name, token string) []bool 
 // while the release waits for it needs no tombstone; after an extension
 // the release does not wait, and tombstones the node at once.
 func TestReleaseTombstonesOnlyUnansweredNodes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		op   string
 		late bool // the request comes back only after the release's wait
@@ -137,6 +138,7 @@ func TestReleaseTombstonesOnlyUnansweredNodes(t *testing.T) {
 
 // Without a request held back, the cycle leaves no tombstone anywhere.
 func TestUncontendedCycleLeavesNoTombstone(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 5)
 	c := newClient(t, nodesOf(cl), redlock.WithNodeTimeout(30*time.Second))
 	ctx := ctxFor(t)

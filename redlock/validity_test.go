@@ -10,6 +10,7 @@ import (
 // factor, the README's formula: never later than that counted from when the
 // call returned, never earlier than that counted from when it was made.
 func TestValidityIsTTLLessDriftFromTheAttemptStart(t *testing.T) {
+	t.Parallel()
 	_, c := start(t, 3)
 	ctx := ctxFor(t)
 	const ttl = 10 * time.Second

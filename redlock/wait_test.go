@@ -22,6 +22,7 @@ import (
 // does not sleep its retry delay (v1: 2.0 s instead of 51 ms). The
 // subscriptions are warm, as in a busy service.
 func TestReleaseDuringAttemptIsNotMissed(t *testing.T) {
+	t.Parallel()
 	cl := redistest.StartT(t, 3)
 	ctx := ctxFor(t)
 	holder := newClient(t, nodesOf(cl))
@@ -153,6 +154,7 @@ func listen(t *testing.T, cl *redistest.Cluster, channel string) <-chan struct{}
 // A first wait makes exactly as many attempts as the policy
 // allows, 1 + retries (v1: one more, when the subscription came up).
 func TestFirstWaitAttemptsMatchPolicy(t *testing.T) {
+	t.Parallel()
 	cl, holder := start(t, 3)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
