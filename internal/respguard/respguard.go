@@ -77,8 +77,8 @@ func (c *Conn) scan(b []byte) error {
 	for len(b) > 0 {
 		if c.skip > 0 {
 			k := min(c.skip, int64(len(b)))
-			if c.capture != nil {
-				*c.capture = appendCapped(*c.capture, b[:k])
+			if c.capture != nil { // the payload, without its CRLF
+				*c.capture = appendCapped(*c.capture, b[:min(k, max(c.skip-2, 0))])
 			}
 			c.skip -= k
 			b = b[k:]
