@@ -13,8 +13,11 @@ import (
 // strings or 131072 elements, nested levels counted, fails with
 // node.ErrReplyTooLong
 // instead of being allocated (rueidis would panic on its own goroutine,
-// out of any caller's reach, or run out of memory). It dials with d, over
+// out of any caller's reach, or run out of memory). A reply that no
+// command asked for (a server answering a command twice) closes the
+// connection too, as rueidis would panic on it the same way: the node's
+// commands on that connection fail, and only them. It dials with d, over
 // TLS when tlsConfig is not nil.
 func BoundedDial(ctx context.Context, dst string, d *net.Dialer, tlsConfig *tls.Config) (net.Conn, error) {
-	return wire.BoundedDialer(d, tlsConfig)(ctx, "tcp", dst)
+	return wire.OrderedBoundedDialer(d, tlsConfig)(ctx, "tcp", dst)
 }

@@ -22,7 +22,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// newRueidis is a rueidis client to one node, closed with the test.
+// newRueidis is a rueidis client to one node, closed with the test. It
+// dials with BoundedDial, so that every test checks that the bound never
+// refuses what a real server sends.
 func newRueidis(t testing.TB, addr string) rueidis.Client {
 	t.Helper()
 	c, err := rueidis.NewClient(rueidis.ClientOption{
@@ -30,6 +32,7 @@ func newRueidis(t testing.TB, addr string) rueidis.Client {
 		ForceSingleClient: true,
 		DisableCache:      true,
 		Dialer:            net.Dialer{Timeout: 500 * time.Millisecond},
+		DialCtxFn:         rueidisnode.BoundedDial,
 	})
 	if err != nil {
 		t.Fatal(err)

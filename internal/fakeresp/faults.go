@@ -21,6 +21,9 @@ var Faults = []Fault{
 	{Name: "wrong-type-array", Reply: []byte("*3\r\n$1\r\nx\r\n:-7\r\n*0\r\n")},
 	{Name: "error-reply", Reply: []byte("-ERR something odd\r\n")},
 	{Name: "bad-number", Reply: []byte(":12x4\r\n")},
+	// Two replies to one command: a client that matches replies to
+	// commands in order must not take the second for another's.
+	{Name: "answers-twice", Reply: []byte(":1\r\n:1\r\n")},
 	{Name: "huge-bulk", Reply: []byte("$1000000000000000\r\n"), Panics: true},
 	{Name: "huge-array", Reply: []byte("*1000000000000000\r\n"), Panics: true},
 	{Name: "huge-nested-array", Reply: []byte("*2\r\n:1\r\n*1000000000000000\r\n"), Panics: true},

@@ -45,6 +45,13 @@ type Conn struct {
 	before byte
 	err    error
 	ended  int // replies read whole
+
+	// Reply accounting of NewOrdered (nil order: none).
+	order      *order
+	cur        msg     // the reply being read
+	wantFirst  bool    // the next header at depth 1 is the first element's
+	capture    *[]byte // where the bulk payload passing is kept, if short
+	replyEnded bool
 }
 
 // New wraps c.
@@ -70,10 +77,17 @@ func (c *Conn) scan(b []byte) error {
 	for len(b) > 0 {
 		if c.skip > 0 {
 			k := min(c.skip, int64(len(b)))
+			if c.capture != nil { // the payload, without its CRLF
+				*c.capture = appendCapped(*c.capture, b[:min(k, max(c.skip-2, 0))])
+			}
 			c.skip -= k
 			b = b[k:]
 			if c.skip == 0 {
+				c.capture = nil
 				c.done()
+				if err := c.settle(); err != nil {
+					return err
+				}
 			}
 			continue
 		}
@@ -93,6 +107,9 @@ func (c *Conn) scan(b []byte) error {
 		err := c.header()
 		c.line, c.long, c.last, c.before = c.line[:0], false, 0, 0
 		if err != nil {
+			return err
+		}
+		if err := c.settle(); err != nil {
 			return err
 		}
 	}
@@ -148,6 +165,12 @@ func (c *Conn) header() error {
 		return fmt.Errorf("%w: a line without CR LF, or empty: %q", ErrTooLong, c.line)
 	}
 	kind := c.line[0]
+	depth := len(c.open)
+	if c.order != nil {
+		if err := c.noteHeader(kind, depth); err != nil {
+			return err
+		}
+	}
 	switch kind {
 	case '$', '=', '!', '*', '~', '>', '%':
 	default:
@@ -159,6 +182,7 @@ func (c *Conn) header() error {
 	}
 	digits := string(bytes.TrimRight(c.line[1:], "\r\n"))
 	if digits == "-1" { // null
+		c.capture = nil
 		c.done()
 		return nil
 	}
@@ -172,12 +196,22 @@ func (c *Conn) header() error {
 			return fmt.Errorf("%w: %q: over %d string bytes in one reply", ErrTooLong, c.line, c.limits.Bulk)
 		}
 		c.skip = n + 2
+		if c.capture != nil {
+			if n > headerCap {
+				c.capture = nil // too long to be a word order looks for
+			} else {
+				*c.capture = (*c.capture)[:0]
+			}
+		}
 		return nil
 	case '%':
 		n = 2 * min(n, c.limits.Elements+1)
 	}
 	if c.elems += n; c.elems > c.limits.Elements {
 		return fmt.Errorf("%w: %q: over %d elements in one reply", ErrTooLong, c.line, c.limits.Elements)
+	}
+	if depth == 0 {
+		c.cur.n, c.wantFirst = n, n > 0
 	}
 	if n == 0 {
 		c.done()
@@ -199,6 +233,7 @@ func (c *Conn) done() {
 	}
 	c.elems, c.bytes = 0, 0
 	c.ended++
+	c.replyEnded = true
 }
 
 // FirstReply is the prefix of b that holds its first whole reply, as a

@@ -57,3 +57,56 @@ func TestFirstReply(t *testing.T) {
 		}
 	}
 }
+
+func (c *chunked) Write(p []byte) (int, error) { return len(p), nil }
+
+// exchange writes cmds (one Write each) on an ordered Conn, then reads
+// replies, and returns the read error.
+func exchange(cmds []string, replies string) error {
+	c := NewOrdered(&chunked{r: strings.NewReader(replies), n: 3}, Limits{Bulk: 1 << 20, Elements: 1 << 10})
+	for _, cmd := range cmds {
+		_, _ = c.Write([]byte(cmd))
+	}
+	_, err := io.ReadAll(c)
+	return err
+}
+
+// An ordered Conn lets through one reply per command written (pipelined
+// writes, pushes and subscription confirmations as rueidis reads them) and
+// fails the read of one more.
+func TestOrderedConnRefusesUnaskedReplies(t *testing.T) {
+	const (
+		hello3 = "*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n"
+		ping   = "*1\r\n$4\r\nPING\r\n"
+		sub2   = "*3\r\n$9\r\nSUBSCRIBE\r\n$1\r\na\r\n$1\r\nb\r\n"
+		conf   = ">3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n"
+		msg    = ">3\r\n$7\r\nmessage\r\n$1\r\na\r\n$1\r\nx\r\n"
+		r2conf = "*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n"
+		r2msg  = "*3\r\n$7\r\nmessage\r\n$1\r\na\r\n$1\r\nx\r\n"
+		r2pong = "*2\r\n$4\r\npong\r\n$0\r\n\r\n"
+	)
+	for _, tc := range []struct {
+		name    string
+		cmds    []string
+		replies string
+		unasked bool
+	}{
+		{"one each", []string{ping, ping}, "+PONG\r\n:1\r\n", false},
+		{"pipelined in one write", []string{ping + ping + ping}, "+PONG\r\n*2\r\n:1\r\n$2\r\nok\r\n$-1\r\n", false},
+		{"command split across writes", []string{"*1\r\n$4\r\nPI", "NG\r\n"}, "+PONG\r\n", false},
+		{"answered twice", []string{ping}, ":1\r\n:1\r\n", true},
+		{"answer with nothing asked", nil, "+OK\r\n", true},
+		{"pushes are no replies", []string{hello3, ping}, "%0\r\n" + msg + "+PONG\r\n" + msg, false},
+		{"confirmations answer a subscribe", []string{hello3, sub2, ping}, "%0\r\n" + conf + conf + msg + "+PONG\r\n", false},
+		{"a confirmation too many", []string{hello3, sub2}, "%0\r\n" + conf + conf + conf, true},
+		{"a confirmation without subscribe", []string{hello3, ping}, "%0\r\n" + conf, true},
+		{"RESP2 subscriber: arrays are pushes but pong", []string{sub2, ping}, r2conf + r2conf + r2msg + r2pong, false},
+		{"RESP2 subscriber: a pong too many", []string{sub2, ping}, r2conf + r2conf + r2pong + r2pong, true},
+		{"a push nested in a reply", []string{ping}, "*2\r\n:1\r\n" + msg, true},
+	} {
+		err := exchange(tc.cmds, tc.replies)
+		if got := errors.Is(err, ErrUnasked); got != tc.unasked {
+			t.Errorf("%s: read error %v, want unasked %v", tc.name, err, tc.unasked)
+		}
+	}
+}

@@ -19,8 +19,23 @@ func BoundConn(c net.Conn) net.Conn { return respguard.New(c, replyLimits) }
 
 // BoundedDialer dials with d (a zero Dialer when nil), over TLS when
 // tlsConfig is not nil, and bounds the connection by BoundConn: the dialer
-// of redisnode.BoundedDialer and rueidisnode.BoundedDial.
+// of redisnode.BoundedDialer.
 func BoundedDialer(d *net.Dialer, tlsConfig *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return dialer(d, tlsConfig, BoundConn)
+}
+
+// OrderedBoundConn bounds c as BoundConn does, and also fails the read of
+// a reply that no command written on c asked for: rueidis panics on its
+// own goroutine on one, out of any caller's reach.
+func OrderedBoundConn(c net.Conn) net.Conn { return respguard.NewOrdered(c, replyLimits) }
+
+// OrderedBoundedDialer is BoundedDialer with OrderedBoundConn: the dialer
+// of rueidisnode.BoundedDial.
+func OrderedBoundedDialer(d *net.Dialer, tlsConfig *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return dialer(d, tlsConfig, OrderedBoundConn)
+}
+
+func dialer(d *net.Dialer, tlsConfig *tls.Config, bound func(net.Conn) net.Conn) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	if d == nil {
 		d = &net.Dialer{}
 	}
@@ -35,6 +50,6 @@ func BoundedDialer(d *net.Dialer, tlsConfig *tls.Config) func(ctx context.Contex
 		if err != nil {
 			return nil, err
 		}
-		return BoundConn(c), nil
+		return bound(c), nil
 	}
 }

@@ -47,3 +47,37 @@ func TestBoundedDialerRefusesHugeLengths(t *testing.T) {
 		t.Fatalf("Identify = %+v, %v; want run-1, noeviction", id, err)
 	}
 }
+
+// A node that answers each command twice, over a BoundedDialer: every
+// call returns, the extra reply is never taken for the answer of another
+// command (an Identify after it still reads the server's identity on a
+// fresh connection or fails), and nothing panics.
+func TestAnswersTwiceIsOnlyThatNodesError(t *testing.T) {
+	twice := fakeresp.Fault{Name: "answers-twice"}
+	for _, f := range fakeresp.Faults {
+		if f.Name == twice.Name {
+			twice = f
+		}
+	}
+	if twice.Reply == nil {
+		t.Fatal("fakeresp has no answers-twice fault")
+	}
+	srv, err := fakeresp.Start(fakeresp.Lying("run-2", twice))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = srv.Close() }()
+	rc := redis.NewClient(&redis.Options{Addr: srv.Addr(), MaxRetries: -1, Dialer: redisnode.BoundedDialer(nil, nil)})
+	defer func() { _ = rc.Close() }()
+	n := redisnode.New(rc)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // hang guard
+	defer cancel()
+	for range 3 {
+		if _, err := n.Acquire(ctx, node.AcquireArgs{Name: "lock:{k}", Token: "0123456789abcdef0123456789abcdef", TTL: time.Second, Seed: 1, Owner: "o", At: time.Unix(1, 0)}); err == nil {
+			t.Error("acquire on a node answering :1 twice succeeded, want an error")
+		}
+		if id, err := n.Identify(ctx); err == nil && id.ID != "run-2" {
+			t.Errorf("Identify read %q, a reply meant for another command", id.ID)
+		}
+	}
+}

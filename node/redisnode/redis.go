@@ -32,6 +32,13 @@ var _ node.Node = (*Node)(nil)
 
 // New wraps a go-redis client. The node's name is the client's address
 // when it has one (Options().Addr); use NewNamed otherwise.
+//
+// Give it a client whose Options.Dialer is BoundedDialer(nil, nil) (and
+// Options.TLSConfig passed there too when you use TLS). With a plain
+// client, a node, or anything at its address, that announces a huge reply
+// (say 100 GB) kills the whole process with "fatal error: out of memory",
+// which no recover and no quorum can stop; over BoundedDialer the same
+// reply is only that node's error (ErrReplyTooLong).
 func New(client redis.Scripter) *Node {
 	name := fmt.Sprintf("redis@%p", client)
 	if o, ok := client.(interface{ Options() *redis.Options }); ok && o.Options() != nil && o.Options().Addr != "" {
