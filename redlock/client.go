@@ -116,7 +116,10 @@ func isNil(n node.Node) bool {
 
 // Close waits for the requests still in flight and the cleanup running in
 // the background (the undo of failed attempts, deletes of a lost lock's
-// keys), and stops the client's release subscriptions. Each request is
+// keys), and stops the client's release subscriptions. An undo that does
+// not reach a node within the node timeout is reported to the observer
+// (observe.UndoFailed); the attempt's key stays on that node until its TTL
+// ends. Each request is
 // bounded by its node timeout when the node honours context deadlines
 // (memnode.Node, rueidisnode, redisnode.Node over a go-redis client with
 // ContextTimeoutEnabled); over a go-redis client without it, a request to a
