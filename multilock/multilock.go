@@ -153,12 +153,28 @@ func (m *Lock) releaseAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// errNilLock is what the methods of a nil *Lock (a failed Acquire's)
+// return: they never panic, so a Release deferred before Acquire's error is
+// checked is harmless.
+var errNilLock = fmt.Errorf("multilock: nil *Lock (the Acquire that returned it failed): %w", redlock.ErrLockLost)
+
+// closedChan is the Done of a nil *Lock.
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+
 // Keys are the set's keys, sorted and distinct.
-func (m *Lock) Keys() []string { return slices.Clone(m.keys) }
+func (m *Lock) Keys() []string {
+	if m == nil {
+		return nil
+	}
+	return slices.Clone(m.keys)
+}
 
 // Fence is the fence of key's lock (see redlock.Lock.Fence), or 0 when key
 // is not in the set.
 func (m *Lock) Fence(key string) uint64 {
+	if m == nil {
+		return 0
+	}
 	if i, ok := slices.BinarySearch(m.keys, key); ok {
 		return m.locks[i].Fence()
 	}
@@ -168,6 +184,9 @@ func (m *Lock) Fence(key string) uint64 {
 // ValidUntil is the earliest ValidUntil of the set's locks: the set is
 // held until then at least.
 func (m *Lock) ValidUntil() time.Time {
+	if m == nil {
+		return time.Time{}
+	}
 	vu := m.locks[0].ValidUntil()
 	for _, l := range m.locks[1:] {
 		if t := l.ValidUntil(); t.Before(vu) {
@@ -180,12 +199,20 @@ func (m *Lock) ValidUntil() time.Time {
 // Done is closed once when the set ends: when any of its keys is lost (its
 // lock's Done closed with redlock.ErrLockLost: the set is then lost as a
 // whole, and its other keys are released), or after Release.
-func (m *Lock) Done() <-chan struct{} { return m.ctx.Done() }
+func (m *Lock) Done() <-chan struct{} {
+	if m == nil {
+		return closedChan
+	}
+	return m.ctx.Done()
+}
 
 // Err is nil while the set is held; after Done, why it ended: an error
 // wrapping redlock.ErrLockLost that names the lost key, or
 // redlock.ErrReleased.
 func (m *Lock) Err() error {
+	if m == nil {
+		return errNilLock
+	}
 	if m.ctx.Err() == nil {
 		return nil
 	}
@@ -196,6 +223,10 @@ func (m *Lock) Err() error {
 // set ends, with Err as its cause. Call cancel when done with it.
 func (m *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
+	if m == nil {
+		cancel(errNilLock)
+		return ctx, func() { cancel(context.Canceled) }
+	}
 	stop := context.AfterFunc(m.ctx, func() { cancel(context.Cause(m.ctx)) })
 	return ctx, func() {
 		stop()
@@ -209,6 +240,9 @@ func (m *Lock) Context(parent context.Context) (context.Context, context.CancelF
 // now: the other keys are released anyway); redlock.ErrQuorumUnreachable
 // when too many nodes failed (the keys expire with their TTL).
 func (m *Lock) Release(ctx context.Context) error {
+	if m == nil {
+		return errNilLock
+	}
 	for _, stop := range m.stops {
 		stop()
 	}

@@ -66,12 +66,18 @@ const (
 	// round, with Reason "recovering" and an Err wrapping
 	// redlock.ErrRecovering.
 	Node
+	// UndoFailed: the background undo of a failed attempt (which deletes
+	// what the attempt set) did not reach one node: Node, Err (the node's
+	// failure, or no answer within the node timeout). The attempt's key
+	// may stay on that node until its TTL ends, and until then that node
+	// answers "held" for the key. It is reported once per node.
+	UndoFailed
 )
 
 var names = map[Kind]string{
 	Attempt: "attempt", Acquired: "acquired", Contended: "contended",
 	NotAcquired: "not_acquired", Extended: "extended", Released: "released",
-	Lost: "lost", Kept: "kept", Node: "node",
+	Lost: "lost", Kept: "kept", Node: "node", UndoFailed: "undo_failed",
 }
 
 func (k Kind) String() string {
@@ -98,7 +104,7 @@ type Event struct {
 	Attempts int           // Attempt, Acquired, NotAcquired
 	Fence    uint64        // Acquired
 	Latency  time.Duration // time the operation took
-	Err      error         // NotAcquired, Lost, failed Extended and Node
+	Err      error         // NotAcquired, Lost, failed Extended, Node and UndoFailed
 	// Context is the context of the call the event belongs to (Acquire,
 	// Extend, Release), for tracing adapters; context.Background() for
 	// the watchdog's and the background cleanup's events.

@@ -247,6 +247,7 @@ func TestSameNamesAndUnitsAsPrometheus(t *testing.T) {
 		{Kind: observe.Released, Key: "a:1"},
 		{Kind: observe.Node, Node: "n1", Op: "acquire", Err: errors.New("down")},
 		{Kind: observe.Node, Node: "n2", Op: "acquire", Reason: "recovering", Err: &redlock.NodeError{Node: "n2", Op: "acquire", Err: redlock.ErrRecovering}},
+		{Kind: observe.UndoFailed, Key: "a:3", Node: "n1", Op: "release", Err: errors.New("down")},
 	} {
 		w.obs.Observe(e)
 	}

@@ -1,8 +1,11 @@
 package redlock
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/quorumlock/quorumlock/internal/guard"
 )
@@ -56,4 +59,66 @@ func (g *inFlight) Wait() {
 // panic in it is logged, not fatal.
 func (c *Client) background(f func()) {
 	c.bg.Go(func() { guard.Log(c.logger, "redlock: background work", guard.Run(f)) })
+}
+
+// WaitFor is Wait for at most d; it reports whether nothing is in flight.
+func (g *inFlight) WaitFor(d time.Duration) bool {
+	if g.n.Load() == 0 {
+		return true
+	}
+	idle := make(chan struct{})
+	go func() { // ends once the count is zero, which bounded requests reach
+		g.Wait()
+		close(idle)
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// errClosing ends the identity checks that a Close cuts.
+var errClosing = errors.New("redlock: client closing")
+
+// closing is the context of the checks the client makes for itself (the
+// identity of its nodes), which no caller waits for: Close cancels it, and
+// the next check gets a new one, since the Client stays usable.
+type closing struct {
+	mu     sync.Mutex
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+// current returns the context that the next Close cancels.
+func (s *closing) current() context.Context {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx == nil {
+		s.ctx, s.cancel = context.WithCancelCause(context.Background())
+	}
+	return s.ctx
+}
+
+// cut cancels the current context.
+func (s *closing) cut() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancel != nil {
+		s.cancel(errClosing)
+	}
+	s.ctx, s.cancel = nil, nil
+}
+
+// untilClose returns parent, also cancelled by the next Close.
+func (c *Client) untilClose(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	stop := context.AfterFunc(c.closing.current(), func() { cancel(errClosing) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
 }

@@ -26,7 +26,9 @@ type Client struct {
 	ident  identity               // first-contact checks of the nodes; see nodes.go
 	health health                 // nodes failing recently; see nodes.go
 
-	bg inFlight // requests in flight and cleanup running in the background
+	bg      inFlight // requests in flight and cleanup running in the background
+	checks  inFlight // identify requests in flight, which Close cuts
+	closing closing  // cancelled by Close: the identify requests' context
 
 	releaseChannel string // prefix + "released", built once: it is on every release's path
 }
@@ -85,6 +87,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c.notify.off, c.notify.nodes, c.notify.channel, c.notify.logger = cfg.noNotify, c.nodes, c.releaseChannel, logger
+	c.notify.timeout = c.adminTimeout()
 	c.health = make(health, len(nodes))
 	c.ident.strict, c.ident.logger = cfg.strict, logger
 	for _, n := range c.nodes {
@@ -113,16 +116,27 @@ func isNil(n node.Node) bool {
 
 // Close waits for the requests still in flight and the cleanup running in
 // the background (the undo of failed attempts, deletes of a lost lock's
-// keys), and stops the client's release subscriptions. Each request is
+// keys), and stops the client's release subscriptions. An undo that does
+// not reach a node within the node timeout is reported to the observer
+// (observe.UndoFailed); the attempt's key stays on that node until its TTL
+// ends. Each request is
 // bounded by its node timeout when the node honours context deadlines
 // (memnode.Node, rueidisnode, redisnode.Node over a go-redis client with
 // ContextTimeoutEnabled); over a go-redis client without it, a request to a
 // stopped server lasts as long as go-redis's own dial and read timeouts
-// (5s and 3s by default). It does not release held locks. The Client stays usable: later waits fall back to the
-// retry policy's delays until a new subscription is made. Close is
-// idempotent and returns nil.
+// (5s and 3s by default). The checks the client makes for itself are cut
+// rather than awaited: Close cancels the requests asking nodes who they
+// are and waits for them at most a node timeout (WithNodeTimeout, or 1s),
+// and a subscription still being set up is given up within a node timeout.
+// So a node that accepts connections and never answers holds Close about
+// a node timeout or two, not more. It does not release held locks. The
+// Client stays usable: later waits fall back to the retry policy's delays
+// until a new subscription is made, and nodes not yet identified are asked
+// again. Close is idempotent and returns nil.
 func (c *Client) Close() error {
+	c.closing.cut()
 	c.bg.Wait()
+	c.checks.WaitFor(c.adminTimeout())
 	c.notify.close()
 	return nil
 }

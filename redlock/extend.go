@@ -246,6 +246,9 @@ var errBusy = fmt.Errorf("redlock: lock busy with another extend or release")
 // until its current ValidUntil, and Extend may be tried again);
 // ErrInvalidArgument for a bad ttl; ctx's error.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
+	if l == nil {
+		return errNilLock
+	}
 	c := l.client
 	if ctx == nil {
 		return invalidArg("nil context")

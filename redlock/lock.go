@@ -16,6 +16,12 @@ import (
 // several goroutines: Extend and Release are serialized. Done, Err and
 // Context tell when the lock ends (see loss.go); KeepAlive extends it
 // automatically.
+//
+// A nil *Lock (what a failed Acquire returns) is a lock that has ended:
+// its methods never panic. Release, Extend and Err return an error
+// wrapping ErrLockLost, Done is closed, Context is cancelled, Hold does
+// not run fn, and the others return zero values. So a Release deferred
+// before Acquire's error is checked is harmless.
 type Lock struct {
 	client *Client
 	key    string // as the caller named it
@@ -40,8 +46,19 @@ type Lock struct {
 	life lifecycle // Done, Err, Context, KeepAlive; see loss.go
 }
 
+// errNilLock is what the methods of a nil *Lock return.
+var errNilLock = fmt.Errorf("%w: nil *Lock (the Acquire that returned it failed)", ErrLockLost)
+
+// closedChan is the Done of a nil *Lock.
+var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
+
 // Key is the lock's name as given to Acquire (without the client's prefix).
-func (l *Lock) Key() string { return l.key }
+func (l *Lock) Key() string {
+	if l == nil {
+		return ""
+	}
+	return l.key
+}
 
 // Fence is a number greater than the fence of every earlier acquisition of
 // the same key, as long as a majority of the nodes kept their data, and
@@ -51,15 +68,30 @@ func (l *Lock) Key() string { return l.key }
 // whose fence is lower than one it has already seen: that turns a holder
 // that outlived its lock (a long GC pause, say) into a refused write instead
 // of a lost update.
-func (l *Lock) Fence() uint64 { return l.fence }
+func (l *Lock) Fence() uint64 {
+	if l == nil {
+		return 0
+	}
+	return l.fence
+}
 
 // Owner is who took the lock (WithOwner of its client), as the nodes
 // record it.
-func (l *Lock) Owner() string { return l.owner }
+func (l *Lock) Owner() string {
+	if l == nil {
+		return ""
+	}
+	return l.owner
+}
 
 // AcquiredAt is when the winning attempt started, by this process's wall
 // clock to the microsecond: the time the nodes record and Inspect reports.
-func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
+func (l *Lock) AcquiredAt() time.Time {
+	if l == nil {
+		return time.Time{}
+	}
+	return l.acquiredAt
+}
 
 // TookOver reports the holder before this one when that holder never
 // released the key: its lock expired (a crashed worker, a client closed
@@ -92,7 +124,7 @@ func (l *Lock) AcquiredAt() time.Time { return l.acquiredAt }
 // (the old holder's request landed late there): the next acquisition that
 // gets that node reports the same previous holder again.
 func (l *Lock) TookOver() (Info, bool) {
-	if l.previous.Token == "" {
+	if l == nil || l.previous.Token == "" {
 		return Info{}, false
 	}
 	return Info{Key: l.key, Holder: node.ReleaseID(l.previous.Token), Owner: l.previous.Owner,
@@ -119,6 +151,9 @@ func (l *Lock) TookOver() (Info, bool) {
 // node does not hold it up for a whole node timeout; a slow node may hold
 // the key until the release reaches it.
 func (l *Lock) Release(ctx context.Context) error {
+	if l == nil {
+		return errNilLock
+	}
 	if ctx == nil {
 		return invalidArg("nil context")
 	}
@@ -212,6 +247,9 @@ func (l *Lock) releaseVerdict(ctx context.Context, t tally, ended bool, start, v
 // (WithRecoveryPeriod) lasts while the nodes keep their data: a node that
 // lost the key counts again for it once the period has passed.
 func (l *Lock) HoldAtLeast(d time.Duration) {
+	if l == nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.holdUntil = time.Time{}
@@ -236,6 +274,9 @@ func (l *Lock) HoldAtLeast(d time.Duration) {
 func (l *Lock) Hold(ctx context.Context, fn func(ctx context.Context) error) (fnErr, lostErr, releaseErr error) {
 	if ctx == nil || fn == nil {
 		return invalidArg("nil context or fn"), nil, nil
+	}
+	if l == nil {
+		return nil, errNilLock, nil
 	}
 	l.KeepAlive() // stopped by Release
 	return hold.Run(ctx, context.WithValue(ctx, lockKey{}, l), l, ErrLockLost, fn)

@@ -45,12 +45,20 @@ func (l *Lock) startLife() {
 // so that the work has that much time to stop while the lock still
 // excludes others. A lock that is only held, with no auto-extension, ends
 // at its ValidUntil.
-func (l *Lock) Done() <-chan struct{} { return l.life.ctx.Done() }
+func (l *Lock) Done() <-chan struct{} {
+	if l == nil {
+		return closedChan
+	}
+	return l.life.ctx.Done()
+}
 
 // Err is nil while the lock is held. Once Done is closed it is why the lock
 // ended: an error wrapping ErrLockLost when it was lost (also wrapping
 // extend.ErrMaxHold when the hold cap ended it), or ErrReleased after Release.
 func (l *Lock) Err() error {
+	if l == nil {
+		return errNilLock
+	}
 	if l.life.ctx.Err() == nil {
 		return nil
 	}
@@ -63,6 +71,10 @@ func (l *Lock) Err() error {
 // context.WithCancel.
 func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
+	if l == nil {
+		cancel(errNilLock)
+		return ctx, func() { cancel(context.Canceled) }
+	}
 	if l.life.ctx.Err() != nil {
 		cancel(context.Cause(l.life.ctx))
 		return ctx, func() { cancel(context.Canceled) }
@@ -85,6 +97,9 @@ func (l *Lock) Context(parent context.Context) (context.Context, context.CancelF
 // flight; Release calls it. Calling KeepAlive again returns the same stop;
 // on a lock that has ended it does nothing.
 func (l *Lock) KeepAlive() (stop func()) {
+	if l == nil {
+		return func() {}
+	}
 	l.life.mu.Lock()
 	defer l.life.mu.Unlock()
 	if l.life.ended {
@@ -192,6 +207,9 @@ func (l *Lock) currentTTL() time.Duration {
 // the lock may be held by someone else. Work that must be exclusive has to
 // finish before it.
 func (l *Lock) ValidUntil() time.Time {
+	if l == nil {
+		return time.Time{}
+	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.validUntil
@@ -200,6 +218,9 @@ func (l *Lock) ValidUntil() time.Time {
 // Remaining is the validity left: ValidUntil minus now, or zero once past
 // or after Release.
 func (l *Lock) Remaining() time.Duration {
+	if l == nil {
+		return 0
+	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.released {

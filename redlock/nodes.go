@@ -82,7 +82,12 @@ func (c *Client) ready(ctx context.Context, timeout time.Duration) error {
 
 // ask asks nodes who they are; the answers of those that said. It does not
 // wait for silent nodes once a quorum answered.
+//
+// Close cancels the requests (a node's answer is no use to a closed
+// client); the requests of nodes still silent when it returns end with it.
 func (c *Client) ask(ctx context.Context, nodes []int, timeout time.Duration) []answer[node.Identity] {
+	ctx, stop := c.untilClose(ctx)
+	defer stop()
 	r := startRound(c, ctx, opIdentify, "", nodes, timeout, func(ctx context.Context, n node.Node) (node.Identity, error) {
 		return n.Identify(ctx)
 	})

@@ -39,6 +39,7 @@ type notifyHub struct {
 	nodes   []node.Node // the client's
 	channel string      // the nodes' release channel
 	logger  *slog.Logger
+	timeout time.Duration // bounds each attempt to subscribe, so that Close never waits longer for one
 
 	mu       sync.Mutex
 	closed   bool
@@ -219,12 +220,14 @@ func (h *notifyHub) mark(w *waiter, token string) seen {
 func (h *notifyHub) subscribe(gen uint64) {
 	channel := h.channel
 	subscribed := false
+	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
+	defer cancel()
 	for i, nd := range h.nodes {
 		sub, ok := nd.(node.Subscriber)
 		if !ok {
 			continue // waits by the retry policy, as over a node that returns ErrNotificationsUnsupported
 		}
-		stop, err := sub.Subscribe(context.Background(), channel,
+		stop, err := sub.Subscribe(ctx, channel,
 			func(key, release string) { h.released(gen, key, release) },
 			func(up bool, err error) { h.subState(gen, i, up, err) })
 		if err != nil {

@@ -89,11 +89,15 @@ func startRoundAt[T any](c *Client, parent context.Context, op, key string, node
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	r.cancel = cancel
 	r.outstanding.Store(int32(len(nodes)))
+	inFlight := &c.bg // Close waits for requests still in flight
+	if op == opIdentify {
+		inFlight = &c.checks // Close cuts these, and waits for them a node timeout at most
+	}
 	for _, i := range nodes {
 		r.waiting[i] = true
-		c.bg.Add(1) // Close waits for requests still in flight
+		inFlight.Add(1)
 		go func() {
-			defer c.bg.Done()
+			defer inFlight.Done()
 			began := time.Now()
 			v, err := guard.Call(func() (T, error) { return call(ctx, i) })
 			err = r.panicked(i, err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 )
 
 // unanswered follows, per node, the requests of one token that could set
@@ -103,7 +104,9 @@ func (u *unanswered) settle(i int, d time.Duration) (mayLand bool) {
 // landed before the error), and those that have not answered. Each delete
 // leaves a tombstone, so an acquire still in flight cannot set the key
 // after it. Close waits for it; the caller's cancellation cannot cut it
-// short.
+// short. Each request has the node timeout; a node it does not reach (an
+// error, or no answer in time) is reported to the observer
+// (observe.UndoFailed), and keeps the attempt's key until its TTL ends.
 func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 	var nodes []int
 	for i := range c.nodes {
@@ -117,7 +120,10 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 	c.background(func() {
 		r := c.deleteRound(context.Background(), key, name, token, ttl, nodes, nil)
 		defer r.close()
-		for _, ok := r.next(); ok; _, ok = r.next() {
+		for a, ok := r.next(); ok; a, ok = r.next() {
+			if a.err != nil && c.cfg.observer != nil {
+				c.obs.Observe(observe.Event{Kind: observe.UndoFailed, Key: key, Node: c.nodes[a.node].Name(), Op: "release", Err: a.err})
+			}
 		}
 	})
 }

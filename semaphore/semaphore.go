@@ -36,6 +36,29 @@ type Permit struct {
 	slot int
 }
 
+// Release releases the permit (see redlock.Lock.Release). On a nil
+// *Permit (what a failed Acquire returns) it returns an error wrapping
+// redlock.ErrLockLost, so a Release deferred before Acquire's error is
+// checked is harmless.
+func (p *Permit) Release(ctx context.Context) error {
+	if p == nil {
+		return errNilPermit
+	}
+	return p.Lock.Release(ctx)
+}
+
+// Extend extends the permit (see redlock.Lock.Extend). On a nil *Permit it
+// returns an error wrapping redlock.ErrLockLost.
+func (p *Permit) Extend(ctx context.Context, ttl time.Duration) error {
+	if p == nil {
+		return errNilPermit
+	}
+	return p.Lock.Extend(ctx, ttl)
+}
+
+// errNilPermit is what Release and Extend of a nil *Permit return.
+var errNilPermit = fmt.Errorf("semaphore: nil *Permit (the Acquire that returned it failed): %w", redlock.ErrLockLost)
+
 // Slot is the permit's slot, in [0, N). Its fence grows with each
 // acquisition of that slot, not across slots.
 func (p *Permit) Slot() int { return p.slot }

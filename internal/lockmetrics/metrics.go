@@ -72,6 +72,9 @@ var (
 	NodeRecovering = &Metric{Name: "quorumlock_node_recovering_total", Kind: Counter, Unit: "{request}",
 		Help:   "Acquire answers of one node that did not count because it lost its data for the key and sits out of it for the recovery period, by node (until when: redlock inspect KEY).",
 		Labels: []string{"node"}}
+	UndoFailures = &Metric{Name: "quorumlock_undo_failures_total", Kind: Counter, Unit: "{request}",
+		Help:   "Undos of a failed acquisition attempt that did not reach a node, by node: the attempt's key stays there until its TTL ends.",
+		Labels: []string{"node"}}
 	NodeSeconds = &Metric{Name: "quorumlock_node_request_duration_seconds", Kind: Histogram, Unit: "s",
 		Help:   "Time one node took to answer one request of a quorum round, failures included, by node and operation.",
 		Labels: []string{"node", "op"}, Buckets: secondBuckets}
@@ -79,7 +82,7 @@ var (
 
 // All is every metric, in exposition order.
 var All = []*Metric{Acquisitions, AcquireSeconds, AcquireAttempts, Takeovers, Contended, Waiters, Held, Kept,
-	Extensions, Losses, Releases, FencedRejections, NodeErrors, NodeRecovering, NodeSeconds}
+	Extensions, Losses, Releases, FencedRejections, NodeErrors, NodeRecovering, NodeSeconds, UndoFailures}
 
 func init() {
 	for i, m := range All {

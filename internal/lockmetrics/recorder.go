@@ -34,6 +34,10 @@ func (r *Recorder) Observe(e observe.Event) {
 		s.Add(NodeRecovering, 1, e.Node)
 		return
 	}
+	if e.Kind == observe.UndoFailed {
+		s.Add(UndoFailures, 1, e.Node)
+		return
+	}
 	if e.Kind == observe.Node {
 		s.Observe(NodeSeconds, e.Latency.Seconds(), e.Node, e.Op)
 		if e.Err != nil {

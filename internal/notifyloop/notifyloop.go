@@ -66,13 +66,20 @@ func Validate(channel string, onRelease func(name, releaseID string), onState fu
 
 // Start keeps a subscription to channel over d until the returned stop is
 // called; stop waits for the loop's goroutine to end and may be called
-// more than once. ctx carries values only: its end does not stop the loop.
+// more than once. ctx carries values, and its end does not stop the loop;
+// when it has a deadline, the time left to it at Start bounds each Open
+// (connecting and sending SUBSCRIBE), so that stop never waits longer
+// than that for a server that accepts connections and never answers.
 func Start(ctx context.Context, d Driver, channel string, onRelease func(name, releaseID string), onState func(up bool, err error)) (stop func(), err error) {
 	if err := Validate(channel, onRelease, onState); err != nil {
 		return nil, err
 	}
+	var openTimeout time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		openTimeout = max(time.Until(dl), time.Millisecond)
+	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	l := &loop{driver: d, channel: channel, onRelease: onRelease, onState: onState}
+	l := &loop{driver: d, channel: channel, onRelease: onRelease, onState: onState, openTimeout: openTimeout}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -93,6 +100,8 @@ type loop struct {
 	channel   string
 	onRelease func(name, releaseID string)
 	onState   func(bool, error)
+	// openTimeout bounds each Open when positive.
+	openTimeout time.Duration
 
 	mu      sync.Mutex
 	current Conn // the open session, closed by stop to end a blocked read
@@ -126,7 +135,7 @@ func (l *loop) run(ctx context.Context) {
 // reporting whether it was ever up.
 func (l *loop) session(ctx context.Context) (wasUp bool, err error) {
 	ev := &Events{channel: l.channel, onRelease: l.onRelease, onState: l.onState}
-	conn, err := l.driver.Open(ctx, l.channel, ev)
+	conn, err := l.open(ctx, ev)
 	if err != nil {
 		return ev.up.Load(), err
 	}
@@ -136,6 +145,16 @@ func (l *loop) session(ctx context.Context) (wasUp bool, err error) {
 	defer l.setCurrent(ctx, nil)
 	err = conn.Serve(ctx)
 	return ev.up.Load(), err
+}
+
+// open opens a session, within openTimeout when it is set.
+func (l *loop) open(ctx context.Context, ev *Events) (Conn, error) {
+	if l.openTimeout <= 0 {
+		return l.driver.Open(ctx, l.channel, ev)
+	}
+	octx, cancel := context.WithTimeout(ctx, l.openTimeout)
+	defer cancel()
+	return l.driver.Open(octx, l.channel, ev)
 }
 
 // setCurrent records conn as the session stop must close; it refuses

@@ -36,8 +36,17 @@ func (n *Node) Subscribe(ctx context.Context, channel string, onRelease func(nam
 // pubSubDriver subscribes with go-redis's PubSub.
 type pubSubDriver struct{ client subscriber }
 
+// Open subscribes within ctx. go-redis's Subscribe(ctx, channel) drops
+// the error of its first attempt and makes the connection again in the
+// first read, under the PubSub's lock and without ctx's deadline, where
+// Close waits behind it; so Open subscribes itself and reports a failure.
 func (d pubSubDriver) Open(ctx context.Context, channel string, ev *notifyloop.Events) (notifyloop.Conn, error) {
-	return &pubSubConn{ps: d.client.Subscribe(ctx, channel), ev: ev}, nil
+	ps := d.client.Subscribe(ctx)
+	if err := ps.Subscribe(ctx, channel); err != nil {
+		_ = ps.Close()
+		return nil, err
+	}
+	return &pubSubConn{ps: ps, ev: ev}, nil
 }
 
 type pubSubConn struct {
