@@ -58,15 +58,6 @@ type Info struct {
 	DataAge, Recovering time.Duration
 }
 
-// adminTimeout bounds each node's answer in Inspect, ForceRelease and
-// Locks, which have no lock TTL to derive it from: WithNodeTimeout, or
-// 1s.
-func (c *Client) adminTimeout() time.Duration {
-	if c.cfg.nodeTimeout > 0 {
-		return c.cfg.nodeTimeout
-	}
-	return maxNodeTimeout
-}
 
 // Inspect reports who holds key, changing nothing: one round to every node
 // (Node.Inspect), waiting for each answer up to the node timeout
@@ -80,7 +71,7 @@ func (c *Client) Inspect(ctx context.Context, key string) (Info, error) {
 	if err := checkKey(ctx, key); err != nil {
 		return Info{}, err
 	}
-	info, _, err := c.inspect(ctx, key, c.adminTimeout())
+	info, _, err := c.inspect(ctx, key, c.cfg.adminTimeout())
 	return info, err
 }
 
@@ -123,7 +114,7 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 		}
 		return Info{}, "", t.err(fmt.Sprintf("inspect %q", key))
 	}
-	c.cfg.markRecovering(info.Nodes, holdings, c.adminTimeout())
+	c.cfg.markRecovering(info.Nodes, holdings, c.cfg.adminTimeout())
 	token := c.summarize(&info, holdings)
 	return info, token, nil
 }
@@ -228,7 +219,7 @@ func (c *Client) Locks(ctx context.Context, pattern string) iter.Seq2[Info, erro
 			yield(Info{}, err)
 			return
 		}
-		timeout := c.adminTimeout()
+		timeout := c.cfg.adminTimeout()
 		if err := c.ready(ctx, timeout); err != nil {
 			yield(Info{}, err)
 			return
@@ -394,7 +385,7 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 	if err := checkKey(ctx, key); err != nil {
 		return Info{}, err
 	}
-	timeout := c.adminTimeout()
+	timeout := c.cfg.adminTimeout()
 	info, token, err := c.inspect(ctx, key, timeout)
 	if err != nil {
 		return Info{}, err

@@ -87,7 +87,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c.notify.off, c.notify.nodes, c.notify.channel, c.notify.logger = cfg.noNotify, c.nodes, c.releaseChannel, logger
-	c.notify.timeout = c.adminTimeout()
+	c.notify.timeout = c.cfg.adminTimeout()
 	c.health = make(health, len(nodes))
 	c.ident.strict, c.ident.logger = cfg.strict, logger
 	for _, n := range c.nodes {
@@ -136,7 +136,7 @@ func isNil(n node.Node) bool {
 func (c *Client) Close() error {
 	c.closing.cut()
 	c.bg.Wait()
-	c.checks.WaitFor(c.adminTimeout())
+	c.checks.WaitFor(c.cfg.adminTimeout())
 	c.notify.close()
 	return nil
 }

@@ -34,6 +34,7 @@ func nilLockArg(t *testing.T, method string, typ reflect.Type) reflect.Value {
 // Release deferred before Acquire's error is checked is harmless. The
 // methods are found by reflection, so a new one without the guard fails.
 func TestNilLockMethodsDoNotPanic(t *testing.T) {
+	t.Parallel()
 	var l *redlock.Lock
 	v := reflect.ValueOf(l)
 	typ := v.Type()

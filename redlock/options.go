@@ -160,6 +160,16 @@ func (c *config) timeoutFor(ttl time.Duration) time.Duration {
 	return min(max(ttl/10, minNodeTimeout), maxNodeTimeout)
 }
 
+// adminTimeout bounds each node's answer where no lock TTL gives one
+// (Inspect, ForceRelease, Locks, subscriptions, Close): WithNodeTimeout, or
+// 1s.
+func (c *config) adminTimeout() time.Duration {
+	if c.nodeTimeout > 0 {
+		return c.nodeTimeout
+	}
+	return maxNodeTimeout
+}
+
 // WithReleaseNotifications turns waiting without polling on (true, the
 // default) or off (false).
 //

@@ -25,6 +25,7 @@ func (refusingRelease) Release(context.Context, node.ReleaseArgs) (bool, error) 
 // observer (observe.UndoFailed, naming the node and its failure): the key
 // it leaves there until its TTL ends shows in metrics.
 func TestUndoFailedIsObserved(t *testing.T) {
+	t.Parallel()
 	cl := startCluster(t, 3)
 	nodes := nodesOf(cl)
 	nodes[0] = refusingRelease{nodes[0]}
