@@ -58,7 +58,6 @@ type Info struct {
 	DataAge, Recovering time.Duration
 }
 
-
 // Inspect reports who holds key, changing nothing: one round to every node
 // (Node.Inspect), waiting for each answer up to the node timeout
 // (WithNodeTimeout, default 1s). The Info says whether a majority holds
