@@ -21,8 +21,9 @@
 //
 // A lock key's value is the token, the acquisition time and the owner,
 // separated by spaces; tokens therefore have no spaces. A value that starts
-// with "!" was marked by a waiter (its release is announced), so tokens do
-// not start with "!". Every call compares the token part only.
+// with "!" was marked by a waiter of an older client (the mark is read and
+// ignored), so tokens do not start with "!". Every call compares the token
+// part only.
 package node
 
 import (
