@@ -9,6 +9,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
+	"github.com/redis/go-redis/v9"
 )
 
 // rawValues reads a key's value on every node as stored ("" when absent).
@@ -100,6 +101,41 @@ func TestContendedAttemptsLeaveHeldValue(t *testing.T) {
 		case <-released:
 		case <-time.After(10 * time.Second): // a hang guard: the announcement comes in milliseconds
 			t.Fatal("the holder's release was not announced to a watcher")
+		}
+	})
+	// A value an older client's waiter marked ("!" before it) is still the
+	// holder's: it is extended and released, and its release announced.
+	t.Run("older client's mark", func(t *testing.T) {
+		ctx := ctxFor(t)
+		key := uniqueKey(t)
+		name := waiter.KeyName(key)
+		l, err := holder.TryAcquire(ctx, key, 30*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		values := rawValues(t, cl, name)
+		for i, n := range cl.Nodes() {
+			if err := n.Client().Set(ctx, name, "!"+values[i], redis.KeepTTL).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := l.Extend(ctx, 30*time.Second); err != nil {
+			t.Fatalf("extend of a marked value: %v", err)
+		}
+		released, err := waiter.Released(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatalf("release of a marked value: %v", err)
+		}
+		select {
+		case <-released:
+		case <-time.After(10 * time.Second): // a hang guard
+			t.Fatal("the release of a marked value was not announced")
+		}
+		if n := countEqual(holders(t, cl, name), l.Token()); n != 0 {
+			t.Fatalf("the marked value is left on %d nodes", n)
 		}
 	})
 }
