@@ -683,7 +683,7 @@ func notifications(f *fixture) {
 	f.acquire(unwaited, "u", long)
 	f.acquire(marker, "m", long)
 	wait(name)
-	wait(name) // marking twice changes nothing
+	wait(name) // a second attempt changes nothing either
 	wait(quiet)
 	wait(marker)
 	if r := f.acquireArgs(node.AcquireArgs{Name: unwaited, Token: "trier", TTL: long}); r.Acquired {
