@@ -102,8 +102,8 @@ func TestObserveDelayBound(t *testing.T) {
 						t.Fatalf("round %d: reported %+v, want a", i, got)
 					}
 					time.Sleep(time.Duration(i) * 300 * time.Millisecond) // vary the phase of the polling
-					// b campaigns while a leads: with notifications on, its
-					// attempt marks the lock, so a's resignation is announced.
+					// b campaigns while a leads: with notifications on, a's
+					// resignation is announced and wakes it.
 					type won struct {
 						term *election.Term
 						at   time.Time

@@ -41,9 +41,8 @@ func (t *Term) Context(parent context.Context) (context.Context, context.CancelF
 func (t *Term) Lock() *redlock.Lock { return t.lock }
 
 // Resign ends the term: it releases the election's lock. The nodes announce
-// the release when a candidate waits (its attempts mark the lock), so that
-// it and the observers learn of it at once; with no candidate waiting,
-// observers learn of it at their next poll.
+// the release, so that waiting candidates and observers learn of it at
+// once (with release notifications off, at their next attempt or poll).
 // Errors are redlock.Lock.Release's: redlock.ErrLockLost when the term had
 // already ended (lost, or resigned before).
 func (t *Term) Resign(ctx context.Context) error { return t.lock.Release(ctx) }

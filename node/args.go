@@ -12,7 +12,7 @@ import (
 
 // ErrInvalidArgument is returned (wrapped) by every Node for arguments it
 // cannot carry out: an empty name or token, a token with a space (the
-// separator of a lock key's value) or starting with "!" (a waiter's mark), a TTL under a millisecond (Redis counts
+// separator of a lock key's value) or starting with "!" (an older client's waiter mark), a TTL under a millisecond (Redis counts
 // in milliseconds), a negative retention, a fence above MaxInt64, an owner
 // CheckOwner refuses, a negative scan count.
 var ErrInvalidArgument = errors.New("node: invalid argument")
@@ -142,6 +142,6 @@ func checkMarkerRetention(name string, d time.Duration) error {
 	return nil
 }
 
-// waitedMark starts the value of a lock key that a waiter marked (see the
-// package comment), so no token may start with it.
+// waitedMark starts the value of a lock key that a waiter of an older
+// client marked (see the package comment), so no token may start with it.
 const waitedMark = "!"

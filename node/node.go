@@ -21,8 +21,9 @@
 //
 // A lock key's value is the token, the acquisition time and the owner,
 // separated by spaces; tokens therefore have no spaces. A value that starts
-// with "!" was marked by a waiter (its release is announced), so tokens do
-// not start with "!". Every call compares the token part only.
+// with "!" was marked by a waiter of an older client (the mark is read and
+// ignored), so tokens do not start with "!". Every call compares the token
+// part only.
 package node
 
 import (
@@ -57,9 +58,9 @@ type Node interface {
 	// server's clock (in microseconds) by at most MaxSeedSkew, from the
 	// server's clock otherwise: never below the clock. The counter's expiry is reset to Retention on every
 	// acquisition. Acquiring again with the token that holds the key
-	// refreshes its TTL and reports the counter unchanged. With a.Waiter,
-	// a key held by another token is marked so that its release is
-	// announced (see Release).
+	// refreshes its TTL and reports the counter unchanged. A key held by
+	// another token, or holding a value that is not a lock's, is only read:
+	// it is never changed, whatever a.Waiter says.
 	Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error)
 
 	// Extend resets the TTL of each lock that holds its token. A missing key
@@ -74,11 +75,11 @@ type Node interface {
 	// Release deletes the lock key if it holds the token, and in every case
 	// leaves a tombstone of the token for a.Tombstone (when positive), so that a request of
 	// the token that reaches the server later (an acquire or extend still
-	// in flight) cannot create the key again. When the key was deleted, a
-	// waiter marked it (an Acquire with Waiter that found it held) and
+	// in flight) cannot create the key again. When the key was deleted and
 	// a.Channel is not empty, it announces ReleaseID(token) and the name on
-	// that channel (best effort): a release nobody waits for publishes
-	// nothing. It reports whether the key was deleted;
+	// that channel (best effort), whether or not anyone waits: waiters
+	// need not write to the holder's key to be told. It reports whether the
+	// key was deleted;
 	// when it was, the trail is deleted too (a key that expires, or is
 	// force-released, leaves its trail for the next acquisition).
 	Release(ctx context.Context, a ReleaseArgs) (released bool, err error)
@@ -168,8 +169,10 @@ type AcquireArgs struct {
 	// this (a busy key costs no write per call), and keeps the marker
 	// twice that eighth longer. 0: none (every touch is written).
 	MarkerRetention time.Duration
-	// Waiter marks a key held by another token, so that its release is
-	// announced: set by clients that wait for release notifications.
+	// Waiter says that the client waits for release notifications. Nodes
+	// need not act on it: they announce every release (see Release), and
+	// never write to a key another token holds. It is kept for nodes that
+	// announced only the releases a waiter asked for.
 	Waiter bool
 }
 

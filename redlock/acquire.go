@@ -293,9 +293,10 @@ type outcome struct {
 
 // attempt is one round of the Redlock algorithm: ask every node at once,
 // decide as soon as a majority said yes or can no longer say yes, make the
-// fence safe, and undo (in the background) what a failed attempt set. A
-// waiter (a caller that waits for release notifications) marks the keys of
-// the holder, so that their release is announced.
+// fence safe, and undo (in the background) what a failed attempt set.
+// waiter says that the caller waits for release notifications; our nodes
+// announce every release and need no more, but a node that announces only
+// the releases waiters asked for learns of it (node.AcquireArgs.Waiter).
 func (a *acquisition) attempt(waiter bool) outcome {
 	c := a.c
 	timeout := c.cfg.timeoutFor(a.ttl)

@@ -438,12 +438,10 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 // release of key (Release, the undo of a failed attempt, ForceRelease), until
 // ctx ends. Announcements that arrive while a value is pending are merged
 // into it, and one is also sent when the subscriptions come back after a
-// break (a release may have gone unheard meanwhile). Nodes announce only the
-// release of a key that a waiter marked: an attempt that found it held,
-// made by an Acquire that waits or by a client with a Released watcher on
-// the key; a release nobody asked for
-// publishes nothing. It is a hint, for watchers such as election.Observe
-// (whose campaigners mark the key): a lock that expires is not announced,
+// break (a release may have gone unheard meanwhile). Nodes announce every
+// release that deleted the key, of this client or another with the same
+// key prefix and notifications on. It is a hint, for watchers such as
+// election.Observe: a lock that expires is not announced,
 // and with notifications off (WithReleaseNotifications(false)), on nodes
 // that cannot subscribe, or after Close, the channel never receives; so
 // pair it with polling. It waits up to a second for the first subscription

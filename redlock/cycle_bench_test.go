@@ -85,3 +85,36 @@ func BenchmarkContended(b *testing.B) {
 	b.ReportMetric(float64(held.Load())/float64(b.N), "held/acq")
 	b.ReportMetric(float64(splits.Load())/float64(b.N), "splits/acq")
 }
+
+// BenchmarkCycleWatched is BenchmarkCycle while another Client of the same
+// nodes watches an unrelated key (Released), so its subscriptions are up:
+// the cost, to the cycle, of a subscriber that hears releases it does not
+// wait for.
+func BenchmarkCycleWatched(b *testing.B) {
+	cl := redistest.StartT(b, 5)
+	c, err := redlock.New(nodesOf(cl), redlock.WithNodeTimeout(2*time.Second))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	watcher, err := redlock.New(nodesOf(cl))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = watcher.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := watcher.Released(ctx, "bench-unrelated"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		l, err := c.TryAcquire(ctx, "bench-cycle", 10*time.Second)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -58,8 +58,8 @@ type notifyHub struct {
 }
 
 // watched reports whether a Released watcher of this client listens for
-// name's release: its attempts then mark the key like a waiter's, so that
-// the release is announced.
+// name's release: its attempts then say so to the nodes like a waiter's
+// (see node.AcquireArgs.Waiter).
 func (h *notifyHub) watched(name string) bool {
 	if h.watching.Load() == 0 {
 		return false

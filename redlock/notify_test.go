@@ -112,46 +112,31 @@ func blockedWaiterCtx(t *testing.T, ctx context.Context, c *redlock.Client, obs 
 // gets the lock within the test's context (a minute) only if the release
 // woke it, however slow the machine (wokenDelay).
 //
-// With settle, the holder's key is first awaited on every node of it, and
-// the waiter's mark on it before the release: a waiter hears a release only
-// from the nodes it is subscribed to, and only where the key was and its
-// attempt had marked it (a node that missed the acquire, or whose part of the
-// attempt landed after the release, announces nothing). The waiter parks once
-// a majority refused it, so under load its request to one node may still be
-// on its way, or be refused there by the tombstone its attempt's undo left
-// first: then no mark comes, and the handoff starts again on a new key.
+// With settle, the holder's key is first awaited on every node of it: a
+// waiter hears a release only from the nodes it is subscribed to, and only
+// where the release deleted the key (a node that missed the acquire
+// announces nothing).
 func handoff(t *testing.T, holder, waiter *redlock.Client, obs *eventCounter, settle ...*redistest.Cluster) time.Duration {
 	t.Helper()
 	ctx := ctxFor(t)
-	for try := 0; ; try++ {
-		key := uniqueKey(t)
-		held := holdEverywhere(t, holder, key, settle...)
-		wctx, cancel := context.WithCancel(ctx)
-		done := blockedWaiterCtx(t, wctx, waiter, obs, key, 10*time.Minute)
-		if len(settle) > 0 && !markedEverywhere(settle[0], holder.KeyName(key), 10*time.Second) {
-			cancel()
-			<-done
-			_ = held.Release(ctx)
-			if try == 10 {
-				t.Fatalf("the waiter's mark never reached every node in 10 handoffs: %v", holders(t, settle[0], holder.KeyName(key)))
-			}
-			continue
-		}
-		time.Sleep(100 * time.Millisecond) // let the subscriptions settle; the waiter sleeps on
-		released := time.Now()
-		if err := held.Release(ctx); err != nil {
-			t.Fatal(err)
-		}
-		r := <-done
-		cancel()
-		if r.err != nil {
-			t.Fatalf("waiter: %v", r.err)
-		}
-		if err := r.lock.Release(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return r.at.Sub(released)
+	key := uniqueKey(t)
+	held := holdEverywhere(t, holder, key, settle...)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := blockedWaiterCtx(t, wctx, waiter, obs, key, 10*time.Minute)
+	time.Sleep(100 * time.Millisecond) // let the subscriptions settle; the waiter sleeps on
+	released := time.Now()
+	if err := held.Release(ctx); err != nil {
+		t.Fatal(err)
 	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("waiter: %v", r.err)
+	}
+	if err := r.lock.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return r.at.Sub(released)
 }
 
 // holdEverywhere acquires key with holder, with settle until its key is on
@@ -448,30 +433,6 @@ func TestNotifyFIFOAndPassOn(t *testing.T) {
 			t.Fatalf("handoffs took %s of virtual time: someone slept the 10s delay", d)
 		}
 	})
-}
-
-// markedEverywhere reports whether a waiter's attempt has marked the lock
-// key name on every node of c, within the given time.
-func markedEverywhere(c *redistest.Cluster, name string, within time.Duration) bool {
-	deadline := time.Now().Add(within)
-	for {
-		marked := 0
-		for _, nd := range c.Nodes() {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			v, _ := nd.Client().Get(ctx, name).Result()
-			cancel()
-			if strings.HasPrefix(v, "!") {
-				marked++
-			}
-		}
-		if marked == len(c.Nodes()) {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // holdsEverywhere reports whether every node of c holds token under name

@@ -173,12 +173,14 @@ func (c *config) adminTimeout() time.Duration {
 // WithReleaseNotifications turns waiting without polling on (true, the
 // default) or off (false).
 //
-// On: an Acquire that finds the key held marks it on those nodes, and
-// Release (and the undo of a failed attempt) announces the release of a
-// marked key on a Pub/Sub channel of each node (the client's key prefix +
-// "released", e.g. "lock:released"; the message is the release id and the
-// key's full name): a release nobody waited for publishes nothing. The
-// Acquire that lost to another holder waits for that announcement,
+// On: Release (and the undo of a failed attempt) announces the release on
+// a Pub/Sub channel of each node where it deleted the key (the client's
+// key prefix + "released", e.g. "lock:released"; the message is the
+// release id and the key's full name), whether or not anyone waits: one
+// PUBLISH per node and release, so that an Acquire that finds the key
+// held writes nothing to it (a value it did not write is never changed).
+// Every subscribed Client receives every release of its prefix and drops
+// those of keys it does not wait for. The Acquire that lost to another holder waits for that announcement,
 // for the holder's remaining TTL or for the retry policy's delay,
 // whichever comes first. An Acquire joins the waiters before its first
 // attempt, so a release that lands while an attempt is in flight is not

@@ -160,7 +160,7 @@ func TestSubscriptionBreaksAndRecovers(t *testing.T) {
 		if _, err := n.Acquire(ctx, node.AcquireArgs{Name: name, Token: "tok", TTL: time.Minute}); err != nil {
 			t.Fatal(err)
 		}
-		// A waiter's mark makes the release announced.
+		// A waiter's attempt changes nothing; the release is announced anyway.
 		if r, err := n.Acquire(ctx, node.AcquireArgs{Name: name, Token: "waiter", TTL: time.Minute, Waiter: true}); err != nil || r.Acquired {
 			t.Fatalf("waiter's acquire = %+v, %v", r, err)
 		}

@@ -60,7 +60,8 @@ func ReleaseScriptArgs(a node.ReleaseArgs) (keys, argv []string) {
 	return s.keys, s.argv
 }
 
-// WaiterArg is AcquireArgs.Waiter as the acquire script takes it.
+// WaiterArg is AcquireArgs.Waiter as the acquire script takes it (it no
+// longer acts on it; the argument keeps the later ones in place).
 func WaiterArg(w bool) string {
 	if w {
 		return "1"

@@ -59,7 +59,9 @@ func Micros(t time.Time) string {
 	return strconv.FormatInt(t.UnixMicro(), 10)
 }
 
-// WaitedMark starts the value of a lock key that a waiter marked.
+// WaitedMark starts the value of a lock key that a waiter of an older
+// client marked, to have its release announced. Clients no longer write it
+// (every release is announced); values that carry it are still read.
 const WaitedMark = "!"
 
 // ParseLockValue reads a lock key's value into h (token, acquisition time,

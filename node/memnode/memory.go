@@ -44,7 +44,6 @@ type memLock struct {
 	owner   string
 	at      time.Time
 	expires time.Time
-	waited  bool // a waiter asked for its release to be announced
 }
 
 // memTrail is the last acquisition of a lock not released (see TrailKey).
@@ -270,11 +269,7 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 		return withMarker(node.AcquireReply{}, mark), nil
 	}
 	e, held := m.lock(a.Name, now)
-	if held && e.token != a.Token {
-		if a.Waiter {
-			e.waited = true
-			m.locks[a.Name] = e
-		}
+	if held && e.token != a.Token { // only read: waiting writes nothing to the holder's entry
 		return withMarker(node.AcquireReply{HolderTTL: e.expires.Sub(now), Holder: node.ReleaseID(e.token)}, mark), nil
 	}
 	c, ok := m.counter(a.Name, now)
@@ -437,7 +432,7 @@ func (m *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 	}
 	m.mu.Unlock()
 	// Announced outside m.mu: a subscriber may call the node.
-	if released && e.waited && a.Channel != "" {
+	if released && a.Channel != "" {
 		m.broker.publish(a.Channel, a.Name, node.ReleaseID(a.Token))
 	}
 	return released, nil

@@ -650,11 +650,12 @@ func (r *recorder) snapshot() (bool, []string) {
 	return r.up, append([]string(nil), r.releases...)
 }
 
-// Each release that a waiter asked for (an Acquire with Waiter that found
-// the key held) is announced once; a release nobody waited for, a resent
-// release, another token's release and a release without channel announce
-// nothing. Since one subscription delivers in order, a marker released
-// after them shows that nothing else came.
+// Each release that deleted the key is announced once, whether a waiter
+// tried the key (an Acquire with Waiter that found it held) or nobody did;
+// a resent release, another token's release and a release without channel
+// announce nothing. Waiters' attempts change nothing of the holding. Since
+// one subscription delivers in order, a marker released after them shows
+// that nothing else came.
 func notifications(f *fixture) {
 	channel := fmt.Sprintf("nodetest:{releases}.%d.%d", time.Now().UnixNano(), seq.Add(1))
 	rec := &recorder{}
@@ -682,19 +683,19 @@ func notifications(f *fixture) {
 	f.acquire(unwaited, "u", long)
 	f.acquire(marker, "m", long)
 	wait(name)
-	wait(name) // marking twice changes nothing
+	wait(name) // a second attempt changes nothing either
 	wait(quiet)
 	wait(marker)
 	if r := f.acquireArgs(node.AcquireArgs{Name: unwaited, Token: "trier", TTL: long}); r.Acquired {
 		f.t.Fatal("acquired a held key")
 	}
-	if h := f.inspect(name); h.Token != "a" {
-		f.t.Fatalf("inspect of a waited-for key = %+v, want token a", h)
+	if h := f.inspect(name); h.Token != "a" || h.Owner != "" || !h.AcquiredAt.IsZero() {
+		f.t.Fatalf("inspect of a waited-for key = %+v, want token a as acquired", h)
 	}
 	releasesAnswer(f, rel, channel, name, quiet, unwaited)
 	rel(marker, "m", channel)
-	want := []string{node.ReleaseID("a") + " " + name, node.ReleaseID("m") + " " + marker}
-	f.eventually("the marker's announcement", func() bool { _, got := rec.snapshot(); return len(got) >= 2 })
+	want := []string{node.ReleaseID("a") + " " + name, node.ReleaseID("u") + " " + unwaited, node.ReleaseID("m") + " " + marker}
+	f.eventually("the marker's announcement", func() bool { _, got := rec.snapshot(); return len(got) >= len(want) })
 	if _, got := rec.snapshot(); fmt.Sprint(got) != fmt.Sprint(want) {
 		f.t.Fatalf("announcements = %q, want %q", got, want)
 	}
@@ -703,7 +704,7 @@ func notifications(f *fixture) {
 	f.acquire(marker, "m2", long)
 	wait(marker)
 	rel(marker, "m2", channel)
-	if _, got := rec.snapshot(); len(got) != 2 {
+	if _, got := rec.snapshot(); len(got) != len(want) {
 		f.t.Fatalf("announcement after stop: %q", got)
 	}
 }

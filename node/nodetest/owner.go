@@ -267,7 +267,7 @@ func invalidOwnerArguments(f *fixture) {
 	_, err = f.n.Acquire(ctx, node.AcquireArgs{Name: name, Token: "a b", TTL: time.Second})
 	check("acquire with a space in the token", err)
 	_, err = f.n.Acquire(ctx, node.AcquireArgs{Name: name, Token: "!a", TTL: time.Second})
-	check("acquire with a token that starts with the waiter's mark", err)
+	check("acquire with a token that starts with an older client's waiter mark", err)
 	_, err = f.n.Extend(ctx, []node.ExtendArgs{{Name: name, Token: "a", TTL: time.Second, Owner: "\x00"}})
 	check("extend with a NUL in the owner", err)
 	_, err = f.n.ForceRelease(ctx, node.ForceReleaseArgs{Name: name})

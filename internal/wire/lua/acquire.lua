@@ -1,7 +1,8 @@
 -- Acquire. KEYS: lock, counter, tombstone of the token, trail, marker.
 -- ARGV: token, ttl ms, seed (client clock, µs), retention ms, max seed skew µs,
--- acquisition time (client clock, µs), owner, waiter ('1': mark a held key
--- so that its release is announced), marker retention ms (optional).
+-- acquisition time (client clock, µs), owner, waiter (unused: a key held
+-- by another is only read, whoever asks; releases are always announced),
+-- marker retention ms (optional).
 -- Reply: {1, counter, previous trail or false, age, creator, touched}
 -- acquired (a resend: the counter unchanged), {0, pttl, holder's release
 -- id, age, creator, touched} held by another, {0, 0, false, age, creator,
@@ -44,9 +45,6 @@ if cur then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     redis.call('PEXPIRE', KEYS[2], ARGV[4])
     return {1, got[2] or '0', false, age, creator, touchAge}
-  end
-  if ARGV[8] == '1' and string.byte(cur, 1) ~= 33 then
-    redis.call('SET', KEYS[1], '!' .. cur, 'KEEPTTL')
   end
   return {0, redis.call('PTTL', KEYS[1]), string.sub(redis.sha1hex(tok), 1, 16), age, creator, touchAge}
 end

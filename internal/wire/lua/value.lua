@@ -1,8 +1,9 @@
 -- Prepended to every script that reads a lock key or a trail. A lock key
--- holds "token at owner" (or a bare token, from clients before owners),
--- prefixed with "!" once a waiter asked for it (its release is then
--- announced); a trail holds "fence token at owner". Tokens have no spaces
--- and do not start with "!".
+-- holds "token at owner" (or a bare token, from clients before owners);
+-- clients before releases were always announced prefixed it with "!" when
+-- a waiter asked for its release, and such values are still read. A trail
+-- holds "fence token at owner". Tokens have no spaces and do not start
+-- with "!".
 local function tokenOf(v)
   if string.byte(v, 1) == 33 then v = string.sub(v, 2) end
   local i = string.find(v, ' ', 1, true)
