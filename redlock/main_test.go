@@ -9,12 +9,19 @@ import (
 
 func TestMain(m *testing.M) {
 	// Most tests wait on their own redis-server nodes and timers, not on
-	// the CPU: run 8 at once unless -parallel says otherwise.
+	// the CPU: without the race detector, run 8 at once unless -parallel
+	// says otherwise. Under -race (make test) each step costs several
+	// times more CPU, and tests whose nodes must answer within a node
+	// timeout run one at a time, as on a quiet machine.
 	flag.Parse()
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
-		_ = flag.Set("test.parallel", "8")
+		n := "8"
+		if raceEnabled {
+			n = "1"
+		}
+		_ = flag.Set("test.parallel", n)
 	}
 	goleak.VerifyTestMain(m,
 		// After a failed dial to a killed node, go-redis probes it again

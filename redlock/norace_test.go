@@ -1,0 +1,6 @@
+//go:build !race
+
+package redlock_test
+
+// raceEnabled: the race detector makes every step several times slower.
+const raceEnabled = false
