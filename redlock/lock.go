@@ -11,17 +11,14 @@ import (
 	"github.com/quorumlock/quorumlock/observe"
 )
 
-// Lock is one acquisition of a key. Key, Token and Fence never change;
-// ValidUntil moves forward with each Extend. A Lock is safe to use from
-// several goroutines: Extend and Release are serialized. Done, Err and
-// Context tell when the lock ends (see loss.go); KeepAlive extends it
-// automatically.
+// Lock is one acquisition of a key, safe to share between goroutines. Key
+// and Fence never change; ValidUntil moves with each Extend; Done, Err and
+// Context tell when the lock ends.
 //
-// A nil *Lock (what a failed Acquire returns) is a lock that has ended:
-// its methods never panic. Release, Extend and Err return an error
-// wrapping ErrLockLost, Done is closed, Context is cancelled, Hold does
-// not run fn, and the others return zero values. So a Release deferred
-// before Acquire's error is checked is harmless.
+// A nil *Lock (what a failed Acquire returns) is a lock that has ended, and
+// its methods never panic: Release, Extend and Err return an error wrapping
+// ErrLockLost, Done is closed, Context is cancelled, Hold does not run fn,
+// and the others return zero values.
 type Lock struct {
 	client *Client
 	key    string // as the caller named it
@@ -60,14 +57,14 @@ func (l *Lock) Key() string {
 	return l.key
 }
 
-// Fence is a number greater than the fence of every earlier acquisition of
-// the same key, as long as a majority of the nodes kept their data, and
-// also across data loss while the nodes' clocks do not go back (see
-// "Fences" in the package doc for the exact rule). Send it with every write
-// to the resource the lock protects, and have the resource refuse writes
-// whose fence is lower than one it has already seen: that turns a holder
-// that outlived its lock (a long GC pause, say) into a refused write instead
-// of a lost update.
+// Fence is larger than the fence of every earlier acquisition of the key
+// while a majority of the nodes keeps its data. Across data loss it still is
+// when the nodes' clocks do not go back, the loss came more than
+// node.MaxSeedSkew (20ms) after the earlier fences, and the key is not
+// acquired more than once a microsecond. Send it with every write, and have
+// the resource refuse a fence lower than one it has seen: a holder that
+// outlived its lock (a long GC pause) then gets a refused write, not a lost
+// update.
 func (l *Lock) Fence() uint64 {
 	if l == nil {
 		return 0
@@ -93,36 +90,14 @@ func (l *Lock) AcquiredAt() time.Time {
 	return l.acquiredAt
 }
 
-// TookOver reports the holder before this one when that holder never
-// released the key: its lock expired (a crashed worker, a client closed
-// without Release) or was force-released. The Info has the previous
-// holder's Key, Holder, Owner and AcquiredAt, and a Fence below ours; ok
-// is false when the key was released (or free) before. Use it to recover
-// what the previous holder left half done.
-//
-// The Fence is the largest that the trails found record. Each node's trail
-// records that node's count when it granted the lock, raised to the lock's
-// fence by the fence settle and by every extension that reaches the node.
-// So it is at least the previous holder's fence when a trail found is on a
-// node that counted that fence itself, or that the settle or one of the
-// holder's extensions reached (larger only when a node that answered that
-// acquisition late counted higher). When the nodes' counters drifted
-// apart, a node that granted the previous acquisition after it was
-// decided, and that no extension reached before the holder died, records
-// its own lower count, and a successor that finds only that trail reports
-// that count.
-//
-// It relies on the trail each acquisition leaves on its nodes, which
-// Release deletes with the key and which lives as long as the fence
-// counter (WithFenceRetention). So it reports a takeover when at least one
-// node that granted this lock still had the previous holder's trail.
-// Limits: a node that lost its data, or on which another client's failed
-// attempt was undone in between, has no trail to report; and a Release or
-// an undo that missed some nodes (they failed, and the keys expired there)
-// leaves trails that a later acquisition on those nodes reports as a
-// takeover; so does a node on which the old key outlived this acquisition
-// (the old holder's request landed late there): the next acquisition that
-// gets that node reports the same previous holder again.
+// TookOver reports the holder before this one when it never released the
+// key (its lock expired, say a crashed worker, or was force-released): its
+// Key, Holder, Owner, AcquiredAt, and a Fence below ours (its fence, unless
+// the nodes' counters had drifted apart). ok is false when the key was
+// released or free. Use it to
+// recover what the previous holder left half done. Limits: a node that lost
+// its data has no record to report, and a Release that missed some nodes can
+// be reported later as a takeover.
 func (l *Lock) TookOver() (Info, bool) {
 	if l == nil || l.previous.Token == "" {
 		return Info{}, false
@@ -131,25 +106,14 @@ func (l *Lock) TookOver() (Info, bool) {
 		AcquiredAt: l.previous.AcquiredAt, Fence: l.previous.Fence}, true
 }
 
-// Release deletes the lock on every node that holds our token, and never
+// Release deletes the lock on every node where our token holds it, never
 // another holder's key. It returns nil when a majority deleted it while it
-// was still valid; ErrLockLost when it was already released, had ended
-// (expired by our clock, or declared lost; the keys are deleted anyway), or
-// was not ours on a majority; ErrQuorumUnreachable when too many nodes
-// failed while the lock was still valid (Release may be tried again; the
-// keys expire with their TTL in any case). A lock that had ended before
-// Release was called gets ErrLockLost whatever the nodes answer.
-//
-// Every node that processes the release afterwards refuses the lock's
-// requests still in flight (an acquire or extend that a slow node has not
-// run yet): its request to each node first waits a little (a quarter of
-// the node timeout at most; not once the lock was extended) for the lock's
-// requests to that node still on their way, and where one failed or did
-// not come back, the release leaves a tombstone of the token for a TTL.
-// Release returns once a majority deleted the key and the others had a short while
-// to answer (as long again as the majority took, at least 1 ms), so a dead
-// node does not hold it up for a whole node timeout; a slow node may hold
-// the key until the release reaches it.
+// was valid; ErrLockLost when the lock had already ended (released, expired
+// by our clock, declared lost; whatever the nodes answer) or was not ours on
+// a majority; ErrQuorumUnreachable when too many nodes failed (try again;
+// the keys expire with their TTL anyway). After Release, no request of the
+// lock still on its way can create its key on a node that processed the
+// release. A dead node does not hold Release up for a node timeout.
 func (l *Lock) Release(ctx context.Context) error {
 	if l == nil {
 		return errNilLock
@@ -231,21 +195,12 @@ func (l *Lock) releaseVerdict(ctx context.Context, t tally, ended bool, start, v
 	return nil
 }
 
-// HoldAtLeast makes the key stay on the nodes until d after the lock's
-// acquisition even when Release comes earlier: Release then shortens (or
-// lengthens) the key's TTL to the hold left instead of deleting it, and
-// the key expires by itself. Other replicas' attempts in the meantime
-// find it held. This is ShedLock's lockAtLeastFor: with a job that takes
-// microseconds, a replica that fires a little later than the first still
-// finds the lock taken. Prefer the tick package, which turns away every
-// late replica of a tick, when the job can name its tick. In Client.Do,
-// call it on the lock from LockFromContext.
-//
-// The key may stay a little longer than d when the hold left at Release is
-// shorter than an extension round can grant. A Release after d deletes as
-// usual; d <= 0 turns it off. A hold longer than the recovery period
-// (WithRecoveryPeriod) lasts while the nodes keep their data: a node that
-// lost the key counts again for it once the period has passed.
+// HoldAtLeast makes a Release before d after the acquisition leave the key
+// on the nodes until then (or a little later), so that replicas that fire
+// meanwhile find it held (ShedLock's lockAtLeastFor). d <= 0 turns it off.
+// In Client.Do, call it on LockFromContext's lock. Prefer package tick when
+// the job can name its tick. A hold longer than the recovery period lasts only
+// while the nodes keep their data.
 func (l *Lock) HoldAtLeast(d time.Duration) {
 	if l == nil {
 		return
@@ -258,19 +213,12 @@ func (l *Lock) HoldAtLeast(d time.Duration) {
 	}
 }
 
-// Hold runs fn while l is held, as Do does after acquiring: it keeps l alive
-// (KeepAlive), gives fn a context that is cancelled with a cause wrapping
-// ErrLockLost when l is lost (and from which LockFromContext returns l),
-// and releases l when fn returns or panics (a panic is re-raised after the
-// release). The release is not cut short by ctx's cancellation. On a lock
-// that has already ended fn does not run: lostErr is its loss, or
-// releaseErr says it was released.
-//
-// It returns fn's error, the loss of the lock while fn ran (errors.Is
-// ErrLockLost; nil if it was kept) and the release's error apart, for
-// callers that treat them differently (a failed release is often only worth
-// a log line: the TTL cleans up). After a loss the release's ErrLockLost is
-// not repeated.
+// Hold runs fn as Do does after acquiring: l is kept alive, fn's context is
+// cancelled with a cause wrapping ErrLockLost if l is lost, and l is released
+// when fn returns or panics (the panic is re-raised), even if ctx is
+// cancelled. It returns apart fn's error, the loss while fn ran (nil if kept)
+// and the release's error (after a loss, not repeated). On a lock that has
+// already ended fn does not run: lostErr or releaseErr says why.
 func (l *Lock) Hold(ctx context.Context, fn func(ctx context.Context) error) (fnErr, lostErr, releaseErr error) {
 	if ctx == nil || fn == nil {
 		return invalidArg("nil context or fn"), nil, nil
@@ -284,8 +232,8 @@ func (l *Lock) Hold(ctx context.Context, fn func(ctx context.Context) error) (fn
 
 type lockKey struct{}
 
-// LockFromContext returns the lock that Do or TryDo holds for the fn that
-// got ctx, e.g. to read its Fence for the writes fn makes.
+// LockFromContext returns the lock that Do, TryDo or Hold holds for the fn
+// that got ctx, say to read its Fence.
 func LockFromContext(ctx context.Context) (*Lock, bool) {
 	l, ok := ctx.Value(lockKey{}).(*Lock)
 	return l, ok

@@ -85,37 +85,30 @@ func WithDriftFactor(f float64) Option { return func(c *config) { c.driftFactor 
 // 0 keeps the default; a negative timeout is refused by New.
 func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
 
-// WithRetry sets the retry policy of Acquire. Default: 10 retries, 200 ms
-// apart plus up to 100 ms of random jitter (retry.Constant(10, 200ms,
-// 100ms), the defaults of node-redlock, so migrating services keep their
-// behaviour).
-// TryAcquire never retries.
+// WithRetry sets Acquire's retry policy. Default retry.Constant(10, 200ms,
+// 100ms): 10 retries, 200 ms apart plus up to 100 ms of random jitter
+// (node-redlock's defaults). TryAcquire never retries.
 func WithRetry(p retry.Policy) Option { return func(c *config) { c.retry = p } }
 
 // WithLogger logs what the client does at debug level and node failures at
 // warn level. Tokens are logged by a short prefix only. Default: silent.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// WithObserver receives an observe.Event for every attempt, acquisition, extension,
-// release, loss, start and stop of auto-extension, and node reply (see
-// observe.Kind). Default: none.
+// WithObserver receives an observe.Event for every attempt, acquisition,
+// extension, release, loss, start and stop of auto-extension, and node reply
+// (see observe.Kind). Default: none.
 func WithObserver(o observe.Observer) Option { return func(c *config) { c.observer = o } }
 
-// WithFenceRetention is how long a key's fence counter outlives the key's
-// last acquisition on each node. Default 24h, at least 1s. After it the
-// counter is gone, and the key's next fence starts again from the nodes'
-// clocks in microseconds (as after a node's data loss; see "Fences" in the
-// package doc): larger than every earlier fence, since a counter starts at
-// most node.MaxSeedSkew (20ms) ahead of its node's clock and grows by one
-// per acquisition, as long as the nodes' clocks do not go back and a key is
-// not acquired more than once a microsecond.
+// WithFenceRetention sets how long a key's fence counter outlives the key's
+// last acquisition on each node. Default 24h, at least 1s. After it the key's
+// next fence starts again from the nodes' clocks, and is still larger than
+// every earlier one on the conditions Lock.Fence states for data loss.
 func WithFenceRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
 
-// WithRequireNoEviction refuses nodes whose maxmemory-policy is not
-// noeviction: an evicting server can drop a held lock's key under memory
-// pressure and hand the lock to a second holder. With it every operation
-// fails with ErrInvalidArgument once such a node is seen; without it (the
-// default) the client logs a warning once per node.
+// WithRequireNoEviction makes every operation fail with ErrInvalidArgument
+// once a node whose maxmemory-policy is not noeviction is seen (an evicting
+// server can drop a held key and hand the lock to a second holder). Default:
+// a warning logged once per such node.
 func WithRequireNoEviction() Option { return func(c *config) { c.strict = true } }
 
 func (c *config) validate() error {
@@ -170,70 +163,41 @@ func (c *config) adminTimeout() time.Duration {
 	return maxNodeTimeout
 }
 
-// WithReleaseNotifications turns waiting without polling on (true, the
-// default) or off (false).
-//
-// On: Release (and the undo of a failed attempt) announces the release on
-// a Pub/Sub channel of each node where it deleted the key (the client's
-// key prefix + "released", e.g. "lock:released"; the message is the
-// release id and the key's full name), whether or not anyone waits: one
-// PUBLISH per node and release, so that an Acquire that finds the key
-// held writes nothing to it (a value it did not write is never changed).
-// Every subscribed Client receives every release of its prefix and drops
-// those of keys it does not wait for. The Acquire that lost to another holder waits for that announcement,
-// for the holder's remaining TTL or for the retry policy's delay,
-// whichever comes first. An Acquire joins the waiters before its first
-// attempt, so a release that lands while an attempt is in flight is not
-// missed. The Client keeps one subscription per node for all its waiters
-// (opened by its first Acquire, which waits up to a node timeout for it;
-// closed by Client.Close or after a minute without waiters), and wakes its waiters of one key one at a
-// time, in arrival order. A waiter wakes only on the release of the holder
-// that beat its last attempt (any release after a split vote; after an
-// attempt that found no quorum, only that of a holder the answering nodes
-// named, since the others may only have been slow): the undo of another
-// client's lost attempt wakes nobody, so waiters of two clients cannot wake
-// each other in a loop. The loser of a split vote with a waiter is woken
-// early by the winner's release. A waiter woken by the holder's release
-// that loses to the same holder (the release has not reached a majority
-// yet) looks again after 2, 4 and 6 round trips rather than sleeping.
-// Nodes that cannot subscribe (a Redis node over a bare redis.Scripter)
-// still announce and simply do not wake anyone early.
-//
-// Off: releases are not announced (use it where an ACL forbids PUBLISH, or
-// to keep a client's traffic exactly as before), and waiters sleep the retry
-// policy's delays, bounded by the holder's remaining TTL.
+// WithReleaseNotifications turns release announcements on (true, the
+// default) or off. On, every release that deletes a key (Release, the undo
+// of a failed attempt, ForceRelease) is announced with one PUBLISH per node,
+// on the channel prefix+"released", whether or not anyone waits; a waiting
+// Acquire wakes on its holder's release instead of polling, and waiting
+// writes nothing to the holder's key. Nodes that cannot subscribe still
+// announce, and their waiters poll. Off (say, where an ACL forbids PUBLISH),
+// waiters sleep the retry policy's delays, bounded by the holder's
+// remaining TTL.
 func WithReleaseNotifications(on bool) Option {
 	return func(c *config) { c.noNotify = !on }
 }
 
-// WithOwner names who takes the client's locks: every acquisition records
-// it on the nodes with the token and the time (in the same script call, no
-// extra round trip), and Inspect, Locks and TookOver report it. Default:
-// "host/pid/program" of this process.
-// Use a worker id, a pod name, or anything that tells an operator who
-// holds a lock; at most node.MaxOwnerLen (256) bytes of UTF-8 without
-// control characters, not empty (ErrInvalidArgument otherwise, from New).
+// WithOwner names who takes the client's locks (a worker id, a pod name):
+// each acquisition records it at no extra round trip, and Inspect, Locks and
+// TookOver report it. Default "host/pid/program" of this process. Not empty,
+// at most node.MaxOwnerLen (256) bytes of UTF-8 without control characters;
+// New fails with ErrInvalidArgument otherwise.
 func WithOwner(owner string) Option { return func(c *config) { c.owner = owner } }
 
 // WithRecoveryPeriod sets how long a node that lost its lock data sits out
-// of acquisitions of each key it lost (see "Data loss" in
-// the package doc). Default 10 minutes. It must be at
-// least the longest TTL any client of these nodes uses: this client refuses
-// a TTL longer than the period with an error wrapping
-// ErrInvalidArgument, but it cannot see the TTLs of other clients. 0 turns
-// recovery off (the nodes' operators must then delay restarts themselves).
-// Negative is refused by New. A node that never received a key's first
-// acquisition cannot be told from one that lost the key: it sits out of
-// that key for the period too.
+// of each key it lost. Default 10 minutes; 0 turns recovery off (delay node
+// restarts yourself); negative fails New. It must be at least the longest TTL
+// of every client of these nodes: this client refuses a longer TTL with
+// ErrInvalidArgument, but cannot see other clients'. New keys, and keys
+// unused for the period, are usable at once; a node that missed a key's
+// first acquisition sits out of that key too.
 func WithRecoveryPeriod(d time.Duration) Option {
 	return func(c *config) { c.recovery = d }
 }
 
-// WithLockDelay sets how long after the expiry of one of this client's
-// locks that was not released its key stays unavailable to everyone
-// (Chubby's and Consul's lock-delay). Default 0 (none). Inspect's
-// Remaining and the TTL waiters see include the delay. Negative is
-// refused by New with ErrInvalidArgument.
+// WithLockDelay: when one of this client's locks expires without a Release,
+// its key stays unavailable to everyone for d more (Chubby's and Consul's
+// lock-delay). Default 0. Inspect's Remaining and the TTL waiters see include
+// it. Negative fails New with ErrInvalidArgument.
 func WithLockDelay(d time.Duration) Option {
 	return func(c *config) { c.lockDelay = d }
 }
@@ -249,10 +213,7 @@ func WithLockDelay(d time.Duration) Option {
 //	tick           50ms
 //	max hold       none
 //
-// A kept lock is extended when less than the threshold of its validity is
-// left; one that cannot be extended is declared lost the safety margin
-// before its validity ends, so that the work has that long to stop while
-// the lock still excludes others. The client's logger is the watchdog's.
+// The client's logger is the watchdog's.
 func WithKeepAlive(opts ...extend.Option) Option {
 	return func(c *config) { c.keep = append(c.keep, opts...) }
 }
@@ -297,11 +258,9 @@ func defaultOwner() string {
 type ownerKey struct{}
 
 // ContextWithOwner returns a copy of ctx with which Acquire, TryAcquire, Do
-// and TryDo record owner instead of the client's WithOwner, for callers that
-// take locks on behalf of several parties with one Client (package election
-// records a candidate's value this way). The owner
-// follows WithOwner's rules; a bad one fails the acquisition with
-// ErrInvalidArgument before anything is sent.
+// and TryDo record owner instead of WithOwner's, for one Client taking locks
+// for several parties (as package election does). A bad owner (WithOwner's
+// rules) fails the acquisition with ErrInvalidArgument.
 func ContextWithOwner(ctx context.Context, owner string) context.Context {
 	return context.WithValue(ctx, ownerKey{}, owner)
 }
