@@ -5,29 +5,24 @@ import (
 	"fmt"
 )
 
-// Sentinel errors. Every error of this package wraps one of them (or the
-// caller's ctx.Err()); branch with errors.Is.
+// Sentinel errors, checked with errors.Is; every error of this package wraps
+// one of them or the caller's ctx.Err().
 var (
-	// ErrNotAcquired: another holder has the key, and the retries are used up
-	// (or TryAcquire's one attempt lost).
+	// Another holder has the key, and the retries (or TryAcquire's attempt) lost.
 	ErrNotAcquired = errors.New("redlock: lock not acquired")
-	// ErrSplitVote wraps ErrNotAcquired (test it first): the votes stayed
-	// split for 8 rounds; nobody is known to hold the key, so retry soon.
+	// Wraps ErrNotAcquired (test it first): votes split for 8 rounds, no holder.
 	ErrSplitVote = fmt.Errorf("%w: split vote", ErrNotAcquired)
-	// ErrQuorumUnreachable: too many nodes failed for a majority to answer;
-	// one *NodeError per failed node is joined inside.
+	// Too many nodes failed; one *NodeError per failed node is joined inside.
 	ErrQuorumUnreachable = errors.New("redlock: quorum of nodes unreachable")
-	// ErrLockLost: the lock is no longer ours (expired, released, taken over).
+	// The lock is no longer ours (expired, released, taken over).
 	ErrLockLost = errors.New("redlock: lock lost")
-	// ErrInvalidArgument: a bad argument or option; nothing was sent to a node.
+	// A bad argument or option; nothing was sent to a node.
 	ErrInvalidArgument = errors.New("redlock: invalid argument")
-	// ErrReleased is Lock.Err after the lock's own Release; not an ErrLockLost.
+	// Lock.Err after the lock's own Release (not an ErrLockLost).
 	ErrReleased = errors.New("redlock: lock released")
-	// ErrNodePanic, inside one *NodeError: that node's call panicked (say, on a
-	// reply it could not decode); the panic and stack go to the logger.
+	// In a *NodeError: that node's call panicked; the stack goes to the logger.
 	ErrNodePanic = errors.New("redlock: node call panicked")
-	// ErrRecovering, inside one *NodeError: the node lost its data for the key
-	// and sits out (WithRecoveryPeriod); the message says for how long.
+	// In a *NodeError: the node lost the key's data and sits out for a while.
 	ErrRecovering = errors.New("redlock: node recovering from data loss")
 )
 

@@ -44,7 +44,7 @@ func defaultRetry() retry.Policy {
 // state, so one serves every call.
 var noRetry = retry.Never().Delays()
 
-// Option configures a Client. Options are validated once, by New.
+// Option configures a Client; New validates it.
 type Option func(*config)
 
 type config struct {
@@ -70,45 +70,38 @@ func defaultConfig() config {
 		retention: node.DefaultRetention, wallClock: time.Now, owner: defaultOwner(), recovery: defaultRecoveryPeriod}
 }
 
-// WithKeyPrefix sets the prefix of every key on the nodes, which name a
-// lock key prefix{key}. Default "lock:". It may not contain '{' or '}'.
+// WithKeyPrefix sets the prefix of the keys on the nodes, named
+// prefix{key}. Default "lock:". It may not contain '{' or '}'.
 func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
-// WithDriftFactor sets the share of the TTL reserved for clock drift between
-// the client and the nodes; the drift of a lock is ttl*factor + 2 ms. Default
-// 0.01. Must be in [0, 0.5).
+// WithDriftFactor sets the drift allowance, ttl*f + 2ms. Default 0.01; in [0, 0.5).
 func WithDriftFactor(f float64) Option { return func(c *config) { c.driftFactor = f } }
 
-// WithNodeTimeout bounds each request to one node. Default: a tenth of the
-// lock's TTL, at least 10 ms and at most 1 s. It must leave room in the TTL:
-// ttl > drift + node timeout, or the operation fails with ErrInvalidArgument.
-// 0 keeps the default; a negative timeout is refused by New.
+// WithNodeTimeout bounds each request to one node. Default (or 0) ttl/10,
+// within [10ms, 1s]. An operation with ttl <= drift + timeout fails with
+// ErrInvalidArgument; a negative timeout fails New.
 func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
 
 // WithRetry sets Acquire's retry policy. Default retry.Constant(10, 200ms,
-// 100ms): 10 retries, 200 ms apart plus up to 100 ms of random jitter
-// (node-redlock's defaults). TryAcquire never retries.
+// 100ms): 10 retries 200 ms apart, plus up to 100 ms of jitter.
 func WithRetry(p retry.Policy) Option { return func(c *config) { c.retry = p } }
 
-// WithLogger logs what the client does at debug level and node failures at
-// warn level. Tokens are logged by a short prefix only. Default: silent.
+// WithLogger logs at debug level, node failures at warn; tokens only by a
+// short prefix. Default: silent.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// WithObserver receives an observe.Event for every attempt, acquisition,
-// extension, release, loss, start and stop of auto-extension, and node reply
-// (see observe.Kind). Default: none.
+// WithObserver receives an observe.Event per attempt, acquisition,
+// extension, release, loss and node reply. Default: none.
 func WithObserver(o observe.Observer) Option { return func(c *config) { c.observer = o } }
 
-// WithFenceRetention sets how long a key's fence counter outlives the key's
-// last acquisition on each node. Default 24h, at least 1s. After it the key's
-// next fence starts again from the nodes' clocks, and is still larger than
-// every earlier one on the conditions Lock.Fence states for data loss.
+// WithFenceRetention sets how long a key's fence counter outlives its last
+// acquisition. Default 24h, at least 1s; after it, fences restart from the
+// nodes' clocks, larger still on the conditions of Lock.Fence.
 func WithFenceRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
 
-// WithRequireNoEviction makes every operation fail with ErrInvalidArgument
-// once a node whose maxmemory-policy is not noeviction is seen (an evicting
-// server can drop a held key and hand the lock to a second holder). Default:
-// a warning logged once per such node.
+// WithRequireNoEviction fails every operation with ErrInvalidArgument once a
+// node may evict lock keys (maxmemory-policy not noeviction). Default: a
+// warning logged once per such node.
 func WithRequireNoEviction() Option { return func(c *config) { c.strict = true } }
 
 func (c *config) validate() error {
@@ -163,57 +156,41 @@ func (c *config) adminTimeout() time.Duration {
 	return maxNodeTimeout
 }
 
-// WithReleaseNotifications turns release announcements on (true, the
-// default) or off. On, every release that deletes a key (Release, the undo
-// of a failed attempt, ForceRelease) is announced with one PUBLISH per node,
-// on the channel prefix+"released", whether or not anyone waits; a waiting
-// Acquire wakes on its holder's release instead of polling, and waiting
-// writes nothing to the holder's key. Nodes that cannot subscribe still
-// announce, and their waiters poll. Off (say, where an ACL forbids PUBLISH),
-// waiters sleep the retry policy's delays, bounded by the holder's
-// remaining TTL.
+// WithReleaseNotifications turns release announcements on (the default) or
+// off. On, every release of a key costs one PUBLISH per node (on
+// prefix+"released"), and waiting Acquires wake on their holder's release
+// without writing to its key. Off (where an ACL forbids PUBLISH), they poll.
 func WithReleaseNotifications(on bool) Option {
 	return func(c *config) { c.noNotify = !on }
 }
 
-// WithOwner names who takes the client's locks (a worker id, a pod name):
-// each acquisition records it at no extra round trip, and Inspect, Locks and
-// TookOver report it. Default "host/pid/program" of this process. Not empty,
-// at most node.MaxOwnerLen (256) bytes of UTF-8 without control characters;
-// New fails with ErrInvalidArgument otherwise.
+// WithOwner names who takes the client's locks, recorded with each
+// acquisition and reported by Inspect, Locks and TookOver. Default
+// "host/pid/program". Not empty, at most node.MaxOwnerLen bytes of UTF-8
+// without control characters, or New fails with ErrInvalidArgument.
 func WithOwner(owner string) Option { return func(c *config) { c.owner = owner } }
 
-// WithRecoveryPeriod sets how long a node that lost its lock data sits out
-// of each key it lost. Default 10 minutes; 0 turns recovery off (delay node
-// restarts yourself); negative fails New. It must be at least the longest TTL
-// of every client of these nodes: this client refuses a longer TTL with
-// ErrInvalidArgument, but cannot see other clients'. New keys, and keys
-// unused for the period, are usable at once; a node that missed a key's
-// first acquisition sits out of that key too.
+// WithRecoveryPeriod sets how long a node that lost its data sits out of each
+// key it lost (new and idle keys are usable at once). Default 10 minutes; 0:
+// off; negative fails New. It must cover the longest TTL of every client of
+// these nodes: a longer TTL here fails with ErrInvalidArgument.
 func WithRecoveryPeriod(d time.Duration) Option {
 	return func(c *config) { c.recovery = d }
 }
 
-// WithLockDelay: when one of this client's locks expires without a Release,
-// its key stays unavailable to everyone for d more (Chubby's and Consul's
-// lock-delay). Default 0. Inspect's Remaining and the TTL waiters see include
-// it. Negative fails New with ErrInvalidArgument.
+// WithLockDelay keeps the key of a lock of this client that expired without
+// Release unavailable for d more (Chubby's lock-delay). Default 0; negative
+// fails New with ErrInvalidArgument.
 func WithLockDelay(d time.Duration) Option {
 	return func(c *config) { c.lockDelay = d }
 }
 
-// WithKeepAlive sets the options of the watchdog that extends kept locks
-// (Lock.KeepAlive, Client.Do, TryDo, Hold): extend.WithThreshold,
-// extend.WithSafetyMargin, extend.WithRetryInterval, extend.WithTick,
-// extend.WithMaxHold. The defaults, for a lock of time to live ttl, are
+// WithKeepAlive sets the extend options of the watchdog that keeps locks
+// alive (KeepAlive, Do, TryDo, Hold). The defaults, for a lock of ttl:
 //
-//	threshold      max(500ms, ttl/3), at most ttl/2
-//	safety margin  max(10ms, ttl/10), at most threshold/2
-//	retry interval max(10ms, threshold/5)
-//	tick           50ms
-//	max hold       none
-//
-// The client's logger is the watchdog's.
+//	threshold      max(500ms, ttl/3), at most ttl/2: extend when less is left
+//	safety margin  max(10ms, ttl/10), at most threshold/2: declare loss this early
+//	retry interval max(10ms, threshold/5); tick 50ms; max hold none
 func WithKeepAlive(opts ...extend.Option) Option {
 	return func(c *config) { c.keep = append(c.keep, opts...) }
 }
@@ -257,10 +234,8 @@ func defaultOwner() string {
 // ownerKey is the context key of ContextWithOwner.
 type ownerKey struct{}
 
-// ContextWithOwner returns a copy of ctx with which Acquire, TryAcquire, Do
-// and TryDo record owner instead of WithOwner's, for one Client taking locks
-// for several parties (as package election does). A bad owner (WithOwner's
-// rules) fails the acquisition with ErrInvalidArgument.
+// ContextWithOwner returns ctx with an owner that acquisitions made with it
+// record instead of WithOwner's (same rules; ErrInvalidArgument otherwise).
 func ContextWithOwner(ctx context.Context, owner string) context.Context {
 	return context.WithValue(ctx, ownerKey{}, owner)
 }
