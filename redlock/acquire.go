@@ -17,21 +17,16 @@ import (
 	"github.com/quorumlock/quorumlock/retry"
 )
 
-// Acquire takes the lock named key for ttl, waiting while another holder has
-// it: it returns a *Lock held on a majority of nodes until Lock.ValidUntil.
-// Between attempts it waits the retry policy's delay (WithRetry), cut short by
-// the holder's release (WithReleaseNotifications) or its key's expiry;
-// waiters of one Client wake one at a time, in arrival order. Errors:
-// ErrNotAcquired when the retries run out (also ErrSplitVote when the last
-// attempts split the votes), ErrQuorumUnreachable, ErrInvalidArgument,
-// ctx.Err().
+// Acquire takes the lock named key for ttl, waiting (per WithRetry) while
+// another holder has it, woken early by its release or expiry. Errors:
+// ErrNotAcquired once the retries are used up (ErrSplitVote if the votes
+// stayed split), ErrQuorumUnreachable, ErrInvalidArgument, ctx.Err().
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	return c.acquire(ctx, key, ttl, c.cfg.retry.Delays(), true)
 }
 
-// TryAcquire is Acquire with a single attempt: ErrNotAcquired when another
-// holder has the lock. Votes split between clients are not "held": it settles
-// them in a few quick rounds, and fails with ErrSplitVote if they run out.
+// TryAcquire is Acquire with one attempt; votes split between clients are
+// settled in a few quick rounds (ErrSplitVote if they run out).
 func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	return c.acquire(ctx, key, ttl, noRetry, false)
 }
@@ -638,20 +633,17 @@ func splitJitter(n time.Duration) time.Duration {
 	return time.Duration(binary.LittleEndian.Uint64(b[:]) % uint64(n))
 }
 
-// Do acquires the lock named key as Acquire does, runs fn, and releases the
-// lock when fn returns or panics (the panic is re-raised). The lock is kept
-// alive while fn runs (WithKeepAlive); if it is lost, fn's ctx is cancelled
-// with a cause wrapping ErrLockLost a safety margin before the validity ends,
-// and fn must stop relying on it. Do returns the acquisition's error (fn did
-// not run) or fn's error, joined with the loss and with a failed release.
+// Do runs fn holding the lock named key: it acquires as Acquire, keeps the
+// lock alive, and releases it when fn returns or panics (re-raised). If the
+// lock is lost, fn's ctx is cancelled with a cause wrapping ErrLockLost
+// before the validity ends. It returns the acquisition's error, or fn's
+// joined with the loss and a failed release.
 func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
 	return doLock.Do(ctx, func(ctx context.Context) (*Lock, error) { return c.Acquire(ctx, key, ttl) }, fn)
 }
 
-// TryDo is Do with a single attempt: (false, nil) without running fn when
-// another holder has the lock, (false, err) for other failures to acquire.
-// A replica that tries after fn returned runs again: for a job that must run
-// once per tick, use package tick.
+// TryDo is Do with one attempt: (false, nil) when another holder has the
+// lock. A replica that tries after fn returned runs it again (see package tick).
 func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
 	return doLock.TryDo(ctx, func(ctx context.Context) (*Lock, error) { return c.TryAcquire(ctx, key, ttl) }, fn)
 }

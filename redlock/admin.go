@@ -13,35 +13,25 @@ import (
 	"github.com/quorumlock/quorumlock/node"
 )
 
-// Info is what the nodes say about a lock, from Client.Inspect, Client.Locks,
-// Client.ForceRelease and Lock.TookOver. In the quorum view (Node is "") the
-// fields say what a majority says, and Nodes has each node's Info.
+// Info is what the nodes say about a lock: in the quorum view (Node is "")
+// what a majority says, with each node's Info in Nodes.
 type Info struct {
-	Key        string    // as the caller names it, without the client's prefix
-	Node       string    // a node's Info: the node's name
-	Held       bool      // one token holds the key on a majority (on the node)
-	Holder     string    // the holder's token as its node.ReleaseID, which hides the token
-	Owner      string    // the holder's WithOwner; "" when not recorded
-	AcquiredAt time.Time // when the holder's winning attempt started, by its clock
-	// Fence is the largest fence counter read, not the holder's Lock.Fence:
-	// at least that once the holder's acquisition returned (see TookOver for its Info).
-	Fence uint64
-	// Remaining is how long a majority (the node) keeps the key; the
-	// holder's validity ends sooner.
-	Remaining time.Duration
-	Agree     bool   // every node answered, all the same
-	Nodes     []Info // per node, in the order given to New
-	Err       error  // a node's Info: its failure (the rest is empty)
-
-	// A node's Info from Inspect: how long the node has kept data for the
-	// key, and how long it still sits out having lost it (WithRecoveryPeriod).
-	DataAge, Recovering time.Duration
+	Key                 string        // without the client's prefix
+	Node                string        // a node's Info: the node's name
+	Held                bool          // one token holds the key on a majority (on the node)
+	Holder              string        // the holder's node.ReleaseID, which hides its token
+	Owner               string        // the holder's WithOwner; "" when not recorded
+	AcquiredAt          time.Time     // when the holder's winning attempt started, by its clock
+	Fence               uint64        // the largest counter read: at least the holder's fence once it got the lock
+	Remaining           time.Duration // how long a majority (the node) keeps the key
+	Agree               bool          // every node answered, all the same
+	Nodes               []Info        // per node, in the order given to New
+	Err                 error         // a node's Info: its failure
+	DataAge, Recovering time.Duration // a node's: data kept for, still sitting out for
 }
 
-// Inspect reports who holds key, changing nothing, in one round to every
-// node (each awaited up to the node timeout, default 1s). Errors:
-// ErrInvalidArgument for a bad key; ErrQuorumUnreachable when too many nodes
-// failed; ctx's error.
+// Inspect reports who holds key, changing nothing. Errors:
+// ErrInvalidArgument, ErrQuorumUnreachable, ctx's error.
 func (c *Client) Inspect(ctx context.Context, key string) (Info, error) {
 	if err := checkKey(ctx, key); err != nil {
 		return Info{}, err
@@ -167,14 +157,10 @@ func unsupported(nd node.Node, call string) error {
 	return fmt.Errorf("redlock: node %s cannot %s: %w", nd.Name(), call, errors.ErrUnsupported)
 }
 
-// Locks iterates over the locks held on a majority whose keys match the Redis
-// glob pattern (* ? [abc] [^a-z], \ escapes), as Inspect describes them. It
-// never uses KEYS: a step costs one SCAN round and one Inspect per new key. A
-// lock held the whole time is listed once; one taken or released meanwhile
-// may not be. Memory grows with the number of matching keys. Errors come with
-// an empty Info: a bad pattern (ErrInvalidArgument), ErrQuorumUnreachable and
-// ctx's error end the iteration; one key's Inspect error does not. Nodes that
-// cannot scan (a go-redis Ring) fail.
+// Locks iterates over the majority-held locks whose keys match the Redis
+// glob pattern, by SCAN (never KEYS), listing a lock held throughout once.
+// A bad pattern (ErrInvalidArgument), ErrQuorumUnreachable or ctx's error
+// ends it, one key's error does not. Memory grows with the matches.
 func (c *Client) Locks(ctx context.Context, pattern string) iter.Seq2[Info, error] {
 	return func(yield func(Info, error) bool) {
 		if ctx == nil {
@@ -320,15 +306,11 @@ func escapeGlob(s string) string {
 // up to a node timeout to land.
 const forceTombstoneMargin = time.Minute
 
-// ForceRelease evicts the holder of key, for an operator who knows it is gone
-// or stuck: holder is the Info.Holder inspected, or "" for whoever holds it.
-// It returns the evicted holder's Info once a majority has evicted it.
-// Fencing stays sound: later acquisitions get larger fences. The evicted
-// holder learns at its next extension (ErrLockLost; Done closes), waiters
-// wake, and the next acquisition's TookOver names it. Errors: ErrLockLost when
-// no token, or another than holder, holds the key on a majority (nothing
-// changed; the Info says who holds it); ErrQuorumUnreachable (some nodes may
-// have evicted it; try again); ErrInvalidArgument for a bad key; ctx's error.
+// ForceRelease evicts the holder of key (holder: the Info.Holder seen, or ""
+// for anyone) and returns its Info. Later fences are larger, the evicted
+// holder's next extension fails with ErrLockLost, and waiters wake. Errors:
+// ErrLockLost when another or no holder has it (nothing changed);
+// ErrQuorumUnreachable (retry); ErrInvalidArgument; ctx's error.
 func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, error) {
 	if err := checkKey(ctx, key); err != nil {
 		return Info{}, err
@@ -383,12 +365,9 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 	return info, nil
 }
 
-// Released returns a channel that receives a value when a node announces a
-// release of key (Release, an undo, ForceRelease, by any client with the same
-// key prefix), until ctx ends; announcements are merged while one is pending.
-// It is a hint, to pair with polling: an expiry is not announced, and with
-// notifications off, on nodes that cannot subscribe, or after Close it never
-// receives. Errors: ErrInvalidArgument for a bad key.
+// Released returns a channel that receives when a release of key is
+// announced, until ctx ends: a hint, to pair with polling (expiries are not
+// announced). Error: ErrInvalidArgument.
 func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, error) {
 	if err := checkKey(ctx, key); err != nil {
 		return nil, err

@@ -14,8 +14,7 @@ func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) e
 	return c.checkTTL(ttl)
 }
 
-// MaxKeyLength is the longest key, in bytes and without the prefix, that a
-// call takes; a longer one fails with ErrInvalidArgument, sending nothing.
+// MaxKeyLength is the longest key, in bytes without the prefix, a call takes.
 const MaxKeyLength = 1024
 
 // checkKey validates the context and key of every operation on a key.

@@ -11,9 +11,7 @@ import (
 	"github.com/quorumlock/quorumlock/observe"
 )
 
-// Client acquires locks on a quorum of independent nodes. It is safe for
-// concurrent use; create one per process and share it, and Close it when
-// done.
+// Client is safe for concurrent use: make one per process, share it, Close it.
 type Client struct {
 	nodes  []node.Node
 	all    []int // 0..len(nodes)-1: every node, for rounds
@@ -33,14 +31,9 @@ type Client struct {
 	releaseChannel string // prefix + "released", built once: it is on every release's path
 }
 
-// New returns a Client over nodes: independent servers (no replication
-// between them), of which a majority, len(nodes)/2+1, must grant a lock. Odd
-// counts (3, 5, 7) make the best use of servers. It fails with
-// ErrInvalidArgument for no nodes, a nil node, two of one name, or a bad
-// option.
-// Later, two nodes found to be one server (127.0.0.1:6379 and localhost:6379)
-// make every operation fail with ErrInvalidArgument, and a node that may
-// evict lock keys is logged once (or refused: WithRequireNoEviction).
+// New returns a Client over nodes, independent servers of which a majority
+// (len(nodes)/2+1) must grant a lock; use an odd count. Bad input, or two
+// nodes found to be one server, fails with ErrInvalidArgument.
 func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	if len(nodes) == 0 {
 		return nil, invalidArg("no nodes")
@@ -109,12 +102,9 @@ func isNil(n node.Node) bool {
 	return false
 }
 
-// Close waits for the client's requests in flight and its background
-// cleanup (undoing failed attempts), each bounded by the node timeout when
-// the node honours context deadlines (a go-redis client needs
-// ContextTimeoutEnabled), and stops its release subscriptions: a node that
-// never answers holds Close about a node timeout or two. It does not release
-// held locks, and the Client stays usable. Close is idempotent and returns nil.
+// Close waits for requests in flight and background cleanup (each bounded by
+// the node timeout where the node honours deadlines) and stops the release
+// subscriptions. It does not release held locks; the Client stays usable.
 func (c *Client) Close() error {
 	c.closing.cut()
 	c.bg.Wait()
@@ -131,8 +121,7 @@ func (c *Client) Close() error {
 func (c *Client) keyName(key string) string { return c.cfg.prefix + "{" + key + "}" }
 
 // NewLocal returns a Client on one in-process memory node, for development
-// and tests without Redis: its locks exclude only within this process, and it
-// logs a warning saying so once (WithLogger). New never falls back to it.
+// and tests: its locks exclude only within this process (it logs a warning).
 func NewLocal(opts ...Option) (*Client, error) {
 	c, err := New([]node.Node{memnode.New("local")}, opts...)
 	if err != nil {

@@ -5,8 +5,7 @@ import (
 	"fmt"
 )
 
-// Sentinel errors, checked with errors.Is; every error of this package wraps
-// one of them or the caller's ctx.Err().
+// Sentinel errors: every error of this package wraps one (or ctx.Err()).
 var (
 	// Another holder has the key, and the retries (or TryAcquire's attempt) lost.
 	ErrNotAcquired = errors.New("redlock: lock not acquired")

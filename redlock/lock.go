@@ -11,14 +11,9 @@ import (
 	"github.com/quorumlock/quorumlock/observe"
 )
 
-// Lock is one acquisition of a key, safe to share between goroutines. Key
-// and Fence never change; ValidUntil moves with each Extend; Done, Err and
-// Context tell when the lock ends.
-//
-// A nil *Lock (what a failed Acquire returns) is a lock that has ended, and
-// its methods never panic: Release, Extend and Err return an error wrapping
-// ErrLockLost, Done is closed, Context is cancelled, Hold does not run fn,
-// and the others return zero values.
+// Lock is one acquisition of a key, safe to share between goroutines. A nil
+// *Lock (from a failed Acquire) is an ended lock: its methods do not panic,
+// Release, Extend and Err return ErrLockLost, and Done is closed.
 type Lock struct {
 	client *Client
 	key    string // as the caller named it
@@ -49,7 +44,7 @@ var errNilLock = fmt.Errorf("%w: nil *Lock (the Acquire that returned it failed)
 // closedChan is the Done of a nil *Lock.
 var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
-// Key is the lock's name as given to Acquire (without the client's prefix).
+// Key is the lock's name as given to Acquire.
 func (l *Lock) Key() string {
 	if l == nil {
 		return ""
@@ -57,14 +52,11 @@ func (l *Lock) Key() string {
 	return l.key
 }
 
-// Fence is larger than the fence of every earlier acquisition of the key
-// while a majority of the nodes keeps its data. Across data loss it still is
-// when the nodes' clocks do not go back, the loss came more than
-// node.MaxSeedSkew (20ms) after the earlier fences, and the key is not
-// acquired more than once a microsecond. Send it with every write, and have
-// the resource refuse a fence lower than one it has seen: a holder that
-// outlived its lock (a long GC pause) then gets a refused write, not a lost
-// update.
+// Fence is larger than every earlier fence of the key while a majority keeps
+// its data; across data loss too, if node clocks do not go back, the loss
+// comes node.MaxSeedSkew after those fences, and the key is locked at most
+// once a microsecond. Send it with every write; have the resource refuse a
+// fence lower than one it has seen.
 func (l *Lock) Fence() uint64 {
 	if l == nil {
 		return 0
@@ -72,8 +64,7 @@ func (l *Lock) Fence() uint64 {
 	return l.fence
 }
 
-// Owner is who took the lock (WithOwner of its client), as the nodes
-// record it.
+// Owner is who took the lock (WithOwner), as the nodes record it.
 func (l *Lock) Owner() string {
 	if l == nil {
 		return ""
@@ -81,8 +72,8 @@ func (l *Lock) Owner() string {
 	return l.owner
 }
 
-// AcquiredAt is when the winning attempt started, by this process's wall
-// clock to the microsecond: the time the nodes record and Inspect reports.
+// AcquiredAt is when the winning attempt started, by this process's clock
+// (to the µs), as the nodes record it.
 func (l *Lock) AcquiredAt() time.Time {
 	if l == nil {
 		return time.Time{}
@@ -90,14 +81,9 @@ func (l *Lock) AcquiredAt() time.Time {
 	return l.acquiredAt
 }
 
-// TookOver reports the holder before this one when it never released the
-// key (its lock expired, say a crashed worker, or was force-released): its
-// Key, Holder, Owner, AcquiredAt, and a Fence below ours (its fence, unless
-// the nodes' counters had drifted apart). ok is false when the key was
-// released or free. Use it to
-// recover what the previous holder left half done. Limits: a node that lost
-// its data has no record to report, and a Release that missed some nodes can
-// be reported later as a takeover.
+// TookOver reports the previous holder if it never released the key (it
+// expired or was evicted), with a Fence below ours. Limits: a node that lost
+// its data cannot report it; a release that missed nodes may be reported.
 func (l *Lock) TookOver() (Info, bool) {
 	if l == nil || l.previous.Token == "" {
 		return Info{}, false
@@ -106,14 +92,10 @@ func (l *Lock) TookOver() (Info, bool) {
 		AcquiredAt: l.previous.AcquiredAt, Fence: l.previous.Fence}, true
 }
 
-// Release deletes the lock on every node where our token holds it, never
-// another holder's key. It returns nil when a majority deleted it while it
-// was valid; ErrLockLost when the lock had already ended (released, expired
-// by our clock, declared lost; whatever the nodes answer) or was not ours on
-// a majority; ErrQuorumUnreachable when too many nodes failed (try again;
-// the keys expire with their TTL anyway). After Release, no request of the
-// lock still on its way can create its key on a node that processed the
-// release. A dead node does not hold Release up for a node timeout.
+// Release deletes our token's key on every node; after it, no late request
+// of the lock creates the key on a node that processed it. Errors:
+// ErrLockLost if the lock had ended or was not ours on a majority;
+// ErrQuorumUnreachable (retry; the keys expire anyway); ctx's error.
 func (l *Lock) Release(ctx context.Context) error {
 	if l == nil {
 		return errNilLock
@@ -195,12 +177,8 @@ func (l *Lock) releaseVerdict(ctx context.Context, t tally, ended bool, start, v
 	return nil
 }
 
-// HoldAtLeast makes a Release before d after the acquisition leave the key
-// on the nodes until then (or a little later), so that replicas that fire
-// meanwhile find it held (ShedLock's lockAtLeastFor). d <= 0 turns it off.
-// In Client.Do, call it on LockFromContext's lock. Prefer package tick when
-// the job can name its tick. A hold longer than the recovery period lasts only
-// while the nodes keep their data.
+// HoldAtLeast makes an earlier Release leave the key until d after the
+// acquisition (ShedLock's lockAtLeastFor), so late replicas find it held.
 func (l *Lock) HoldAtLeast(d time.Duration) {
 	if l == nil {
 		return
@@ -213,12 +191,9 @@ func (l *Lock) HoldAtLeast(d time.Duration) {
 	}
 }
 
-// Hold runs fn as Do does after acquiring: l is kept alive, fn's context is
-// cancelled with a cause wrapping ErrLockLost if l is lost, and l is released
-// when fn returns or panics (the panic is re-raised), even if ctx is
-// cancelled. It returns apart fn's error, the loss while fn ran (nil if kept)
-// and the release's error (after a loss, not repeated). On a lock that has
-// already ended fn does not run: lostErr or releaseErr says why.
+// Hold runs fn as Do does after acquiring l (fn does not run on an ended
+// lock), and returns apart fn's error, the loss while fn ran (ErrLockLost)
+// and the release's error.
 func (l *Lock) Hold(ctx context.Context, fn func(ctx context.Context) error) (fnErr, lostErr, releaseErr error) {
 	if ctx == nil || fn == nil {
 		return invalidArg("nil context or fn"), nil, nil
@@ -232,8 +207,7 @@ func (l *Lock) Hold(ctx context.Context, fn func(ctx context.Context) error) (fn
 
 type lockKey struct{}
 
-// LockFromContext returns the lock that Do, TryDo or Hold holds for the fn
-// that got ctx, say to read its Fence.
+// LockFromContext returns the lock that Do, TryDo or Hold holds for fn.
 func LockFromContext(ctx context.Context) (*Lock, bool) {
 	l, ok := ctx.Value(lockKey{}).(*Lock)
 	return l, ok

@@ -35,13 +35,9 @@ func (l *Lock) startLife() {
 	l.life.mu.Unlock()
 }
 
-// Done is closed once, when the lock ends: Release succeeded, or it was
-// lost (an extension found it is not ours, or its validity ran out); never
-// while the lock is valid and extended in time. A kept
-// lock (KeepAlive, Do) that cannot be extended is declared lost a safety
-// margin before its validity ends (see WithKeepAlive), so the work has that
-// long to stop while the lock still excludes others; a lock not kept ends at
-// ValidUntil. Err then says why.
+// Done is closed when the lock ends: released, or lost. A kept lock
+// (KeepAlive, Do) is declared lost a safety margin before its validity ends,
+// never after; one not kept ends at ValidUntil.
 func (l *Lock) Done() <-chan struct{} {
 	if l == nil {
 		return closedChan
@@ -49,9 +45,8 @@ func (l *Lock) Done() <-chan struct{} {
 	return l.life.ctx.Done()
 }
 
-// Err is nil while the lock is held; once Done is closed, ErrReleased after
-// Release, or an error wrapping ErrLockLost (and extend.ErrMaxHold when the
-// hold cap ended it).
+// Err is nil while the lock is held, then ErrReleased or an error wrapping
+// ErrLockLost (and extend.ErrMaxHold when the hold cap ended it).
 func (l *Lock) Err() error {
 	if l == nil {
 		return errNilLock
@@ -63,7 +58,7 @@ func (l *Lock) Err() error {
 }
 
 // Context returns a child of parent cancelled when the lock ends, with Err
-// as its cause (context.Cause). Call cancel when done, as with WithCancel.
+// as its cause. Call cancel when done with it.
 func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	if l == nil {
@@ -81,12 +76,8 @@ func (l *Lock) Context(parent context.Context) (context.Context, context.CancelF
 	}
 }
 
-// KeepAlive extends the lock automatically, through the client's watchdog
-// (see WithKeepAlive), until Release or stop. If it cannot, the lock is
-// declared lost a safety margin before its validity ends: Done closes and Err
-// wraps ErrLockLost. stop returns once no extension of the lock is in flight.
-// Calling KeepAlive again returns the same stop; on an ended lock it does
-// nothing.
+// KeepAlive extends the lock through the client's watchdog (WithKeepAlive)
+// until Release or stop; stop returns once no extension is in flight.
 func (l *Lock) KeepAlive() (stop func()) {
 	if l == nil {
 		return func() {}
@@ -194,8 +185,7 @@ func (l *Lock) currentTTL() time.Duration {
 	return l.ttl
 }
 
-// ValidUntil is the instant (monotonic clock) after which someone else may
-// hold the lock; exclusive work must end before it.
+// ValidUntil is when another may hold the lock: exclusive work ends before.
 func (l *Lock) ValidUntil() time.Time {
 	if l == nil {
 		return time.Time{}
@@ -205,8 +195,7 @@ func (l *Lock) ValidUntil() time.Time {
 	return l.validUntil
 }
 
-// Remaining is the validity left: ValidUntil minus now, or zero once past
-// or after Release.
+// Remaining is the validity left; zero once past or after Release.
 func (l *Lock) Remaining() time.Duration {
 	if l == nil {
 		return 0

@@ -44,7 +44,8 @@ func defaultRetry() retry.Policy {
 // state, so one serves every call.
 var noRetry = retry.Never().Delays()
 
-// Option configures a Client; New validates it.
+// Option configures a Client. New fails with ErrInvalidArgument for a bad
+// one (a negative duration, a value out of range).
 type Option func(*config)
 
 type config struct {
@@ -70,38 +71,34 @@ func defaultConfig() config {
 		retention: node.DefaultRetention, wallClock: time.Now, owner: defaultOwner(), recovery: defaultRecoveryPeriod}
 }
 
-// WithKeyPrefix sets the prefix of the keys on the nodes, named
-// prefix{key}. Default "lock:". It may not contain '{' or '}'.
+// WithKeyPrefix sets the prefix of keys on the nodes, named prefix{key}; no
+// braces. Default "lock:".
 func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
-// WithDriftFactor sets the drift allowance, ttl*f + 2ms. Default 0.01; in [0, 0.5).
+// WithDriftFactor sets f in the drift allowance ttl*f + 2ms. Default 0.01.
 func WithDriftFactor(f float64) Option { return func(c *config) { c.driftFactor = f } }
 
-// WithNodeTimeout bounds each request to one node. Default (or 0) ttl/10,
-// within [10ms, 1s]. An operation with ttl <= drift + timeout fails with
-// ErrInvalidArgument; a negative timeout fails New.
+// WithNodeTimeout bounds each request to a node. Default (0) ttl/10 within
+// [10ms, 1s]. ttl must exceed drift + timeout (else ErrInvalidArgument).
 func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
 
 // WithRetry sets Acquire's retry policy. Default retry.Constant(10, 200ms,
 // 100ms): 10 retries 200 ms apart, plus up to 100 ms of jitter.
 func WithRetry(p retry.Policy) Option { return func(c *config) { c.retry = p } }
 
-// WithLogger logs at debug level, node failures at warn; tokens only by a
-// short prefix. Default: silent.
+// WithLogger sets the logger; tokens are logged cut short. Default: silent.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithObserver receives an observe.Event per attempt, acquisition,
 // extension, release, loss and node reply. Default: none.
 func WithObserver(o observe.Observer) Option { return func(c *config) { c.observer = o } }
 
-// WithFenceRetention sets how long a key's fence counter outlives its last
-// acquisition. Default 24h, at least 1s; after it, fences restart from the
-// nodes' clocks, larger still on the conditions of Lock.Fence.
+// WithFenceRetention sets how long a fence counter outlives its key's last
+// acquisition. Default 24h, at least 1s; then fences restart from the clock.
 func WithFenceRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
 
-// WithRequireNoEviction fails every operation with ErrInvalidArgument once a
-// node may evict lock keys (maxmemory-policy not noeviction). Default: a
-// warning logged once per such node.
+// WithRequireNoEviction refuses (ErrInvalidArgument) a node that may evict
+// lock keys. Default: a warning logged once.
 func WithRequireNoEviction() Option { return func(c *config) { c.strict = true } }
 
 func (c *config) validate() error {
@@ -156,41 +153,33 @@ func (c *config) adminTimeout() time.Duration {
 	return maxNodeTimeout
 }
 
-// WithReleaseNotifications turns release announcements on (the default) or
-// off. On, every release of a key costs one PUBLISH per node (on
-// prefix+"released"), and waiting Acquires wake on their holder's release
-// without writing to its key. Off (where an ACL forbids PUBLISH), they poll.
+// WithReleaseNotifications: on (the default), each release costs one
+// PUBLISH per node and waiters wake on their holder's release; off (say, an
+// ACL forbids PUBLISH), waiters poll.
 func WithReleaseNotifications(on bool) Option {
 	return func(c *config) { c.noNotify = !on }
 }
 
-// WithOwner names who takes the client's locks, recorded with each
-// acquisition and reported by Inspect, Locks and TookOver. Default
-// "host/pid/program". Not empty, at most node.MaxOwnerLen bytes of UTF-8
-// without control characters, or New fails with ErrInvalidArgument.
+// WithOwner names who takes the locks, as Inspect, Locks and TookOver report
+// it. Default "host/pid/program"; 1 to 256 bytes, no control characters.
 func WithOwner(owner string) Option { return func(c *config) { c.owner = owner } }
 
-// WithRecoveryPeriod sets how long a node that lost its data sits out of each
-// key it lost (new and idle keys are usable at once). Default 10 minutes; 0:
-// off; negative fails New. It must cover the longest TTL of every client of
-// these nodes: a longer TTL here fails with ErrInvalidArgument.
+// WithRecoveryPeriod sets how long a node that lost its data sits out of the
+// keys it lost. Default 10 minutes; 0: off. It must be at least the longest
+// TTL any client of these nodes uses (longer TTLs: ErrInvalidArgument).
 func WithRecoveryPeriod(d time.Duration) Option {
 	return func(c *config) { c.recovery = d }
 }
 
-// WithLockDelay keeps the key of a lock of this client that expired without
-// Release unavailable for d more (Chubby's lock-delay). Default 0; negative
-// fails New with ErrInvalidArgument.
+// WithLockDelay keeps a key of this client whose lock expired unreleased
+// unavailable for d more (Chubby's lock-delay). Default 0.
 func WithLockDelay(d time.Duration) Option {
 	return func(c *config) { c.lockDelay = d }
 }
 
-// WithKeepAlive sets the extend options of the watchdog that keeps locks
-// alive (KeepAlive, Do, TryDo, Hold). The defaults, for a lock of ttl:
-//
-//	threshold      max(500ms, ttl/3), at most ttl/2: extend when less is left
-//	safety margin  max(10ms, ttl/10), at most threshold/2: declare loss this early
-//	retry interval max(10ms, threshold/5); tick 50ms; max hold none
+// WithKeepAlive sets the keep-alive's extend options. Defaults for a ttl:
+// threshold max(500ms, ttl/3) up to ttl/2; safety margin max(10ms, ttl/10)
+// up to threshold/2; retry interval max(10ms, threshold/5); tick 50ms.
 func WithKeepAlive(opts ...extend.Option) Option {
 	return func(c *config) { c.keep = append(c.keep, opts...) }
 }
