@@ -13,7 +13,7 @@ import (
 
 // Lock is one acquisition of a key, safe to share between goroutines. A nil
 // *Lock (from a failed Acquire) is an ended lock: its methods do not panic,
-// Release, Extend and Err return ErrLockLost, and Done is closed.
+// Release, Extend and Err wrap ErrLockLost, and Done is closed.
 type Lock struct {
 	client *Client
 	key    string // as the caller named it
