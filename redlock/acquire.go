@@ -17,31 +17,16 @@ import (
 	"github.com/quorumlock/quorumlock/retry"
 )
 
-// Acquire takes the lock named key for ttl, retrying per the client's retry
-// policy while other holders have it. It returns a *Lock held on a majority
-// of nodes, valid until Lock.ValidUntil, or an error that wraps
-// ErrNotAcquired (contention outlasted the retries; with ErrSplitVote too
-// when the last attempts split the votes), ErrQuorumUnreachable
-// (too many nodes failed), ErrInvalidArgument, or ctx.Err().
-//
-// Between attempts it waits the policy's random delay, but never past the
-// moment the holder's key expires when the nodes report it, nor past the
-// holder's release when release notifications are on (the default; see
-// WithReleaseNotifications). Waiters of one Client for one key are woken
-// one release at a time, in arrival order, so they do not stampede.
-// Attempts that split the votes with other clients are resolved as in
-// TryAcquire, without using up retries.
+// Acquire takes the lock named key for ttl, waiting (per WithRetry) while
+// another holder has it, woken early by its release or expiry. Errors:
+// ErrNotAcquired once the retries are used up (ErrSplitVote if the votes
+// stayed split), ErrQuorumUnreachable, ErrInvalidArgument, ctx.Err().
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	return c.acquire(ctx, key, ttl, c.cfg.retry.Delays(), true)
 }
 
-// TryAcquire makes a single attempt: it returns an error that wraps
-// ErrNotAcquired when another holder has the lock. An attempt in which the
-// votes split between clients so that none has a majority is not "held":
-// TryAcquire resolves it (see "Split votes" in the package doc), within a
-// few quick rounds, and reports ErrNotAcquired only when another client
-// then holds the lock or the rounds run out; in the latter case the error
-// wraps ErrSplitVote as well.
+// TryAcquire is Acquire with one attempt; votes split between clients are
+// settled in a few quick rounds (ErrSplitVote if they run out).
 func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	return c.acquire(ctx, key, ttl, noRetry, false)
 }
@@ -648,30 +633,17 @@ func splitJitter(n time.Duration) time.Duration {
 	return time.Duration(binary.LittleEndian.Uint64(b[:]) % uint64(n))
 }
 
-// Do runs fn while holding the lock named key: it acquires the lock
-// (retrying per the client's retry policy, like Acquire), extends it
-// automatically while fn runs (see Lock.KeepAlive and WithKeepAlive), and
-// releases it when fn returns or panics (a panic is re-raised
-// after the release).
-//
-// fn's ctx is cancelled when ctx is, or when the lock is lost: then
-// context.Cause(ctx) wraps ErrLockLost, a safety margin before the lock's
-// validity ends (extend.WithSafetyMargin). fn should return promptly then, and must
-// not assume exclusivity after it.
-//
-// Do returns the acquisition's error (fn did not run), or fn's error. When
-// the lock was lost while fn ran, the loss (errors.Is ErrLockLost) is joined
-// with fn's error; a failed release is joined likewise.
+// Do runs fn holding the lock named key: it acquires as Acquire, keeps the
+// lock alive, and releases it when fn returns or panics (re-raised). If the
+// lock is lost, fn's ctx is cancelled with a cause wrapping ErrLockLost
+// before the validity ends. It returns the acquisition's error, or fn's
+// joined with the loss and a failed release.
 func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
 	return doLock.Do(ctx, func(ctx context.Context) (*Lock, error) { return c.Acquire(ctx, key, ttl) }, fn)
 }
 
-// TryDo is Do with a single attempt, for jobs that must not overlap across
-// replicas: when another holder has the lock it returns (false, nil)
-// without running fn. Otherwise ran is true when fn ran, and err is as for
-// Do; other failures to acquire (ErrQuorumUnreachable, say) return (false,
-// err). A replica that tries after fn returned gets the lock and runs
-// again: for a scheduled job that must run once per tick, use package tick.
+// TryDo is Do with one attempt: (false, nil) when another holder has the
+// lock. A replica that tries after fn returned runs it again (see package tick).
 func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
 	return doLock.TryDo(ctx, func(ctx context.Context) (*Lock, error) { return c.TryAcquire(ctx, key, ttl) }, fn)
 }

@@ -13,59 +13,25 @@ import (
 	"github.com/quorumlock/quorumlock/node"
 )
 
-// Info is what the nodes say about a lock: the answer of Client.Inspect
-// and ForceRelease, an item of Client.Locks, and the previous holder of
-// Lock.TookOver. In the quorum view (Node empty) the fields say what a
-// majority of the nodes says, and Nodes has one Info per node; in a node's
-// Info they say what that node says.
+// Info is what the nodes say about a lock: in the quorum view (Node is "")
+// what a majority says, with each node's Info in Nodes.
 type Info struct {
-	Key  string // as the caller names it, without the client's prefix
-	Node string // a node's Info: the node's name; "" in the quorum view
-
-	// Held: one token holds the key on a majority of the nodes (a node's
-	// Info: on this node).
-	Held bool
-	// Holder names the holder's token without revealing it: its
-	// node.ReleaseID, the same on every node.
-	Holder     string
-	Owner      string    // the holder's WithOwner; "" when not recorded
-	AcquiredAt time.Time // when the holder's winning attempt started, by its clock
-	// Fence is the largest fence counter among the nodes that answered
-	// (a node's Info: its counter). It is not the holder's fence, which is
-	// Lock.Fence. Once the holder's acquisition has returned, and while it
-	// holds the lock, it is at least the holder's fence; larger when a node
-	// counted higher (it granted the acquisition late, or counted attempts
-	// that did not win). A look that races the acquisition, before its
-	// fence is settled on a majority, can read less. TookOver's Info: see
-	// TookOver.
-	Fence uint64
-	// Remaining is how long a majority keeps the key (the quorum view:
-	// the majority-th largest TTL among the holder's nodes), or the key's
-	// TTL on the node; the holder's own validity ends before it.
-	Remaining time.Duration
-
-	// Agree (quorum view): every node answered and all say the same
-	// (the same holder, or all free).
-	Agree bool
-	Nodes []Info // quorum view: per node, in the order of New's nodes
-	Err   error  // a node's Info: its failure (the other fields are empty)
-
-	// A node's Info from Inspect: DataAge is how long the node has kept
-	// data for the key, by its clock (zero when it has no marker for it).
-	// Recovering is how long it still sits out of acquisitions of the key
-	// because it lost its data (see WithRecoveryPeriod); zero when it
-	// counts.
-	DataAge, Recovering time.Duration
+	Key                 string        // without the client's prefix
+	Node                string        // a node's Info: the node's name
+	Held                bool          // one token holds the key on a majority (on the node)
+	Holder              string        // the holder's node.ReleaseID, which hides its token
+	Owner               string        // the holder's WithOwner; "" when not recorded
+	AcquiredAt          time.Time     // when the holder's winning attempt started, by its clock
+	Fence               uint64        // the largest counter read: at least the holder's fence once it got the lock
+	Remaining           time.Duration // how long a majority (the node) keeps the key
+	Agree               bool          // every node answered, all the same
+	Nodes               []Info        // per node, in the order given to New
+	Err                 error         // a node's Info: its failure
+	DataAge, Recovering time.Duration // a node's: data kept for, still sitting out for
 }
 
-// Inspect reports who holds key, changing nothing: one round to every node
-// (Node.Inspect), waiting for each answer up to the node timeout
-// (WithNodeTimeout, default 1s). The Info says whether a majority holds
-// it, the holder's owner, acquisition time and fence, how long a majority
-// keeps it, whether all nodes agree, and each node's view.
-//
-// Errors: ErrInvalidArgument for a bad key; ErrQuorumUnreachable when too
-// many nodes failed for a majority to answer; ctx's error.
+// Inspect reports who holds key, changing nothing. Errors:
+// ErrInvalidArgument, ErrQuorumUnreachable, ctx's error.
 func (c *Client) Inspect(ctx context.Context, key string) (Info, error) {
 	if err := checkKey(ctx, key); err != nil {
 		return Info{}, err
@@ -191,23 +157,10 @@ func unsupported(nd node.Node, call string) error {
 	return fmt.Errorf("redlock: node %s cannot %s: %w", nd.Name(), call, errors.ErrUnsupported)
 }
 
-// Locks iterates over the locks whose keys match the glob pattern (Redis's
-// glob: * ? [abc] [^a-z], \ escapes) and that a majority of the nodes
-// holds, as Inspect describes them.
-// It never uses KEYS: each step is one round of Node.Scan (SCAN MATCH
-// COUNT 100 on Redis) to every node still scanning, then one Inspect
-// round per key not seen before, so the cost of a step is bounded by the
-// scan's count whatever the number of keys. A lock held on a majority the
-// whole time is listed once (a majority holds it, so some node that
-// finished its scan has it); one taken or released meanwhile may or may
-// not be. The keys seen are remembered to list each once: memory grows
-// with the number of matching keys.
-//
-// Errors are yielded with an empty Info: ErrInvalidArgument for a bad
-// pattern (empty, an unclosed '[', a trailing '\') and the iteration ends;
-// ErrQuorumUnreachable when more nodes failed than a majority allows, and
-// the iteration ends; an Inspect's error for one key, and it goes on.
-// ctx's error ends it. Nodes that cannot scan (a go-redis Ring) fail.
+// Locks iterates over the majority-held locks whose keys match the Redis
+// glob pattern, by SCAN (never KEYS), listing a lock held throughout once.
+// A bad pattern (ErrInvalidArgument), ErrQuorumUnreachable or ctx's error
+// ends it, one key's error does not. Memory grows with the matches.
 func (c *Client) Locks(ctx context.Context, pattern string) iter.Seq2[Info, error] {
 	return func(yield func(Info, error) bool) {
 		if ctx == nil {
@@ -353,33 +306,11 @@ func escapeGlob(s string) string {
 // up to a node timeout to land.
 const forceTombstoneMargin = time.Minute
 
-// ForceRelease evicts the holder of key, for an operator who knows it is
-// gone or stuck. holder is the Info.Holder the operator inspected and
-// means to evict; "" evicts whoever holds the key. It inspects the key (as
-// Inspect), and when one token holds it on a majority (the one named by
-// holder, if given), it sends every node, in one round, an atomic
-// Node.ForceRelease of that token: delete the key if that token still
-// holds it, raise the fence counter to at least the largest fence seen,
-// leave a tombstone of the token (for its largest TTL plus a minute), and
-// announce the release so that waiters wake. It returns the Info it acted
-// on (the evicted holder) once a majority has done so.
-//
-// Fencing stays sound: every later acquisition's majority meets a node
-// whose counter was raised, so it gets a fence larger than the evicted
-// holder's, and a resource that refuses older fences refuses the evicted
-// holder's late writes once the new holder has written.
-// The evicted holder learns of the loss at its next extension (manual or
-// KeepAlive): a majority refuses its token, so Extend returns ErrLockLost
-// and Done closes with a cause that wraps it (Do's work context ends, and
-// Do returns ErrLockLost). A waiter of another client is woken by the
-// announcement. Its next acquisition reports TookOver with the evicted
-// holder.
-//
-// Errors: ErrLockLost when no token holds the key on a majority, or
-// another holder than holder does (nothing was changed; the Info says who
-// holds it); ErrQuorumUnreachable when too many nodes failed (the
-// eviction may have reached some; try again); ErrInvalidArgument for a bad
-// key; ctx's error.
+// ForceRelease evicts the holder of key (holder: the Info.Holder seen, or ""
+// for anyone) and returns its Info. Later fences are larger, the evicted
+// holder's next extension fails with ErrLockLost, and waiters wake. Errors:
+// ErrLockLost when another or no holder has it (nothing changed);
+// ErrQuorumUnreachable (retry); ErrInvalidArgument; ctx's error.
 func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, error) {
 	if err := checkKey(ctx, key); err != nil {
 		return Info{}, err
@@ -434,19 +365,9 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 	return info, nil
 }
 
-// Released returns a channel that receives a value when a node announces a
-// release of key (Release, the undo of a failed attempt, ForceRelease), until
-// ctx ends. Announcements that arrive while a value is pending are merged
-// into it, and one is also sent when the subscriptions come back after a
-// break (a release may have gone unheard meanwhile). Nodes announce every
-// release that deleted the key, of this client or another with the same
-// key prefix and notifications on. It is a hint, for watchers such as
-// election.Observe: a lock that expires is not announced,
-// and with notifications off (WithReleaseNotifications(false)), on nodes
-// that cannot subscribe, or after Close, the channel never receives; so
-// pair it with polling. It waits up to a second for the first subscription
-// to come up, so that a release right after it returns is heard.
-// Errors: ErrInvalidArgument for a bad key.
+// Released returns a channel that receives when a release of key is
+// announced, until ctx ends: a hint, to pair with polling (expiries are not
+// announced). Error: ErrInvalidArgument.
 func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, error) {
 	if err := checkKey(ctx, key); err != nil {
 		return nil, err

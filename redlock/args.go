@@ -14,10 +14,7 @@ func (c *Client) checkArgs(ctx context.Context, key string, ttl time.Duration) e
 	return c.checkTTL(ttl)
 }
 
-// MaxKeyLength is the longest key, in bytes, that a call takes (the
-// client's key prefix and braces are not counted). A longer key fails with
-// ErrInvalidArgument before anything is sent: a key travels to every node
-// on every call and into log lines.
+// MaxKeyLength is the longest key, in bytes without the prefix, a call takes.
 const MaxKeyLength = 1024
 
 // checkKey validates the context and key of every operation on a key.

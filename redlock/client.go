@@ -11,9 +11,7 @@ import (
 	"github.com/quorumlock/quorumlock/observe"
 )
 
-// Client acquires locks on a quorum of independent nodes. It is safe for
-// concurrent use; create one per process and share it, and Close it when
-// done.
+// Client is safe for concurrent use: make one per process, share it, Close it.
 type Client struct {
 	nodes  []node.Node
 	all    []int // 0..len(nodes)-1: every node, for rounds
@@ -33,19 +31,9 @@ type Client struct {
 	releaseChannel string // prefix + "released", built once: it is on every release's path
 }
 
-// New returns a Client over nodes. The nodes must be independent servers (no
-// replication between them): a majority of them, len(nodes)/2+1, must agree
-// for a lock to be held. Odd counts (3, 5, 7) make the best use of servers.
-//
-// At its first operation the client asks each node who it is (waiting for
-// a silent node only until a quorum has answered; the others are asked
-// again when they answer a request, or in the background). An answer
-// counts toward a quorum only from a node identified as a server distinct
-// from the others. Two nodes that turn out to be one server (127.0.0.1:6379
-// and localhost:6379) make every operation fail with ErrInvalidArgument
-// from the moment both have answered, and a node whose maxmemory-policy may
-// evict lock keys is logged once as a warning (or refused, see
-// WithRequireNoEviction).
+// New returns a Client over nodes, independent servers of which a majority
+// (len(nodes)/2+1) must grant a lock; use an odd count. Bad input, or two
+// nodes found to be one server, fails with ErrInvalidArgument.
 func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	if len(nodes) == 0 {
 		return nil, invalidArg("no nodes")
@@ -114,25 +102,9 @@ func isNil(n node.Node) bool {
 	return false
 }
 
-// Close waits for the requests still in flight and the cleanup running in
-// the background (the undo of failed attempts, deletes of a lost lock's
-// keys), and stops the client's release subscriptions. An undo that does
-// not reach a node within the node timeout is reported to the observer
-// (observe.UndoFailed); the attempt's key stays on that node until its TTL
-// ends. Each request is
-// bounded by its node timeout when the node honours context deadlines
-// (memnode.Node, rueidisnode, redisnode.Node over a go-redis client with
-// ContextTimeoutEnabled); over a go-redis client without it, a request to a
-// stopped server lasts as long as go-redis's own dial and read timeouts
-// (5s and 3s by default). The checks the client makes for itself are cut
-// rather than awaited: Close cancels the requests asking nodes who they
-// are and waits for them at most a node timeout (WithNodeTimeout, or 1s),
-// and a subscription still being set up is given up within a node timeout.
-// So a node that accepts connections and never answers holds Close about
-// a node timeout or two, not more. It does not release held locks. The
-// Client stays usable: later waits fall back to the retry policy's delays
-// until a new subscription is made, and nodes not yet identified are asked
-// again. Close is idempotent and returns nil.
+// Close waits for requests in flight and background cleanup (each bounded by
+// the node timeout where the node honours deadlines) and stops the release
+// subscriptions. It does not release held locks; the Client stays usable.
 func (c *Client) Close() error {
 	c.closing.cut()
 	c.bg.Wait()
@@ -148,14 +120,8 @@ func (c *Client) Close() error {
 // prefix's key (prefixes have no braces).
 func (c *Client) keyName(key string) string { return c.cfg.prefix + "{" + key + "}" }
 
-// NewLocal returns a Client on a single in-process memory node, for
-// development and tests without Redis. Its locks exclude only within this
-// process; it logs a warning saying so, once, through the client's logger
-// (WithLogger).
-//
-// It is an explicit choice: New never falls back to a memory node when the
-// Redis nodes it was given fail; their failures are returned as errors
-// (ErrQuorumUnreachable).
+// NewLocal returns a Client on one in-process memory node, for development
+// and tests: its locks exclude only within this process (it logs a warning).
 func NewLocal(opts ...Option) (*Client, error) {
 	c, err := New([]node.Node{memnode.New("local")}, opts...)
 	if err != nil {

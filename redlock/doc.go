@@ -1,52 +1,37 @@
 // Package redlock is a distributed lock over a quorum of independent Redis
-// nodes: the Redlock algorithm, with fencing tokens.
+// nodes (the Redlock algorithm), with fencing tokens.
 //
-// A Client asks every node at once to set the lock's key to a fresh random
-// token with a time to live. The lock is held when a majority (N/2+1) said
-// yes, and it is valid for ttl - elapsed - (ttl*driftFactor + 2ms), elapsed
-// measured on the monotonic clock. A call returns as soon as its outcome is
+// A lock is held when a majority of the nodes (N/2+1) set its key to a fresh
+// random token, and valid for its TTL less the time the attempt took and a
+// drift allowance (ttl/100 + 2ms by default). A call returns as soon as its outcome is
 // decided: a silent node delays neither the answer nor the next retry.
 //
-// Acquire waits (retrying per package retry, woken by the holder's release);
-// TryAcquire makes one attempt. Client.Do and TryDo run a function while
-// the lock is extended automatically, and release it afterwards; if the
-// lock cannot be kept, the function's context is cancelled with a cause
-// wrapping ErrLockLost before the validity ends, never after (Lock.Done and
-// Lock.Err say the same to code holding a *Lock). For a scheduled job that
-// must run once per tick, use package tick: a lock only excludes overlap.
+// The quickest correct use is Client.Do, which acquires, keeps the lock alive
+// while fn runs, and releases it:
 //
-// Guarantees, in plain words:
-//   - Split votes: clients that try one key at the same instant agree on one
-//     winner without talking; a call gives up after 8 split rounds with an
-//     error wrapping ErrSplitVote (and so ErrNotAcquired).
-//   - Late requests: once a node has processed a Release, no request of that
-//     lock still on its way can create its key there (unless a server holds
-//     it back for longer than the TTL).
-//   - Fences: each acquisition's fence is larger than every earlier one of
-//     the key while a majority keeps its data, and keeps growing across data
-//     loss that comes more than node.MaxSeedSkew after the fences it erased
-//     (node clocks not going back). Pass it to the resource and let it refuse
-//     older fences: only a fence stops a holder paused past its validity.
-//   - Owners: every acquisition records its owner (WithOwner) at no extra
-//     round trip; Client.Inspect and Client.Locks report holders,
-//     Client.ForceRelease evicts one, Lock.TookOver reports a holder that
-//     never released.
-//   - Data loss: a node that restarts empty (or is flushed, or fails over to
-//     an empty replica) sits out each key it lost for the recovery period
-//     (WithRecoveryPeriod, default 10 minutes, at least every TTL in use).
-//     New keys, and keys unused for the period, are usable at once. Not
-//     covered: every node losing its data at once, or a majority losing it
-//     while the nodes that kept it are silent.
+//	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true,
+//		Dialer: redisnode.BoundedDialer(nil, nil)}) // one per node; three or five nodes
+//	locks, err := redlock.New([]node.Node{redisnode.New(rdb), ...})
+//	defer locks.Close()
+//	err = locks.Do(ctx, "nightly-report", 30*time.Second, func(ctx context.Context) error {
+//		lock, _ := redlock.LockFromContext(ctx)
+//		return report(ctx, lock.Fence()) // ctx ends, with ErrLockLost, if the lock is lost
+//	})
 //
-// Nodes: redisnode.New wraps a go-redis client (also a *redis.ClusterClient;
-// set ContextTimeoutEnabled, and redisnode.BoundedDialer as its Dialer). The
-// nodes must be independent servers (one server under two names is refused)
-// with maxmemory-policy noeviction. NewLocal gives a Client on one in-process
-// memory node, logged as such; a Client given Redis nodes never falls back
-// to memory.
+// Acquire and TryAcquire return a *Lock to Extend and Release yourself. Pass
+// the fence to the resource and let it refuse older ones: only a fence
+// stops a holder paused past its validity. A lock only excludes overlap; for
+// a job that must run once per tick, use package tick.
 //
-// Errors: every error wraps exactly one of ErrNotAcquired,
-// ErrQuorumUnreachable (with a *NodeError per failed node joined inside),
-// ErrLockLost, ErrInvalidArgument, or the caller's ctx.Err(). Check them with
-// errors.Is and errors.As. docs/design.md describes the mechanisms.
+// Clients that try one key at once agree on one winner. Once a node has
+// processed a Release, no late request of that lock can create its key there.
+// A node that lost its data sits out the keys it lost (WithRecoveryPeriod);
+// not covered: every node losing its data at once, or a majority losing it
+// while the nodes that kept it are silent. Nodes must be distinct servers with
+// maxmemory-policy noeviction; redisnode.New also takes a *redis.ClusterClient.
+//
+// Every error wraps exactly one of ErrNotAcquired, ErrQuorumUnreachable (with
+// a *NodeError per failed node), ErrLockLost, ErrInvalidArgument, or the
+// caller's ctx.Err(). How it works: docs/design.md; each promise with its
+// tests and limits: docs/guarantees.md; running the nodes: docs/operations.md.
 package redlock

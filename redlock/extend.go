@@ -232,19 +232,10 @@ func (c *Client) renew(ctx context.Context, leases []kept) []error {
 // round started; the watchdog retries it.
 var errBusy = fmt.Errorf("redlock: lock busy with another extend or release")
 
-// Extend makes the lock valid for ttl more, counted from the start of this
-// call. It needs a majority of nodes that still hold our token, answering
-// before the current validity ends. A node that lost the key (restarted
-// empty) gets it back, but does not count toward that majority: an expired
-// lock is never silently re-acquired. Manual and automatic extension
-// (KeepAlive) follow the same rules; they are one round (see extend.go).
-//
-// Errors: ErrLockLost when the lock has ended (released, expired by our
-// clock, or declared lost: loss is final), or a majority says it is not
-// ours (the lock is then over: Done closes and its keys are deleted);
-// ErrQuorumUnreachable when too many nodes failed (the lock stays valid
-// until its current ValidUntil, and Extend may be tried again);
-// ErrInvalidArgument for a bad ttl; ctx's error.
+// Extend makes the lock valid for ttl from now, if a majority still holds
+// our token and answers in time: an expired lock is never re-acquired.
+// Errors: ErrLockLost when it ended or is not ours (final: Done closes),
+// ErrQuorumUnreachable (valid until ValidUntil; retry), ErrInvalidArgument.
 func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if l == nil {
 		return errNilLock

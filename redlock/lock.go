@@ -11,17 +11,9 @@ import (
 	"github.com/quorumlock/quorumlock/observe"
 )
 
-// Lock is one acquisition of a key. Key, Token and Fence never change;
-// ValidUntil moves forward with each Extend. A Lock is safe to use from
-// several goroutines: Extend and Release are serialized. Done, Err and
-// Context tell when the lock ends (see loss.go); KeepAlive extends it
-// automatically.
-//
-// A nil *Lock (what a failed Acquire returns) is a lock that has ended:
-// its methods never panic. Release, Extend and Err return an error
-// wrapping ErrLockLost, Done is closed, Context is cancelled, Hold does
-// not run fn, and the others return zero values. So a Release deferred
-// before Acquire's error is checked is harmless.
+// Lock is one acquisition of a key, safe to share between goroutines. A nil
+// *Lock (from a failed Acquire) is an ended lock: its methods do not panic,
+// Release, Extend and Err wrap ErrLockLost, and Done is closed.
 type Lock struct {
 	client *Client
 	key    string // as the caller named it
@@ -52,7 +44,7 @@ var errNilLock = fmt.Errorf("%w: nil *Lock (the Acquire that returned it failed)
 // closedChan is the Done of a nil *Lock.
 var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); return ch }()
 
-// Key is the lock's name as given to Acquire (without the client's prefix).
+// Key is the lock's name as given to Acquire.
 func (l *Lock) Key() string {
 	if l == nil {
 		return ""
@@ -60,14 +52,11 @@ func (l *Lock) Key() string {
 	return l.key
 }
 
-// Fence is a number greater than the fence of every earlier acquisition of
-// the same key, as long as a majority of the nodes kept their data, and
-// also across data loss while the nodes' clocks do not go back (see
-// "Fences" in the package doc for the exact rule). Send it with every write
-// to the resource the lock protects, and have the resource refuse writes
-// whose fence is lower than one it has already seen: that turns a holder
-// that outlived its lock (a long GC pause, say) into a refused write instead
-// of a lost update.
+// Fence is larger than every earlier fence of the key while a majority keeps
+// its data; across data loss too, if node clocks do not go back, the loss
+// comes node.MaxSeedSkew after those fences, and the key is locked at most
+// once a microsecond. Send it with every write; have the resource refuse a
+// fence lower than one it has seen.
 func (l *Lock) Fence() uint64 {
 	if l == nil {
 		return 0
@@ -75,8 +64,7 @@ func (l *Lock) Fence() uint64 {
 	return l.fence
 }
 
-// Owner is who took the lock (WithOwner of its client), as the nodes
-// record it.
+// Owner is who took the lock (WithOwner), as the nodes record it.
 func (l *Lock) Owner() string {
 	if l == nil {
 		return ""
@@ -84,8 +72,8 @@ func (l *Lock) Owner() string {
 	return l.owner
 }
 
-// AcquiredAt is when the winning attempt started, by this process's wall
-// clock to the microsecond: the time the nodes record and Inspect reports.
+// AcquiredAt is when the winning attempt started, by this process's clock
+// (to the µs), as the nodes record it.
 func (l *Lock) AcquiredAt() time.Time {
 	if l == nil {
 		return time.Time{}
@@ -93,36 +81,9 @@ func (l *Lock) AcquiredAt() time.Time {
 	return l.acquiredAt
 }
 
-// TookOver reports the holder before this one when that holder never
-// released the key: its lock expired (a crashed worker, a client closed
-// without Release) or was force-released. The Info has the previous
-// holder's Key, Holder, Owner and AcquiredAt, and a Fence below ours; ok
-// is false when the key was released (or free) before. Use it to recover
-// what the previous holder left half done.
-//
-// The Fence is the largest that the trails found record. Each node's trail
-// records that node's count when it granted the lock, raised to the lock's
-// fence by the fence settle and by every extension that reaches the node.
-// So it is at least the previous holder's fence when a trail found is on a
-// node that counted that fence itself, or that the settle or one of the
-// holder's extensions reached (larger only when a node that answered that
-// acquisition late counted higher). When the nodes' counters drifted
-// apart, a node that granted the previous acquisition after it was
-// decided, and that no extension reached before the holder died, records
-// its own lower count, and a successor that finds only that trail reports
-// that count.
-//
-// It relies on the trail each acquisition leaves on its nodes, which
-// Release deletes with the key and which lives as long as the fence
-// counter (WithFenceRetention). So it reports a takeover when at least one
-// node that granted this lock still had the previous holder's trail.
-// Limits: a node that lost its data, or on which another client's failed
-// attempt was undone in between, has no trail to report; and a Release or
-// an undo that missed some nodes (they failed, and the keys expired there)
-// leaves trails that a later acquisition on those nodes reports as a
-// takeover; so does a node on which the old key outlived this acquisition
-// (the old holder's request landed late there): the next acquisition that
-// gets that node reports the same previous holder again.
+// TookOver reports the previous holder if it never released the key (it
+// expired or was evicted), with a Fence below ours. Limits: a node that lost
+// its data cannot report it; a release that missed nodes may be reported.
 func (l *Lock) TookOver() (Info, bool) {
 	if l == nil || l.previous.Token == "" {
 		return Info{}, false
@@ -131,25 +92,10 @@ func (l *Lock) TookOver() (Info, bool) {
 		AcquiredAt: l.previous.AcquiredAt, Fence: l.previous.Fence}, true
 }
 
-// Release deletes the lock on every node that holds our token, and never
-// another holder's key. It returns nil when a majority deleted it while it
-// was still valid; ErrLockLost when it was already released, had ended
-// (expired by our clock, or declared lost; the keys are deleted anyway), or
-// was not ours on a majority; ErrQuorumUnreachable when too many nodes
-// failed while the lock was still valid (Release may be tried again; the
-// keys expire with their TTL in any case). A lock that had ended before
-// Release was called gets ErrLockLost whatever the nodes answer.
-//
-// Every node that processes the release afterwards refuses the lock's
-// requests still in flight (an acquire or extend that a slow node has not
-// run yet): its request to each node first waits a little (a quarter of
-// the node timeout at most; not once the lock was extended) for the lock's
-// requests to that node still on their way, and where one failed or did
-// not come back, the release leaves a tombstone of the token for a TTL.
-// Release returns once a majority deleted the key and the others had a short while
-// to answer (as long again as the majority took, at least 1 ms), so a dead
-// node does not hold it up for a whole node timeout; a slow node may hold
-// the key until the release reaches it.
+// Release deletes our token's key on every node; after it, no late request
+// of the lock creates the key on a node that processed it. Errors:
+// ErrLockLost if the lock had ended or was not ours on a majority;
+// ErrQuorumUnreachable (retry; the keys expire anyway); ctx's error.
 func (l *Lock) Release(ctx context.Context) error {
 	if l == nil {
 		return errNilLock
@@ -231,21 +177,8 @@ func (l *Lock) releaseVerdict(ctx context.Context, t tally, ended bool, start, v
 	return nil
 }
 
-// HoldAtLeast makes the key stay on the nodes until d after the lock's
-// acquisition even when Release comes earlier: Release then shortens (or
-// lengthens) the key's TTL to the hold left instead of deleting it, and
-// the key expires by itself. Other replicas' attempts in the meantime
-// find it held. This is ShedLock's lockAtLeastFor: with a job that takes
-// microseconds, a replica that fires a little later than the first still
-// finds the lock taken. Prefer the tick package, which turns away every
-// late replica of a tick, when the job can name its tick. In Client.Do,
-// call it on the lock from LockFromContext.
-//
-// The key may stay a little longer than d when the hold left at Release is
-// shorter than an extension round can grant. A Release after d deletes as
-// usual; d <= 0 turns it off. A hold longer than the recovery period
-// (WithRecoveryPeriod) lasts while the nodes keep their data: a node that
-// lost the key counts again for it once the period has passed.
+// HoldAtLeast makes an earlier Release leave the key until d after the
+// acquisition (ShedLock's lockAtLeastFor), so late replicas find it held.
 func (l *Lock) HoldAtLeast(d time.Duration) {
 	if l == nil {
 		return
@@ -258,19 +191,9 @@ func (l *Lock) HoldAtLeast(d time.Duration) {
 	}
 }
 
-// Hold runs fn while l is held, as Do does after acquiring: it keeps l alive
-// (KeepAlive), gives fn a context that is cancelled with a cause wrapping
-// ErrLockLost when l is lost (and from which LockFromContext returns l),
-// and releases l when fn returns or panics (a panic is re-raised after the
-// release). The release is not cut short by ctx's cancellation. On a lock
-// that has already ended fn does not run: lostErr is its loss, or
-// releaseErr says it was released.
-//
-// It returns fn's error, the loss of the lock while fn ran (errors.Is
-// ErrLockLost; nil if it was kept) and the release's error apart, for
-// callers that treat them differently (a failed release is often only worth
-// a log line: the TTL cleans up). After a loss the release's ErrLockLost is
-// not repeated.
+// Hold runs fn as Do does after acquiring l (fn does not run on an ended
+// lock), and returns apart fn's error, the loss while fn ran (ErrLockLost)
+// and the release's error.
 func (l *Lock) Hold(ctx context.Context, fn func(ctx context.Context) error) (fnErr, lostErr, releaseErr error) {
 	if ctx == nil || fn == nil {
 		return invalidArg("nil context or fn"), nil, nil
@@ -284,8 +207,7 @@ func (l *Lock) Hold(ctx context.Context, fn func(ctx context.Context) error) (fn
 
 type lockKey struct{}
 
-// LockFromContext returns the lock that Do or TryDo holds for the fn that
-// got ctx, e.g. to read its Fence for the writes fn makes.
+// LockFromContext returns the lock that Do, TryDo or Hold holds for fn.
 func LockFromContext(ctx context.Context) (*Lock, bool) {
 	l, ok := ctx.Value(lockKey{}).(*Lock)
 	return l, ok

@@ -35,16 +35,9 @@ func (l *Lock) startLife() {
 	l.life.mu.Unlock()
 }
 
-// Done is closed once when the lock ends: when it is lost (an extension or
-// the watchdog found it can no longer be kept, or its validity ran out
-// without extension) or when Release succeeded. Err then says which. It
-// never closes while the lock is valid and extended in time.
-//
-// With KeepAlive (and in Client.Do) a lock that cannot be extended is
-// declared lost a safety margin before its validity ends (extend.WithSafetyMargin, see WithKeepAlive),
-// so that the work has that much time to stop while the lock still
-// excludes others. A lock that is only held, with no auto-extension, ends
-// at its ValidUntil.
+// Done is closed when the lock ends: released, or lost. A kept lock
+// (KeepAlive, Do) is declared lost a safety margin before its validity ends,
+// never after; one not kept ends at ValidUntil.
 func (l *Lock) Done() <-chan struct{} {
 	if l == nil {
 		return closedChan
@@ -52,9 +45,8 @@ func (l *Lock) Done() <-chan struct{} {
 	return l.life.ctx.Done()
 }
 
-// Err is nil while the lock is held. Once Done is closed it is why the lock
-// ended: an error wrapping ErrLockLost when it was lost (also wrapping
-// extend.ErrMaxHold when the hold cap ended it), or ErrReleased after Release.
+// Err is nil while the lock is held, then ErrReleased or an error wrapping
+// ErrLockLost (and extend.ErrMaxHold when the hold cap ended it).
 func (l *Lock) Err() error {
 	if l == nil {
 		return errNilLock
@@ -65,10 +57,8 @@ func (l *Lock) Err() error {
 	return context.Cause(l.life.ctx)
 }
 
-// Context returns a context derived from parent that is cancelled when the
-// lock ends, with Err as its cause (context.Cause): errors.Is(cause,
-// ErrLockLost) when it was lost. Call cancel when done with it, as with
-// context.WithCancel.
+// Context returns a child of parent cancelled when the lock ends, with Err
+// as its cause. Call cancel when done with it.
 func (l *Lock) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	if l == nil {
@@ -86,16 +76,8 @@ func (l *Lock) Context(parent context.Context) (context.Context, context.CancelF
 	}
 }
 
-// KeepAlive extends the lock automatically until Release (or stop) while it
-// can, through the client's watchdog: when less than the threshold of its
-// validity is left (extend.WithThreshold, see WithKeepAlive), together with every other lock of
-// the client due in the same tick, in one pipelined round per node. When it
-// cannot be extended it is declared lost a safety margin before its validity
-// ends: Done closes and Err wraps ErrLockLost.
-//
-// stop ends auto-extension and returns once no extension of this lock is in
-// flight; Release calls it. Calling KeepAlive again returns the same stop;
-// on a lock that has ended it does nothing.
+// KeepAlive extends the lock through the client's watchdog (WithKeepAlive)
+// until Release or stop; stop returns once no extension is in flight.
 func (l *Lock) KeepAlive() (stop func()) {
 	if l == nil {
 		return func() {}
@@ -203,9 +185,7 @@ func (l *Lock) currentTTL() time.Duration {
 	return l.ttl
 }
 
-// ValidUntil is the instant, on this process's monotonic clock, after which
-// the lock may be held by someone else. Work that must be exclusive has to
-// finish before it.
+// ValidUntil is when another may hold the lock: exclusive work ends before.
 func (l *Lock) ValidUntil() time.Time {
 	if l == nil {
 		return time.Time{}
@@ -215,8 +195,7 @@ func (l *Lock) ValidUntil() time.Time {
 	return l.validUntil
 }
 
-// Remaining is the validity left: ValidUntil minus now, or zero once past
-// or after Release.
+// Remaining is the validity left; zero once past or after Release.
 func (l *Lock) Remaining() time.Duration {
 	if l == nil {
 		return 0

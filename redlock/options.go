@@ -44,7 +44,8 @@ func defaultRetry() retry.Policy {
 // state, so one serves every call.
 var noRetry = retry.Never().Delays()
 
-// Option configures a Client. Options are validated once, by New.
+// Option configures a Client. New fails with ErrInvalidArgument for a bad
+// one (a negative duration, a value out of range).
 type Option func(*config)
 
 type config struct {
@@ -70,52 +71,34 @@ func defaultConfig() config {
 		retention: node.DefaultRetention, wallClock: time.Now, owner: defaultOwner(), recovery: defaultRecoveryPeriod}
 }
 
-// WithKeyPrefix sets the prefix of every key on the nodes, which name a
-// lock key prefix{key}. Default "lock:". It may not contain '{' or '}'.
+// WithKeyPrefix sets the prefix of keys on the nodes, named prefix{key}; no
+// braces. Default "lock:".
 func WithKeyPrefix(prefix string) Option { return func(c *config) { c.prefix = prefix } }
 
-// WithDriftFactor sets the share of the TTL reserved for clock drift between
-// the client and the nodes; the drift of a lock is ttl*factor + 2 ms. Default
-// 0.01. Must be in [0, 0.5).
+// WithDriftFactor sets f in the drift allowance ttl*f + 2ms. Default 0.01.
 func WithDriftFactor(f float64) Option { return func(c *config) { c.driftFactor = f } }
 
-// WithNodeTimeout bounds each request to one node. Default: a tenth of the
-// lock's TTL, at least 10 ms and at most 1 s. It must leave room in the TTL:
-// ttl > drift + node timeout, or the operation fails with ErrInvalidArgument.
-// 0 keeps the default; a negative timeout is refused by New.
+// WithNodeTimeout bounds each request to a node. Default (0) ttl/10 within
+// [10ms, 1s]. ttl must exceed drift + timeout (else ErrInvalidArgument).
 func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
 
-// WithRetry sets the retry policy of Acquire. Default: 10 retries, 200 ms
-// apart plus up to 100 ms of random jitter (retry.Constant(10, 200ms,
-// 100ms), the defaults of node-redlock, so migrating services keep their
-// behaviour).
-// TryAcquire never retries.
+// WithRetry sets Acquire's retry policy. Default retry.Constant(10, 200ms,
+// 100ms): 10 retries 200 ms apart, plus up to 100 ms of jitter.
 func WithRetry(p retry.Policy) Option { return func(c *config) { c.retry = p } }
 
-// WithLogger logs what the client does at debug level and node failures at
-// warn level. Tokens are logged by a short prefix only. Default: silent.
+// WithLogger sets the logger; tokens are logged cut short. Default: silent.
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
-// WithObserver receives an observe.Event for every attempt, acquisition, extension,
-// release, loss, start and stop of auto-extension, and node reply (see
-// observe.Kind). Default: none.
+// WithObserver receives an observe.Event per attempt, acquisition,
+// extension, release, loss and node reply. Default: none.
 func WithObserver(o observe.Observer) Option { return func(c *config) { c.observer = o } }
 
-// WithFenceRetention is how long a key's fence counter outlives the key's
-// last acquisition on each node. Default 24h, at least 1s. After it the
-// counter is gone, and the key's next fence starts again from the nodes'
-// clocks in microseconds (as after a node's data loss; see "Fences" in the
-// package doc): larger than every earlier fence, since a counter starts at
-// most node.MaxSeedSkew (20ms) ahead of its node's clock and grows by one
-// per acquisition, as long as the nodes' clocks do not go back and a key is
-// not acquired more than once a microsecond.
+// WithFenceRetention sets how long a fence counter outlives its key's last
+// acquisition. Default 24h, at least 1s; then fences restart from the clock.
 func WithFenceRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
 
-// WithRequireNoEviction refuses nodes whose maxmemory-policy is not
-// noeviction: an evicting server can drop a held lock's key under memory
-// pressure and hand the lock to a second holder. With it every operation
-// fails with ErrInvalidArgument once such a node is seen; without it (the
-// default) the client logs a warning once per node.
+// WithRequireNoEviction refuses (ErrInvalidArgument) a node that may evict
+// lock keys. Default: a warning logged once.
 func WithRequireNoEviction() Option { return func(c *config) { c.strict = true } }
 
 func (c *config) validate() error {
@@ -170,89 +153,33 @@ func (c *config) adminTimeout() time.Duration {
 	return maxNodeTimeout
 }
 
-// WithReleaseNotifications turns waiting without polling on (true, the
-// default) or off (false).
-//
-// On: Release (and the undo of a failed attempt) announces the release on
-// a Pub/Sub channel of each node where it deleted the key (the client's
-// key prefix + "released", e.g. "lock:released"; the message is the
-// release id and the key's full name), whether or not anyone waits: one
-// PUBLISH per node and release, so that an Acquire that finds the key
-// held writes nothing to it (a value it did not write is never changed).
-// Every subscribed Client receives every release of its prefix and drops
-// those of keys it does not wait for. The Acquire that lost to another holder waits for that announcement,
-// for the holder's remaining TTL or for the retry policy's delay,
-// whichever comes first. An Acquire joins the waiters before its first
-// attempt, so a release that lands while an attempt is in flight is not
-// missed. The Client keeps one subscription per node for all its waiters
-// (opened by its first Acquire, which waits up to a node timeout for it;
-// closed by Client.Close or after a minute without waiters), and wakes its waiters of one key one at a
-// time, in arrival order. A waiter wakes only on the release of the holder
-// that beat its last attempt (any release after a split vote; after an
-// attempt that found no quorum, only that of a holder the answering nodes
-// named, since the others may only have been slow): the undo of another
-// client's lost attempt wakes nobody, so waiters of two clients cannot wake
-// each other in a loop. The loser of a split vote with a waiter is woken
-// early by the winner's release. A waiter woken by the holder's release
-// that loses to the same holder (the release has not reached a majority
-// yet) looks again after 2, 4 and 6 round trips rather than sleeping.
-// Nodes that cannot subscribe (a Redis node over a bare redis.Scripter)
-// still announce and simply do not wake anyone early.
-//
-// Off: releases are not announced (use it where an ACL forbids PUBLISH, or
-// to keep a client's traffic exactly as before), and waiters sleep the retry
-// policy's delays, bounded by the holder's remaining TTL.
+// WithReleaseNotifications: on (the default), each release costs one
+// PUBLISH per node and waiters wake on their holder's release; off (say, an
+// ACL forbids PUBLISH), waiters poll.
 func WithReleaseNotifications(on bool) Option {
 	return func(c *config) { c.noNotify = !on }
 }
 
-// WithOwner names who takes the client's locks: every acquisition records
-// it on the nodes with the token and the time (in the same script call, no
-// extra round trip), and Inspect, Locks and TookOver report it. Default:
-// "host/pid/program" of this process.
-// Use a worker id, a pod name, or anything that tells an operator who
-// holds a lock; at most node.MaxOwnerLen (256) bytes of UTF-8 without
-// control characters, not empty (ErrInvalidArgument otherwise, from New).
+// WithOwner names who takes the locks, as Inspect, Locks and TookOver report
+// it. Default "host/pid/program"; 1 to 256 bytes, no control characters.
 func WithOwner(owner string) Option { return func(c *config) { c.owner = owner } }
 
-// WithRecoveryPeriod sets how long a node that lost its lock data sits out
-// of acquisitions of each key it lost (see "Data loss" in
-// the package doc). Default 10 minutes. It must be at
-// least the longest TTL any client of these nodes uses: this client refuses
-// a TTL longer than the period with an error wrapping
-// ErrInvalidArgument, but it cannot see the TTLs of other clients. 0 turns
-// recovery off (the nodes' operators must then delay restarts themselves).
-// Negative is refused by New. A node that never received a key's first
-// acquisition cannot be told from one that lost the key: it sits out of
-// that key for the period too.
+// WithRecoveryPeriod sets how long a node that lost its data sits out of the
+// keys it lost. Default 10 minutes; 0: off. It must be at least the longest
+// TTL any client of these nodes uses (longer TTLs: ErrInvalidArgument).
 func WithRecoveryPeriod(d time.Duration) Option {
 	return func(c *config) { c.recovery = d }
 }
 
-// WithLockDelay sets how long after the expiry of one of this client's
-// locks that was not released its key stays unavailable to everyone
-// (Chubby's and Consul's lock-delay). Default 0 (none). Inspect's
-// Remaining and the TTL waiters see include the delay. Negative is
-// refused by New with ErrInvalidArgument.
+// WithLockDelay keeps a key of this client whose lock expired unreleased
+// unavailable for d more (Chubby's lock-delay). Default 0.
 func WithLockDelay(d time.Duration) Option {
 	return func(c *config) { c.lockDelay = d }
 }
 
-// WithKeepAlive sets the options of the watchdog that extends kept locks
-// (Lock.KeepAlive, Client.Do, TryDo, Hold): extend.WithThreshold,
-// extend.WithSafetyMargin, extend.WithRetryInterval, extend.WithTick,
-// extend.WithMaxHold. The defaults, for a lock of time to live ttl, are
-//
-//	threshold      max(500ms, ttl/3), at most ttl/2
-//	safety margin  max(10ms, ttl/10), at most threshold/2
-//	retry interval max(10ms, threshold/5)
-//	tick           50ms
-//	max hold       none
-//
-// A kept lock is extended when less than the threshold of its validity is
-// left; one that cannot be extended is declared lost the safety margin
-// before its validity ends, so that the work has that long to stop while
-// the lock still excludes others. The client's logger is the watchdog's.
+// WithKeepAlive sets the keep-alive's extend options. Defaults for a ttl:
+// threshold max(500ms, ttl/3) up to ttl/2; safety margin max(10ms, ttl/10)
+// up to threshold/2; retry interval max(10ms, threshold/5); tick 50ms.
 func WithKeepAlive(opts ...extend.Option) Option {
 	return func(c *config) { c.keep = append(c.keep, opts...) }
 }
@@ -296,12 +223,8 @@ func defaultOwner() string {
 // ownerKey is the context key of ContextWithOwner.
 type ownerKey struct{}
 
-// ContextWithOwner returns a copy of ctx with which Acquire, TryAcquire, Do
-// and TryDo record owner instead of the client's WithOwner, for callers that
-// take locks on behalf of several parties with one Client (package election
-// records a candidate's value this way). The owner
-// follows WithOwner's rules; a bad one fails the acquisition with
-// ErrInvalidArgument before anything is sent.
+// ContextWithOwner returns ctx with an owner that acquisitions made with it
+// record instead of WithOwner's (same rules; ErrInvalidArgument otherwise).
 func ContextWithOwner(ctx context.Context, owner string) context.Context {
 	return context.WithValue(ctx, ownerKey{}, owner)
 }
