@@ -18,7 +18,7 @@ import (
 )
 
 // Acquire takes the lock named key for ttl, retrying per the client's retry
-// policy while other holders have it. It returns a *Lock held on a majority
+// policy (or that of ContextWithRetry) while other holders have it. It returns a *Lock held on a majority
 // of nodes, valid until Lock.ValidUntil, or an error that wraps
 // ErrNotAcquired (contention outlasted the retries; with ErrSplitVote too
 // when the last attempts split the votes), ErrQuorumUnreachable
@@ -32,7 +32,11 @@ import (
 // Attempts that split the votes with other clients are resolved as in
 // TryAcquire, without using up retries.
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return c.acquire(ctx, key, ttl, c.cfg.retry.Delays(), true)
+	p, err := c.retryOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.acquire(ctx, key, ttl, p.Delays(), true)
 }
 
 // TryAcquire makes a single attempt: it returns an error that wraps

@@ -85,7 +85,8 @@ func WithDriftFactor(f float64) Option { return func(c *config) { c.driftFactor 
 // 0 keeps the default; a negative timeout is refused by New.
 func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
 
-// WithRetry sets the retry policy of Acquire. Default: 10 retries, 200 ms
+// WithRetry sets the retry policy of Acquire (ContextWithRetry overrides it
+// per call). Default: 10 retries, 200 ms
 // apart plus up to 100 ms of random jitter (retry.Constant(10, 200ms,
 // 100ms), the defaults of node-redlock, so migrating services keep their
 // behaviour).
@@ -327,4 +328,37 @@ func checkContextOwner(ctx context.Context) error {
 		return invalidArg("%v", err)
 	}
 	return nil
+}
+
+// retryKey is the context key of ContextWithRetry.
+type retryKey struct{}
+
+// ContextWithRetry returns a copy of ctx with which Acquire and Do (and the
+// lock kinds built on them) retry per p instead of the client's WithRetry
+// policy: a per-call policy, as redsync sets per mutex and redislock per
+// Obtain. retry.Never() makes one attempt, as TryAcquire does, but
+// reports contention as an error. A nil or invalid policy fails the call
+// with ErrInvalidArgument before anything is sent. TryAcquire and TryDo
+// never retry.
+func ContextWithRetry(ctx context.Context, p retry.Policy) context.Context {
+	return context.WithValue(ctx, retryKey{}, retryOption{p})
+}
+
+// retryOption boxes the policy of ContextWithRetry, so that a nil policy
+// is told from none.
+type retryOption struct{ p retry.Policy }
+
+// retryOf is the retry policy of an Acquire made with ctx.
+func (c *Client) retryOf(ctx context.Context) (retry.Policy, error) {
+	o, ok := ctx.Value(retryKey{}).(retryOption)
+	if !ok {
+		return c.cfg.retry, nil
+	}
+	if o.p == nil {
+		return nil, invalidArg("nil retry policy")
+	}
+	if err := o.p.Validate(); err != nil {
+		return nil, invalidArg("%w", err)
+	}
+	return o.p, nil
 }
