@@ -1,5 +1,6 @@
-// Package readmetest builds the Go snippets of the repository's README, so
-// that a snippet which drifts from the API fails the test run.
+// Package readmetest builds the Go snippets of the repository's README and
+// of docs/migrating.md, so that a snippet which drifts from the API fails
+// the test run (make test and make lint).
 //
 // The convention for README code blocks fenced as go:
 //

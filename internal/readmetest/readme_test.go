@@ -164,19 +164,32 @@ func writeModule(t *testing.T, dir, root, src string) {
 
 // TestReadmeSnippetsBuild builds every program of the README's go blocks.
 func TestReadmeSnippetsBuild(t *testing.T) {
+	buildSnippets(t, readmePath)
+}
+
+// TestMigratingSnippetsBuild builds every program of the migration guide's go blocks.
+func TestMigratingSnippetsBuild(t *testing.T) {
+	buildSnippets(t, migratingPath)
+}
+
+// migratingPath is the guide for users of other lock libraries, relative to this package.
+const migratingPath = "../../docs/migrating.md"
+
+// buildSnippets builds the programs of the go blocks of the document at path.
+func buildSnippets(t *testing.T, path string) {
 	if testing.Short() {
-		t.Skip("builds a module per README program (a minute): skipped by -short (make check); make test runs it")
+		t.Skip("builds a module per program of a document's go blocks (a minute): skipped by -short (make check); make test runs it")
 	}
-	readme, err := os.ReadFile(readmePath)
+	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	progs, err := parsePrograms(string(readme))
+	progs, err := parsePrograms(string(doc))
 	if err != nil {
-		t.Fatalf("%s: %v", readmePath, err)
+		t.Fatalf("%s: %v", path, err)
 	}
 	if len(progs) == 0 {
-		t.Fatalf("%s: no go blocks found", readmePath)
+		t.Fatalf("%s: no go blocks found", path)
 	}
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
@@ -198,7 +211,7 @@ func TestReadmeSnippetsBuild(t *testing.T) {
 					if n > 1 {
 						what = fmt.Sprintf("the block at line %d, continuing the program at line %d,", p.lines[n-1], p.line)
 					}
-					t.Errorf("%s: %s does not build: %v\n%s", readmePath, what, err, out)
+					t.Errorf("%s: %s does not build: %v\n%s", path, what, err, out)
 				}
 			})
 		}
