@@ -38,8 +38,10 @@
 //     covered: every node losing its data at once, or a majority losing it
 //     while the nodes that kept it are silent.
 //
-// Nodes: redisnode.New wraps a go-redis client (also a *redis.ClusterClient;
-// set ContextTimeoutEnabled, and redisnode.BoundedDialer as its Dialer). The
+// Nodes: redisnode.Dial (or DialFile, DialEnv) builds them from a list of
+// servers with safe client settings; redisnode.New wraps a go-redis client
+// of your own (also a *redis.ClusterClient; set ContextTimeoutEnabled,
+// MaxRetries -1, and redisnode.BoundedDialer as its Dialer). The
 // nodes must be independent servers (one server under two names is refused)
 // with maxmemory-policy noeviction. NewLocal gives a Client on one in-process
 // memory node, logged as such; a Client given Redis nodes never falls back
