@@ -350,6 +350,9 @@ type retryOption struct{ p retry.Policy }
 
 // retryOf is the retry policy of an Acquire made with ctx.
 func (c *Client) retryOf(ctx context.Context) (retry.Policy, error) {
+	if ctx == nil { // refused by acquire's checks
+		return c.cfg.retry, nil
+	}
 	o, ok := ctx.Value(retryKey{}).(retryOption)
 	if !ok {
 		return c.cfg.retry, nil
