@@ -3,7 +3,10 @@ package readmetest
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // readmePath is the README whose snippets are built, relative to this package.
@@ -249,5 +253,67 @@ func TestParseProgramsGroupsBlocks(t *testing.T) {
 	}
 	if _, err := parsePrograms("```go\npackage main\n"); err == nil {
 		t.Error("an unclosed block: want an error")
+	}
+}
+
+// The Quickstart's program exits 1 with the reason on its last line when
+// REDLOCK_NODES is unset and when no node accepts connections, rather
+// than using a default address or exiting 0.
+func TestReadmeQuickstartFailsWithReason(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the Quickstart's program: skipped by -short (make check); make test runs it")
+	}
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	progs, err := parsePrograms(string(readme))
+	if err != nil || len(progs) == 0 {
+		t.Fatalf("%s: %d programs, %v", readmePath, len(progs), err)
+	}
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	writeModule(t, dir, root, progs[0].source(1))
+	bin := filepath.Join(dir, "quickstart")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	var refused []string
+	for range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused = append(refused, ln.Addr().String())
+		_ = ln.Close() // nothing listens: connections are refused
+	}
+	for _, tc := range []struct{ name, nodes, want string }{
+		{"unset", "", "REDLOCK_NODES is not set"},
+		{"one node", "127.0.0.1:6379", "one node is no quorum"},
+		{"refused", strings.Join(refused, ","), "quorum of nodes unreachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // hang guard
+			defer cancel()
+			cmd := exec.CommandContext(ctx, bin)
+			cmd.Env = append(os.Environ(), "REDLOCK_NODES="+tc.nodes)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+				t.Fatalf("exit: %v, want status 1; stderr:\n%s", err, stderr.String())
+			}
+			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+			if last := lines[len(lines)-1]; !strings.Contains(last, tc.want) {
+				t.Errorf("last line %q does not say %q; stderr:\n%s", last, tc.want, stderr.String())
+			}
+		})
 	}
 }
