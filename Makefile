@@ -43,10 +43,12 @@ STRESS_RUNS ?= 5
 test-stress: redis-server
 	@GO="$(GO)" STRESS_RUNS="$(STRESS_RUNS)" MAKE="$(MAKE)" scripts/test-stress.sh
 
-## lint: go vet, gofmt and staticcheck (pinned), and no tracked file over 1 MiB
+## lint: go vet, gofmt and staticcheck (pinned), no tracked file over 1 MiB, and the Go
+## blocks of README.md and docs/migrating.md build (the Quickstart also fails as it should)
 lint:
 	@scripts/check-tracked-size.sh
 	@scripts/check-docs.sh $(CHECK_DOCS_FLAGS)
+	$(GO) test -count=1 -run 'TestReadmeSnippetsBuild|TestMigratingSnippetsBuild|TestReadmeQuickstartFailsWithReason' ./internal/readmetest
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) run $(STATICCHECK) $(PKGS)

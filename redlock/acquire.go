@@ -17,12 +17,17 @@ import (
 	"github.com/quorumlock/quorumlock/retry"
 )
 
-// Acquire takes the lock named key for ttl, waiting (per WithRetry) while
-// another holder has it, woken early by its release or expiry. Errors:
-// ErrNotAcquired once the retries are used up (ErrSplitVote if the votes
-// stayed split), ErrQuorumUnreachable, ErrInvalidArgument, ctx.Err().
+// Acquire takes the lock named key for ttl, waiting (per WithRetry, or
+// ContextWithRetry for one call) while another holder has it, woken early
+// by its release or expiry. Errors: ErrNotAcquired once the retries are
+// used up (ErrSplitVote if the votes stayed split), ErrQuorumUnreachable,
+// ErrInvalidArgument, ctx.Err().
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return c.acquire(ctx, key, ttl, c.cfg.retry.Delays(), true)
+	p, err := c.retryOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.acquire(ctx, key, ttl, p.Delays(), true)
 }
 
 // TryAcquire is Acquire with one attempt; votes split between clients are

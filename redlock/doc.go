@@ -9,9 +9,8 @@
 // The quickest correct use is Client.Do, which acquires, keeps the lock alive
 // while fn runs, and releases it:
 //
-//	rdb := redis.NewClient(&redis.Options{Addr: addr, ContextTimeoutEnabled: true,
-//		Dialer: redisnode.BoundedDialer(nil, nil)}) // one per node; three or five nodes
-//	locks, err := redlock.New([]node.Node{redisnode.New(rdb), ...})
+//	nodes, err := redisnode.Dial("10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379")
+//	locks, err := redlock.New(nodes)
 //	defer locks.Close()
 //	err = locks.Do(ctx, "nightly-report", 30*time.Second, func(ctx context.Context) error {
 //		lock, _ := redlock.LockFromContext(ctx)
@@ -22,6 +21,10 @@
 // the fence to the resource and let it refuse older ones: only a fence
 // stops a holder paused past its validity. A lock only excludes overlap; for
 // a job that must run once per tick, use package tick.
+//
+// redisnode.Dial (or DialFile, DialEnv) builds nodes with safe client
+// settings; redisnode.New wraps a go-redis client of your own. NewLocal
+// gives a Client on one in-process memory node, logged as such.
 //
 // Clients that try one key at once agree on one winner. Once a node has
 // processed a Release, no late request of that lock can create its key there.

@@ -82,8 +82,9 @@ func WithDriftFactor(f float64) Option { return func(c *config) { c.driftFactor 
 // [10ms, 1s]. ttl must exceed drift + timeout (else ErrInvalidArgument).
 func WithNodeTimeout(d time.Duration) Option { return func(c *config) { c.nodeTimeout = d } }
 
-// WithRetry sets Acquire's retry policy. Default retry.Constant(10, 200ms,
-// 100ms): 10 retries 200 ms apart, plus up to 100 ms of jitter.
+// WithRetry sets Acquire's retry policy (ContextWithRetry overrides it for
+// one call). Default retry.Constant(10, 200ms, 100ms): 10 retries 200 ms
+// apart, plus up to 100 ms of jitter.
 func WithRetry(p retry.Policy) Option { return func(c *config) { c.retry = p } }
 
 // WithLogger sets the logger; tokens are logged cut short. Default: silent.
@@ -250,4 +251,40 @@ func checkContextOwner(ctx context.Context) error {
 		return invalidArg("%v", err)
 	}
 	return nil
+}
+
+// retryKey is the context key of ContextWithRetry.
+type retryKey struct{}
+
+// ContextWithRetry returns a copy of ctx with which Acquire and Do (and the
+// lock kinds built on them) retry per p instead of the client's WithRetry
+// policy: a per-call policy, as redsync sets per mutex and redislock per
+// Obtain. retry.Never() makes one attempt, as TryAcquire does, but
+// reports contention as an error. A nil or invalid policy fails the call
+// with ErrInvalidArgument before anything is sent. TryAcquire and TryDo
+// never retry.
+func ContextWithRetry(ctx context.Context, p retry.Policy) context.Context {
+	return context.WithValue(ctx, retryKey{}, retryOption{p})
+}
+
+// retryOption boxes the policy of ContextWithRetry, so that a nil policy
+// is told from none.
+type retryOption struct{ p retry.Policy }
+
+// retryOf is the retry policy of an Acquire made with ctx.
+func (c *Client) retryOf(ctx context.Context) (retry.Policy, error) {
+	if ctx == nil { // refused by acquire's checks
+		return c.cfg.retry, nil
+	}
+	o, ok := ctx.Value(retryKey{}).(retryOption)
+	if !ok {
+		return c.cfg.retry, nil
+	}
+	if o.p == nil {
+		return nil, invalidArg("nil retry policy")
+	}
+	if err := o.p.Validate(); err != nil {
+		return nil, invalidArg("%w", err)
+	}
+	return o.p, nil
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -369,7 +371,27 @@ func (t *tally) err(what string) error {
 }
 
 // joined is the nodes' failures as one error (nil when none).
-func (t *tally) joined() error { return errors.Join(t.failures...) }
+func (t *tally) joined() error {
+	if len(t.failures) == 0 {
+		return nil
+	}
+	return nodeErrors(slices.Clone(t.failures))
+}
+
+// nodeErrors are the failures of several nodes, as errors.Join would join
+// them but on one line, so that a log line or a program's last words hold
+// the whole reason.
+type nodeErrors []error
+
+func (e nodeErrors) Error() string {
+	s := make([]string, len(e))
+	for i, err := range e {
+		s[i] = err.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+func (e nodeErrors) Unwrap() []error { return e }
 
 // countHeld counts an answer to "is it ours?" (a fence raise, a delete): a
 // failure, a yes or a no.

@@ -12,7 +12,7 @@ import (
 )
 
 // The count in an ErrQuorumUnreachable error matches the node
-// errors joined in it, one per failed node.
+// errors joined in it, one per failed node, and the message is one line.
 func TestQuorumErrorCountsAgree(t *testing.T) {
 	t.Parallel()
 	cl, c := start(t, 5, redlock.WithNodeTimeout(2*time.Second), redlock.WithRetry(retry.Never()))
@@ -32,6 +32,9 @@ func TestQuorumErrorCountsAgree(t *testing.T) {
 	nodeErrs := countNodeErrors(err)
 	if !strings.Contains(err.Error(), fmt.Sprintf("%d of 5 nodes failed", nodeErrs)) || nodeErrs != 3 {
 		t.Fatalf("%d node errors joined in %q, want 3 and the same count in the text", nodeErrs, err)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Errorf("the message spans lines: %q", err)
 	}
 }
 

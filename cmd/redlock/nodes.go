@@ -5,30 +5,23 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/nodelist"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/redisnode"
 )
 
 // nodesEnv names the environment variable read when --nodes is not given.
-const nodesEnv = "REDLOCK_NODES"
+const nodesEnv = nodelist.Env
 
-// Timeouts of the go-redis clients: a dead node must fail fast, since the
-// lock only needs a majority.
-const (
-	dialTimeout = time.Second
-	ioTimeout   = time.Second
-	pingTimeout = 2 * time.Second
-)
+// pingTimeout bounds the PING of every node at connect time.
+const pingTimeout = 2 * time.Second
 
 // nodesFlags registers --nodes LIST and --nodes-file FILE, which both set
 // *list (at most one of them may be given), and returns list. A file keeps
@@ -58,24 +51,8 @@ func nodesFlags(fs *flag.FlagSet, list *string) *string {
 // replaces that message with this one.
 var errNodesTwice = errors.New("give the nodes once: --nodes or --nodes-file")
 
-// readNodesFile reads a node list: nodes separated by commas or newlines;
-// blank lines and lines starting with '#' are skipped.
-func readNodesFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	var nodes []string
-	for _, line := range strings.Split(string(b), "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
-			nodes = append(nodes, line)
-		}
-	}
-	if len(nodes) == 0 {
-		return "", fmt.Errorf("%s lists no nodes", path)
-	}
-	return strings.Join(nodes, ","), nil
-}
+// readNodesFile reads a node list file (see nodelist.ReadFile).
+func readNodesFile(path string) (string, error) { return nodelist.ReadFile(path) }
 
 // nodeSpec returns the node list of --nodes, or of REDLOCK_NODES when the
 // flag is empty.
@@ -87,101 +64,10 @@ func nodeSpec(flagValue string) string {
 }
 
 // parseNodes turns "host:port,host:port" (or redis:// URLs) into go-redis
-// options, one per node. Nodes must be distinct.
-func parseNodes(spec string) ([]*redis.Options, error) {
-	var out []*redis.Options
-	seen := map[string]bool{}
-	for _, s := range strings.Split(spec, ",") {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		var opt *redis.Options
-		if strings.Contains(s, "://") {
-			o, err := redis.ParseURL(s)
-			if err != nil {
-				return nil, fmt.Errorf("node %q: %s", redactNode(s), parseErrorText(s, err))
-			}
-			opt = o
-		} else {
-			if strings.Contains(s, "@") { // a password would reach messages as the address
-				return nil, fmt.Errorf("node %q: a user or password needs a URL, redis://user:password@host:port", redactNode(s))
-			}
-			host, port, err := net.SplitHostPort(s)
-			if err != nil || host == "" || port == "" {
-				return nil, fmt.Errorf("node %q is not host:port", redactNode(s))
-			}
-			opt = &redis.Options{Addr: s}
-		}
-		if seen[opt.Addr] {
-			return nil, fmt.Errorf("node %s is listed twice; a quorum needs independent nodes", opt.Addr)
-		}
-		seen[opt.Addr] = true
-		opt.DialTimeout = dialTimeout
-		opt.ReadTimeout = ioTimeout
-		opt.WriteTimeout = ioTimeout
-		opt.DialerRetries = 1
-		opt.MaxRetries = 1
-		// Per-node timeouts of the lock client cut slow calls short.
-		opt.ContextTimeoutEnabled = true
-		out = append(out, opt)
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no nodes given")
-	}
-	return out, nil
-}
-
-// redactedUserinfo replaces a node address's user and password wherever
-// redlock prints the address: a password on the command line or in
-// REDLOCK_NODES must not reach logs.
-const redactedUserinfo = "xxxxx"
-
-// redactNode hides the userinfo of a node address ("redis://user:pw@h:p",
-// or "user:pw@h:p" without a scheme): everything between the scheme and the
-// last '@', as URL parsers take it.
-func redactNode(s string) string {
-	start, at := userinfoSpan(s)
-	if at < 0 {
-		return s
-	}
-	return s[:start] + redactedUserinfo + s[at:]
-}
-
-// userinfoSpan is where the userinfo of s starts and the index of the '@'
-// that ends it; at is -1 when s has none.
-func userinfoSpan(s string) (start, at int) {
-	if i := strings.Index(s, "://"); i >= 0 {
-		start = i + len("://")
-	}
-	at = strings.LastIndex(s, "@")
-	if at < start {
-		return start, -1
-	}
-	return start, at
-}
-
-// parseErrorText is the parser's complaint about node s, without the URL
-// it echoes, and replaced by a generic one when it still shows a piece of
-// the userinfo (a password with a '/' in it, say, is misread as a host).
-func parseErrorText(s string, err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	msg := err.Error()
-	start, at := userinfoSpan(s)
-	if at < 0 {
-		return msg
-	}
-	for _, part := range strings.FieldsFunc(s[start:at], func(r rune) bool { return r == ':' || r == '/' }) {
-		quoted := strconv.Quote(part)
-		if strings.Contains(msg, part) || strings.Contains(msg, quoted[1:len(quoted)-1]) {
-			return "not a valid redis:// URL (the parser's message would show the password)"
-		}
-	}
-	return msg
-}
+// options, one per node, with the settings of a lock node's client
+// (bounded replies, no retries of go-redis's own, context deadlines
+// honoured; see nodelist.Safe). Nodes must be distinct.
+func parseNodes(spec string) ([]*redis.Options, error) { return nodelist.Parse(spec) }
 
 // remote is a set of connected Redis nodes.
 type remote struct {

@@ -4,5 +4,8 @@
 // through one is seen by the other), sent by EVALSHA with EVAL after
 // NOSCRIPT. It implements every optional capability of package node.
 // BoundedDialer keeps a lying server's reply lengths from exhausting the
-// client's memory.
+// client's memory. Dial, DialFile and DialEnv build the nodes of a list of
+// servers ("host:port,..." or redis:// URLs, as the redlock command reads
+// them) with BoundedDialer and the other settings a lock node's client
+// needs.
 package redisnode
