@@ -31,9 +31,9 @@ type Client struct {
 	releaseChannel string // prefix + "released", built once: it is on every release's path
 }
 
-// New returns a Client over nodes, independent servers of which a majority
-// (len(nodes)/2+1) must grant a lock; use an odd count. Bad input, or two
-// nodes found to be one server, fails with ErrInvalidArgument.
+// New returns a Client over nodes: an odd count of independent servers with
+// maxmemory-policy noeviction, a majority of which must grant a lock. Bad
+// input, or two nodes found to be one server, fails with ErrInvalidArgument.
 func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	if len(nodes) == 0 {
 		return nil, invalidArg("no nodes")

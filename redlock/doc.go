@@ -1,12 +1,10 @@
 // Package redlock is a distributed lock over a quorum of independent Redis
 // nodes (the Redlock algorithm), with fencing tokens.
 //
-// A lock is held when a majority of the nodes (N/2+1) set its key to a fresh
-// random token, and valid for its TTL less the time the attempt took and a
-// drift allowance (ttl/100 + 2ms by default). A call returns as soon as its outcome is
-// decided: a silent node delays neither the answer nor the next retry.
-//
-// The quickest correct use is Client.Do, which acquires, keeps the lock alive
+// A lock is held when a majority (N/2+1) of the nodes set its key to a fresh
+// random token, valid for its TTL less the attempt's time and a drift
+// allowance (ttl/100 + 2ms). A call returns once its outcome is decided.
+// The quickest correct use is Client.Do: it acquires, keeps the lock alive
 // while fn runs, and releases it:
 //
 //	nodes, err := redisnode.Dial("10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379")
@@ -19,22 +17,14 @@
 //
 // Acquire and TryAcquire return a *Lock to Extend and Release yourself. Pass
 // the fence to the resource and let it refuse older ones: only a fence
-// stops a holder paused past its validity. A lock only excludes overlap; for
-// a job that must run once per tick, use package tick.
+// stops a holder paused past its validity. For a job that must run once per
+// tick, use package tick. redisnode.Dial builds nodes with safe client
+// settings; redisnode.New wraps a go-redis client of your own.
 //
-// redisnode.Dial (or DialFile, DialEnv) builds nodes with safe client
-// settings; redisnode.New wraps a go-redis client of your own. NewLocal
-// gives a Client on one in-process memory node, logged as such.
-//
-// Clients that try one key at once agree on one winner. Once a node has
-// processed a Release, no late request of that lock can create its key there.
-// A node that lost its data sits out the keys it lost (WithRecoveryPeriod);
-// not covered: every node losing its data at once, or a majority losing it
-// while the nodes that kept it are silent. Nodes must be distinct servers with
-// maxmemory-policy noeviction; redisnode.New also takes a *redis.ClusterClient.
-//
-// Every error wraps exactly one of ErrNotAcquired, ErrQuorumUnreachable (with
-// a *NodeError per failed node), ErrLockLost, ErrInvalidArgument, or the
-// caller's ctx.Err(). How it works: docs/design.md; each promise with its
-// tests and limits: docs/guarantees.md; running the nodes: docs/operations.md.
+// Clients that try one key at once agree on one winner. No late request of a
+// released lock creates its key on a node that processed the release. A node
+// that lost its data sits out the keys it lost (WithRecoveryPeriod), unless
+// every node lost it, or a majority did while those that kept it are silent.
+// Every error wraps one sentinel below (or ctx.Err()). Mechanics:
+// docs/design.md; promises, tests, limits: docs/guarantees.md.
 package redlock

@@ -256,13 +256,9 @@ func checkContextOwner(ctx context.Context) error {
 // retryKey is the context key of ContextWithRetry.
 type retryKey struct{}
 
-// ContextWithRetry returns a copy of ctx with which Acquire and Do (and the
-// lock kinds built on them) retry per p instead of the client's WithRetry
-// policy: a per-call policy, as redsync sets per mutex and redislock per
-// Obtain. retry.Never() makes one attempt, as TryAcquire does, but
-// reports contention as an error. A nil or invalid policy fails the call
-// with ErrInvalidArgument before anything is sent. TryAcquire and TryDo
-// never retry.
+// ContextWithRetry makes Acquire and Do (and the kinds built on them)
+// retry per p for calls with this ctx, instead of WithRetry's policy. A nil
+// or invalid p fails the call with ErrInvalidArgument.
 func ContextWithRetry(ctx context.Context, p retry.Policy) context.Context {
 	return context.WithValue(ctx, retryKey{}, retryOption{p})
 }
