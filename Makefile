@@ -51,6 +51,7 @@ lint:
 	$(GO) test -count=1 -run 'TestReadmeSnippetsBuild|TestMigratingSnippetsBuild|TestReadmeQuickstartFailsWithReason' ./internal/readmetest
 	$(GO) vet $(PKGS)
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@n=$$($(GO) doc -all ./redlock | wc -l); if [ "$$n" -gt 300 ]; then echo "go doc -all ./redlock is $$n lines, over 300: move mechanics to docs/design.md"; exit 1; fi
 	$(GO) run $(STATICCHECK) $(PKGS)
 	@set -e; for m in $(SUBMODULES); do echo "== $$m"; (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...); done
 
