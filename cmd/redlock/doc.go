@@ -206,16 +206,19 @@ Usage:
 Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec, ls,
 doctor, inspect, unlock, elect and leader; demo runs on 5 embedded memory nodes
 unless --nodes is given). Put passwords (redis://user:password@host:port) in
-a --nodes-file FILE or REDLOCK_NODES, not in --nodes, which ps shows;
-redlock never prints them.
+a --nodes-file FILE of mode 0600 or REDLOCK_NODES, not in --nodes, which ps
+shows; redlock never prints them. A malformed address or an empty entry (a
+stray comma) is a usage error; one node is refused unless --single-node is
+given, since a quorum of 1 does not survive that node's failure.
 
 Exit codes:
   0      success (exec: CMD exited 0; doctor: all checks passed)
   1      exec: lock held elsewhere (-n, -w 0) or wait timed out (-w); override with -E
          doctor: warnings; demo: a safety check failed; unlock: not held or not confirmed
          leader: no leader
-  2      usage error
-  3      too few nodes reachable (ls: readable) for a quorum; doctor: not trusted
+  2      usage error (also: a malformed node address, one node without --single-node)
+  3      too few nodes reachable (ls: readable) for a quorum, e.g. down or
+         refusing the password ("authentication failed"); doctor: not trusted
   4      exec: lock lost while CMD ran (CMD got SIGTERM, then SIGKILL after --grace)
          elect: leadership lost while CMD ran (the same)
   5      doctor: degraded (a quorum is usable, but some nodes are not)
@@ -267,7 +270,10 @@ Flags:
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
-                 keeps passwords off the command line, which ps shows
+                 keeps passwords off the command line, which ps shows;
+                 a file that others may read gets a warning
+  --single-node  allow a list of one node (quorum 1: it must never fail);
+                 without it, one node is a usage error
   --slots N      hold one of N permits of the semaphore KEY (1 to 256): at
                  most N commands run at once; REDLOCK_KEY is then the
                  permit's slot key (KEY}:slot:I), REDLOCK_FENCE its fence
@@ -316,7 +322,10 @@ Flags:
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
-                 keeps passwords off the command line, which ps shows
+                 keeps passwords off the command line, which ps shows;
+                 a file that others may read gets a warning
+  --single-node  allow a list of one node (quorum 1: it must never fail);
+                 without it, one node is a usage error
 
 Exit codes: 0 listed; 2 usage (a bad PATTERN: an unclosed '[', a trailing
 '\'); 3 fewer than a majority of the nodes readable.
@@ -338,7 +347,10 @@ forgets locks is a warning.
 Flags:
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
-                 keeps passwords off the command line, which ps shows
+                 keeps passwords off the command line, which ps shows;
+                 a file that others may read gets a warning
+  --single-node  allow a list of one node (quorum 1: it must never fail);
+                 without it, one node is a usage error
   --recovery-period D
                  the recovery period the clients of these nodes use
                  (default 10m, the library's default; 0: recovery off)
@@ -366,6 +378,7 @@ Flags:
                  (REDLOCK_NODES is not read; a real node is not stopped
                  midway; keys go under demo:RUN: and are removed at the end)
   --nodes-file F the same list from file F (one node per line, # comments)
+  --single-node  allow a list of one node
   --metrics-addr ADDR  serve Prometheus metrics at http://ADDR/metrics while
                  running (e.g. :9464); the names of the promlock module
 

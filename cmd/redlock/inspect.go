@@ -34,7 +34,10 @@ Flags:
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
-                 keeps passwords off the command line, which ps shows
+                 keeps passwords off the command line, which ps shows;
+                 a file that others may read gets a warning
+  --single-node  allow a list of one node (quorum 1: it must never fail);
+                 without it, one node is a usage error
 
 Exit codes: 0 shown (held or free); 2 usage; 3 nodes unreachable.
 `
@@ -42,7 +45,7 @@ Exit codes: 0 shown (held or free); 2 usage; 3 nodes unreachable.
 func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("inspect")
 	prefix := fs.String("prefix", defaults.KeyPrefix, "key prefix on the nodes")
-	nodes := nodesFlags(fs, new(string))
+	nodes := nodesFlags(fs, new(nodeArgs))
 	if err := parse(fs, "inspect", usageInspect, args, stdout); err != nil {
 		return err
 	}
@@ -64,7 +67,7 @@ func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
 
 // adminClient connects to the nodes and makes a lock client over them for
 // inspect and unlock.
-func adminClient(ctx context.Context, cmd, nodes, prefix string) (*redlock.Client, func(), error) {
+func adminClient(ctx context.Context, cmd string, nodes nodeArgs, prefix string) (*redlock.Client, func(), error) {
 	r, err := connect(ctx, cmd, nodes)
 	if err != nil {
 		return nil, nil, err

@@ -23,7 +23,7 @@ import (
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ls")
 	prefix := fs.String("prefix", defaults.KeyPrefix, "key prefix on the nodes")
-	nodes := nodesFlags(fs, new(string))
+	nodes := nodesFlags(fs, new(nodeArgs))
 	output := fs.String("o", "table", "output format: table or json")
 	if err := parse(fs, "ls", usageLs, args, stdout); err != nil {
 		return err

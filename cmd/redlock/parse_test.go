@@ -90,11 +90,11 @@ func TestParseDurations(t *testing.T) {
 }
 
 func TestParseNodes(t *testing.T) {
-	opts, err := parseNodes(" 127.0.0.1:1, redis://:pw@127.0.0.1:2/0 ,")
+	opts, err := parseNodes(" 127.0.0.1:1, redis://:pw@127.0.0.1:2/0 ")
 	if err != nil || len(opts) != 2 || opts[0].Addr != "127.0.0.1:1" || opts[1].Password != "pw" || !opts[1].ContextTimeoutEnabled {
 		t.Fatalf("parseNodes: %v %+v", err, opts)
 	}
-	for _, bad := range []string{"", ",", "localhost", "a:1,a:1", "redis://[::1"} {
+	for _, bad := range []string{"", ",", "localhost", "a:1,a:1", "redis://[::1", "a:1,b:2,", "a:notaport", "a:99999", ":1"} {
 		if _, err := parseNodes(bad); err == nil {
 			t.Errorf("parseNodes(%q): no error", bad)
 		}
