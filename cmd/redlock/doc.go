@@ -101,6 +101,22 @@
 //
 //	redlock exec --once-per 5m cron:penalties -- ./calculate-penalties
 //
+// The tick of --once-per is the time rounded to the nearest multiple of
+// the period, not the last one: with --once-per 1h a run at 01:43 claims
+// the 02:00 tick, so a manual or test run uses up the next scheduled run
+// (test under another KEY, or name the tick with --tick). A replica whose
+// start is delayed past half a period would name the next tick: when the
+// scheduler tells the time it fired, pass it with --scheduled-at TIME, and
+// the tick is named by that time instead of now.
+//
+// # tick reset
+//
+// tick reset JOB TICK forgets a tick's records (after confirmation, or
+// --yes), so that the next replica that asks runs it: to rerun a tick that
+// failed, or one an at-most-once run left "claimed, not finished". It
+// refuses while the tick runs. The records are force-released as unlock
+// --force releases a lock.
+//
 // # ls
 //
 // ls lists the locks that a majority of the nodes holds whose key (without
@@ -120,7 +136,11 @@
 // quoted as Go strings. With -o json it prints one JSON object per lock,
 // one per line: key, holder, owner, acquired_at (RFC 3339, null when not
 // recorded), age_ms, fence, votes, quorum, majority (always true) and
-// nodes (node, holder, ttl_ms, unreadable).
+// nodes (node, holder, ttl_ms, unreadable). The keys of ticks (exec
+// --once-per and --tick, "tick:JOB@TICK" and its records) are left out
+// unless --ticks is given (or PATTERN starts with "tick:"): they are then
+// listed in a table of their own, one row per tick (job, tick, state,
+// runner, fence, started, outcome), and in JSON with a "tick" field.
 //
 // # doctor
 //
@@ -193,12 +213,13 @@ const usageMain = `redlock: run commands under a distributed lock on a quorum of
 
 Usage:
   redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] [--owner S] KEY -- CMD [ARGS...]
-  redlock ls [-o table|json] [PATTERN]
+  redlock ls [-o table|json] [--ticks] [PATTERN]
   redlock doctor
   redlock inspect KEY
   redlock unlock --force [--yes] KEY
   redlock elect [--value S] [--ttl D] [--grace D] NAME -- CMD [ARGS...]
   redlock leader NAME
+  redlock tick reset [--yes] JOB TICK
   redlock demo [--duration D]
   redlock help [COMMAND]
   redlock --version
@@ -280,7 +301,14 @@ Flags:
   --once-per D   run CMD once per tick on all replicas: KEY is the job, the
                  tick is now rounded to the nearest multiple of D (UTC). A
                  replica that finds the tick ran or running exits 1 (or -E)
-                 with a line saying which tick, who ran it, when
+                 with a line saying which tick, who ran it, when. Nearest,
+                 not last: with --once-per 1h a run at 01:43 claims the
+                 02:00 tick, so a manual or test run uses up the next
+                 scheduled run (test under another KEY, or use --tick)
+  --scheduled-at TIME  with --once-per: name the tick by TIME, when the
+                 scheduler fired (RFC 3339 or Unix seconds), instead of now:
+                 a replica started late still names its own tick. See
+                 docs/cli.md for where schedulers tell the time
   --tick VALUE   as --once-per, with the tick named by the caller, e.g.
                  $(date -u +%Y-%m-%dT%H:%M) in a crontab
   --at-least-once  rerun a tick whose runner died before it finished
@@ -318,7 +346,11 @@ quotes are printed quoted.
 Flags:
   -o FORMAT      table (default) or json: one JSON object per lock and line
                  (key, holder, owner, acquired_at, age_ms, fence, votes,
-                 quorum, majority, nodes)
+                 quorum, majority, nodes; tick for a tick's key)
+  --ticks        also list the ticks of exec --once-per and --tick, in a
+                 table of their own (job, tick, state, runner, fence,
+                 started, outcome); without it their keys are left out,
+                 unless PATTERN starts with "tick:"
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):

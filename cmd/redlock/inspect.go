@@ -104,7 +104,7 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 		fmt.Fprintf(tw, "fence\t%d (the largest counter read)\n", info.Fence)
 	} else {
 		fmt.Fprintf(tw, "held\tyes (%s)\n", agree)
-		fmt.Fprintf(tw, "owner\t%s\n", orDash(info.Owner))
+		fmt.Fprintf(tw, "owner\t%s\n", orDash(ownerWords(info.Key, info.Owner)))
 		if d, ok := tick.Describe(info.Key, info.Owner); ok {
 			fmt.Fprintf(tw, "tick\t%s\n", d)
 		}
@@ -126,10 +126,19 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 		if n.Held {
 			held, ttl = "yes", n.Remaining.Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.Node, held, orDash(n.Holder), orDash(n.Owner), ttl, n.Fence,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.Node, held, orDash(n.Holder), orDash(ownerWords(info.Key, n.Owner)), ttl, n.Fence,
 			n.DataAge.Round(time.Second), recoveringUntil(n.Recovering, now))
 	}
 	_ = tw.Flush()
+}
+
+// ownerWords is a key's owner as a person reads it: for a record of a
+// tick, the runner rather than the record's encoding.
+func ownerWords(key, owner string) string {
+	if k, ok := tick.ParseKey(key, owner); ok {
+		return k.Record.Runner
+	}
+	return owner
 }
 
 // recoveringUntil says until when a node sits out of the key: "no" when it
