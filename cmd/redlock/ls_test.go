@@ -166,7 +166,7 @@ func TestLsJSON(t *testing.T) {
 
 func TestLsEmpty(t *testing.T) {
 	c := redistest.StartT(t, 3)
-	r := runBin(t, c.Addrs(), "ls", "--single-node")
+	r := runBin(t, c.Addrs(), "ls")
 	if r.code != 0 || !strings.Contains(r.stdout, "no locks held") {
 		t.Errorf("exit %d, stdout %q", r.code, r.stdout)
 	}

@@ -85,9 +85,9 @@ func TestExecLockLostEndsBackgroundChild(t *testing.T) {
 // When CMD exits, what it left running is ended before the lock is
 // released.
 func TestExecEndsLeftoversOnExit(t *testing.T) {
-	c := redistest.StartT(t, 1)
+	c := redistest.StartT(t, 3)
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	r := runBin(t, c.Addrs(), "exec", "--single-node", "--grace", "1s", "job:leftover", "--", "sh", "-c", `trap "" TERM; sleep 300 >/dev/null 2>&1 & echo $! > "$1"; exit 5`, "sh", pidFile)
+	r := runBin(t, c.Addrs(), "exec", "--grace", "1s", "job:leftover", "--", "sh", "-c", `trap "" TERM; sleep 300 >/dev/null 2>&1 & echo $! > "$1"; exit 5`, "sh", pidFile)
 	if r.code != 5 {
 		t.Errorf("exit %d, want CMD's 5", r.code)
 	}
