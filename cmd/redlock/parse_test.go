@@ -137,3 +137,22 @@ func TestParseNodesRedactsPasswords(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the node list, parseNodes returns nodes with a host and a port
+// from 1 to 65535, or an error; it never panics.
+func FuzzParseNodes(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:1,127.0.0.1:2", "a:1,", "host:notaport", "127.0.0.1:99999", "redis://:pw@h:1/0", "[::1]:6379", ",", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		opts, err := parseNodes(spec)
+		if err != nil {
+			return
+		}
+		for _, o := range opts {
+			if err := checkAddr(o.Addr); err != nil {
+				t.Fatalf("parseNodes(%q) accepted %q: %v", spec, o.Addr, err)
+			}
+		}
+	})
+}
