@@ -18,11 +18,16 @@
 // URLs) or the REDLOCK_NODES environment variable. exec, ls and doctor need
 // them: there is no in-memory fallback, since a lock held in one process
 // excludes nobody else. demo runs on five embedded memory nodes unless
-// --nodes is given; it does not read REDLOCK_NODES.
+// --nodes is given; it does not read REDLOCK_NODES. A malformed address or
+// an empty entry (a stray comma) is a usage error naming the address; a
+// list of one node is refused unless --single-node is given (and then
+// warned about), since a quorum of 1 does not survive that node's failure.
+// A node that refuses the password is reported as "authentication failed".
 //
 // Passwords: a node with a password is a URL, redis://user:password@host:port.
 // Put such a list in a file given with --nodes-file (one node per line,
-// blank lines and # comments skipped; mode 0600) or in REDLOCK_NODES (a
+// blank lines and # comments skipped; mode 0600: a file with a password
+// that others may read gets a warning) or in REDLOCK_NODES (a
 // systemd EnvironmentFile= readable by the service's user only, a
 // Kubernetes Secret), not in --nodes: the command line of a process is
 // visible to every user through ps. --nodes and --nodes-file exclude each
