@@ -97,7 +97,8 @@ postgresql:
 	else echo "PostgreSQL not found: install it (apt-get install -y postgresql); the PostgreSQL tests skip without it"; fi
 
 ## example: run one seed system's example (NAME=cron|lockmanager|leases|executions|status;
-## ARGS=... for its flags); each starts its own redis-server nodes (and PostgreSQL)
+## ARGS=... for its flags); each starts its own redis-server nodes (and PostgreSQL) and reads
+## no REDLOCK_NODES (cron runs on nodes of your own with ARGS=-addrs host:port,...)
 NAME ?= cron
 example: redis-server postgresql
 	cd examples && $(GO) run ./$(NAME) $(ARGS)

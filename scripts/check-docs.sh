@@ -4,9 +4,13 @@
 #   - the README, or a comment in a non-test .go file, names a test function
 #     of this repository (Test*, Example_* or ExampleX but not the word
 #     Example, Benchmark*, Fuzz*; test names belong in docs/guarantees.md);
-#   - the README carries commit hashes (words of 7 to 40 hex digits with a
-#     letter and a digit) or dates (YYYY-MM-DD);
+#   - the README or docs/guarantees.md carries commit hashes (words of 7 to
+#     40 hex digits with a letter and a digit), dates (YYYY-MM-DD) or
+#     simulator seed numbers ("seed 12345", "seeds 1-30,000"): history and
+#     measurements go to CHANGELOG.md or docs/maintainers.md;
 #   - docs/guarantees.md names a test that does not exist.
+#
+# CHECK_DOCS_GUARANTEES=FILE checks FILE in place of docs/guarantees.md.
 #
 # Usage: scripts/check-docs.sh [--skip-comments] [README]
 #   README           the README to check (default README.md)
@@ -15,11 +19,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 readme=README.md
+guarantees=${CHECK_DOCS_GUARANTEES:-docs/guarantees.md}
 skip_comments=${CHECK_DOCS_SKIP_COMMENTS:-0}
 for arg in "$@"; do
 	case "$arg" in
 	--skip-comments) skip_comments=1 ;;
-	-h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,18p' "$0"; exit 0 ;;
 	-*) echo "check-docs: unknown flag $arg" >&2; exit 2 ;;
 	*) readme=$arg ;;
 	esac
@@ -58,21 +63,27 @@ while IFS=: read -r line name; do
 	fail "$readme:$line names the test $name (test names go to docs/guarantees.md)"
 done < <(names_in "$readme")
 
-# 3. Commit hashes and dates in the README.
-while IFS=: read -r line word; do
-	if [[ $word =~ [0-9] && $word =~ [a-f] ]]; then
-		fail "$readme:$line has what looks like a commit hash: $word (history goes to CHANGELOG.md)"
-	fi
-done < <(grep -noE '\b[0-9a-f]{7,40}\b' "$readme" || true)
-while IFS=: read -r line date; do
-	fail "$readme:$line has a date: $date (history goes to CHANGELOG.md)"
-done < <(grep -noE '\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b' "$readme" || true)
+# 3. Commit hashes, dates and simulator seeds in the README and the guarantees.
+for f in "$readme" "$guarantees"; do
+	[ -f "$f" ] || continue
+	while IFS=: read -r line word; do
+		if [[ $word =~ [0-9] && $word =~ [a-f] ]]; then
+			fail "$f:$line has what looks like a commit hash: $word (history goes to CHANGELOG.md)"
+		fi
+	done < <(grep -noE '\b[0-9a-f]{7,40}\b' "$f" || true)
+	while IFS=: read -r line date; do
+		fail "$f:$line has a date: $date (history goes to CHANGELOG.md)"
+	done < <(grep -noE '\b[0-9]{4}-[0-9]{2}-[0-9]{2}\b' "$f" || true)
+	while IFS=: read -r line seed; do
+		fail "$f:$line names a simulator seed: $seed (measurements go to docs/maintainers.md)"
+	done < <(grep -noiE '\bseeds?[ =:#]*[0-9][0-9,]*' "$f" || true)
+done
 
 # 4. Every test named in docs/guarantees.md exists.
-if [ -f docs/guarantees.md ]; then
+if [ -f "$guarantees" ]; then
 	while read -r name; do
-		grep -qx "$name" "$tmp/tests" || fail "docs/guarantees.md names $name, which is no test function"
-	done < <(grep -oE '\b(Test[A-Z][A-Za-z0-9_]*|Example[A-Z_][A-Za-z0-9_]*|Benchmark[A-Z_][A-Za-z0-9_]*|Fuzz[A-Z][A-Za-z0-9_]*)\b' docs/guarantees.md | sort -u)
+		grep -qx "$name" "$tmp/tests" || fail "$guarantees names $name, which is no test function"
+	done < <(grep -oE '\b(Test[A-Z][A-Za-z0-9_]*|Example[A-Z_][A-Za-z0-9_]*|Benchmark[A-Z_][A-Za-z0-9_]*|Fuzz[A-Z][A-Za-z0-9_]*)\b' "$guarantees" | sort -u)
 fi
 
 # 5. Test names in comments of non-test .go files (exact comments, by go/scanner).

@@ -16,6 +16,11 @@
 // multiple of the period (Every: UTC, from the Unix epoch), so replicas
 // up to half a period apart name the same tick; or given by the caller
 // (At, a scheduled time; Named, a label such as a crontab's minute).
+// Nearest, not last: with Every(time.Hour) a run at 01:43 claims the
+// 02:00 tick, so a manual or test run uses up the next scheduled run, and
+// a replica whose start is delayed past half a period runs the next tick
+// early. Test under another job name; where the scheduler tells the time
+// it fired, name the tick by it (WithClock, or At of that time rounded).
 //
 // How it works, on an ordinary redlock.Client (any nodes: Redis, memory,
 // redlock.NewLocal), with no other protocol:

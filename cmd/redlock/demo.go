@@ -25,7 +25,7 @@ type demoConfig struct {
 	replicas int
 	services int
 	ttl      time.Duration
-	nodes    string
+	nodes    nodeArgs
 	metrics  string // --metrics-addr: serve /metrics there while running
 }
 
@@ -74,7 +74,7 @@ type demoBackend struct {
 // On real nodes every key gets a prefix of its own, "demo:RUN:", and
 // close removes them all.
 func newDemoBackend(ctx context.Context, c *demoConfig, stdout io.Writer) (*demoBackend, error) {
-	if c.nodes == "" {
+	if c.nodes.list == "" {
 		b := &demoBackend{label: "5 embedded memory nodes", prefix: defaults.KeyPrefix, close: func() {}}
 		for i := range 5 {
 			m := memnode.New(fmt.Sprintf("n%d", i+1))

@@ -18,11 +18,16 @@
 // URLs) or the REDLOCK_NODES environment variable. exec, ls and doctor need
 // them: there is no in-memory fallback, since a lock held in one process
 // excludes nobody else. demo runs on five embedded memory nodes unless
-// --nodes is given; it does not read REDLOCK_NODES.
+// --nodes is given; it does not read REDLOCK_NODES. A malformed address or
+// an empty entry (a stray comma) is a usage error naming the address; a
+// list of one node is refused unless --single-node is given (and then
+// warned about), since a quorum of 1 does not survive that node's failure.
+// A node that refuses the password is reported as "authentication failed".
 //
 // Passwords: a node with a password is a URL, redis://user:password@host:port.
 // Put such a list in a file given with --nodes-file (one node per line,
-// blank lines and # comments skipped; mode 0600) or in REDLOCK_NODES (a
+// blank lines and # comments skipped; mode 0600: a file with a password
+// that others may read gets a warning) or in REDLOCK_NODES (a
 // systemd EnvironmentFile= readable by the service's user only, a
 // Kubernetes Secret), not in --nodes: the command line of a process is
 // visible to every user through ps. --nodes and --nodes-file exclude each
@@ -101,6 +106,22 @@
 //
 //	redlock exec --once-per 5m cron:penalties -- ./calculate-penalties
 //
+// The tick of --once-per is the time rounded to the nearest multiple of
+// the period, not the last one: with --once-per 1h a run at 01:43 claims
+// the 02:00 tick, so a manual or test run uses up the next scheduled run
+// (test under another KEY, or name the tick with --tick). A replica whose
+// start is delayed past half a period would name the next tick: when the
+// scheduler tells the time it fired, pass it with --scheduled-at TIME, and
+// the tick is named by that time instead of now.
+//
+// # tick reset
+//
+// tick reset JOB TICK forgets a tick's records (after confirmation, or
+// --yes), so that the next replica that asks runs it: to rerun a tick that
+// failed, or one an at-most-once run left "claimed, not finished". It
+// refuses while the tick runs. The records are force-released as unlock
+// --force releases a lock.
+//
 // # ls
 //
 // ls lists the locks that a majority of the nodes holds whose key (without
@@ -120,7 +141,11 @@
 // quoted as Go strings. With -o json it prints one JSON object per lock,
 // one per line: key, holder, owner, acquired_at (RFC 3339, null when not
 // recorded), age_ms, fence, votes, quorum, majority (always true) and
-// nodes (node, holder, ttl_ms, unreadable).
+// nodes (node, holder, ttl_ms, unreadable). The keys of ticks (exec
+// --once-per and --tick, "tick:JOB@TICK" and its records) are left out
+// unless --ticks is given (or PATTERN starts with "tick:"): they are then
+// listed in a table of their own, one row per tick (job, tick, state,
+// runner, fence, started, outcome), and in JSON with a "tick" field.
 //
 // # doctor
 //
@@ -193,12 +218,13 @@ const usageMain = `redlock: run commands under a distributed lock on a quorum of
 
 Usage:
   redlock exec [-n] [-w TIMEOUT] [-E CODE] [--ttl D] [--grace D] [--owner S] KEY -- CMD [ARGS...]
-  redlock ls [-o table|json] [PATTERN]
+  redlock ls [-o table|json] [--ticks] [PATTERN]
   redlock doctor
   redlock inspect KEY
   redlock unlock --force [--yes] KEY
   redlock elect [--value S] [--ttl D] [--grace D] NAME -- CMD [ARGS...]
   redlock leader NAME
+  redlock tick reset [--yes] JOB TICK
   redlock demo [--duration D]
   redlock help [COMMAND]
   redlock --version
@@ -206,16 +232,19 @@ Usage:
 Nodes: --nodes host:port,host:port,... or REDLOCK_NODES (required for exec, ls,
 doctor, inspect, unlock, elect and leader; demo runs on 5 embedded memory nodes
 unless --nodes is given). Put passwords (redis://user:password@host:port) in
-a --nodes-file FILE or REDLOCK_NODES, not in --nodes, which ps shows;
-redlock never prints them.
+a --nodes-file FILE of mode 0600 or REDLOCK_NODES, not in --nodes, which ps
+shows; redlock never prints them. A malformed address or an empty entry (a
+stray comma) is a usage error; one node is refused unless --single-node is
+given, since a quorum of 1 does not survive that node's failure.
 
 Exit codes:
   0      success (exec: CMD exited 0; doctor: all checks passed)
   1      exec: lock held elsewhere (-n, -w 0) or wait timed out (-w); override with -E
          doctor: warnings; demo: a safety check failed; unlock: not held or not confirmed
          leader: no leader
-  2      usage error
-  3      too few nodes reachable (ls: readable) for a quorum; doctor: not trusted
+  2      usage error (also: a malformed node address, one node without --single-node)
+  3      too few nodes reachable (ls: readable) for a quorum, e.g. down or
+         refusing the password ("authentication failed"); doctor: not trusted
   4      exec: lock lost while CMD ran (CMD got SIGTERM, then SIGKILL after --grace)
          elect: leadership lost while CMD ran (the same)
   5      doctor: degraded (a quorum is usable, but some nodes are not)
@@ -267,14 +296,24 @@ Flags:
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
-                 keeps passwords off the command line, which ps shows
+                 keeps passwords off the command line, which ps shows;
+                 a file that others may read gets a warning
+  --single-node  allow a list of one node (quorum 1: it must never fail);
+                 without it, one node is a usage error
   --slots N      hold one of N permits of the semaphore KEY (1 to 256): at
                  most N commands run at once; REDLOCK_KEY is then the
                  permit's slot key (KEY}:slot:I), REDLOCK_FENCE its fence
   --once-per D   run CMD once per tick on all replicas: KEY is the job, the
                  tick is now rounded to the nearest multiple of D (UTC). A
                  replica that finds the tick ran or running exits 1 (or -E)
-                 with a line saying which tick, who ran it, when
+                 with a line saying which tick, who ran it, when. Nearest,
+                 not last: with --once-per 1h a run at 01:43 claims the
+                 02:00 tick, so a manual or test run uses up the next
+                 scheduled run (test under another KEY, or use --tick)
+  --scheduled-at TIME  with --once-per: name the tick by TIME, when the
+                 scheduler fired (RFC 3339 or Unix seconds), instead of now:
+                 a replica started late still names its own tick. See
+                 docs/cli.md for where schedulers tell the time
   --tick VALUE   as --once-per, with the tick named by the caller, e.g.
                  $(date -u +%Y-%m-%dT%H:%M) in a crontab
   --at-least-once  rerun a tick whose runner died before it finished
@@ -312,11 +351,18 @@ quotes are printed quoted.
 Flags:
   -o FORMAT      table (default) or json: one JSON object per lock and line
                  (key, holder, owner, acquired_at, age_ms, fence, votes,
-                 quorum, majority, nodes)
+                 quorum, majority, nodes; tick for a tick's key)
+  --ticks        also list the ticks of exec --once-per and --tick, in a
+                 table of their own (job, tick, state, runner, fence,
+                 started, outcome); without it their keys are left out,
+                 unless PATTERN starts with "tick:"
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
-                 keeps passwords off the command line, which ps shows
+                 keeps passwords off the command line, which ps shows;
+                 a file that others may read gets a warning
+  --single-node  allow a list of one node (quorum 1: it must never fail);
+                 without it, one node is a usage error
 
 Exit codes: 0 listed; 2 usage (a bad PATTERN: an unclosed '[', a trailing
 '\'); 3 fewer than a majority of the nodes readable.
@@ -338,7 +384,10 @@ forgets locks is a warning.
 Flags:
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
-                 keeps passwords off the command line, which ps shows
+                 keeps passwords off the command line, which ps shows;
+                 a file that others may read gets a warning
+  --single-node  allow a list of one node (quorum 1: it must never fail);
+                 without it, one node is a usage error
   --recovery-period D
                  the recovery period the clients of these nodes use
                  (default 10m, the library's default; 0: recovery off)
@@ -366,6 +415,7 @@ Flags:
                  (REDLOCK_NODES is not read; a real node is not stopped
                  midway; keys go under demo:RUN: and are removed at the end)
   --nodes-file F the same list from file F (one node per line, # comments)
+  --single-node  allow a list of one node
   --metrics-addr ADDR  serve Prometheus metrics at http://ADDR/metrics while
                  running (e.g. :9464); the names of the promlock module
 

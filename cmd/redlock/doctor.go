@@ -33,7 +33,7 @@ const nodeTimeout = 10 * time.Second
 
 func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("doctor")
-	nodes := nodesFlags(fs, new(string))
+	nodes := nodesFlags(fs, new(nodeArgs))
 	var recovery time.Duration
 	durationFlag(fs, &recovery, "recovery-period", defaults.RecoveryPeriod, "the recovery period the clients of these nodes use (0: off)")
 	if err := parse(fs, "doctor", usageDoctor, args, stdout); err != nil {
@@ -45,13 +45,9 @@ func runDoctor(ctx context.Context, args []string, stdout io.Writer) error {
 	if recovery < 0 {
 		return usageErr("doctor", "--recovery-period %s is negative (0 turns recovery off)", recovery)
 	}
-	spec := nodeSpec(*nodes)
-	if spec == "" {
-		return usageErr("doctor", "no nodes: pass --nodes host:port,... or --nodes-file FILE, or set %s", nodesEnv)
-	}
-	opts, err := parseNodes(spec)
+	opts, err := nodeOptions("doctor", *nodes)
 	if err != nil {
-		return usageErr("doctor", "%v", err)
+		return err
 	}
 	redis.SetLogger(quietLogger{})
 	reports := make([]*nodeReport, len(opts))
@@ -91,7 +87,11 @@ func checkNode(ctx context.Context, label, addr string, c *redis.Client) *nodeRe
 	for i := range 3 {
 		start := time.Now()
 		if err := c.Ping(ctx).Err(); err != nil {
-			r.fail("unreachable: %v", err)
+			if text := nodeErrText(err); text != err.Error() {
+				r.fail("%s", text)
+			} else {
+				r.fail("unreachable: %v", err)
+			}
 			return r
 		}
 		if d := time.Since(start); i == 0 || d < rtt {

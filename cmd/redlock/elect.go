@@ -42,7 +42,10 @@ Flags:
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
-                 keeps passwords off the command line, which ps shows
+                 keeps passwords off the command line, which ps shows;
+                 a file that others may read gets a warning
+  --single-node  allow a list of one node (quorum 1: it must never fail);
+                 without it, one node is a usage error
 
 Exit codes: CMD's own status when it exits while leading (128+N when killed
 by signal N); 2 usage; 3 too few nodes reachable; 4 leadership lost while

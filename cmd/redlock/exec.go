@@ -28,7 +28,7 @@ type execArgs struct {
 	conflictCode int
 	ttl, grace   time.Duration
 	prefix       string
-	nodes        string
+	nodes        nodeArgs
 	owner        string // recorded on the nodes; see execOwner
 	shared       bool   // --shared: a reader of KEY's read-write lock; see exec_rw.go
 	exclusive    bool   // --exclusive: its writer

@@ -140,7 +140,7 @@ func TestExecLockLostTerminatesChild(t *testing.T) {
 }
 
 func TestExecCommandNotFound(t *testing.T) {
-	c := redistest.StartT(t, 1)
+	c := redistest.StartT(t, 3)
 	r := runBin(t, c.Addrs(), "exec", "job:nf", "--", "no-such-command-xyz")
 	if r.code != exitNotFound {
 		t.Errorf("exit %d, want 127", r.code)
@@ -150,7 +150,7 @@ func TestExecCommandNotFound(t *testing.T) {
 
 // 126: found but not executable, as shells report it; 127: not found.
 func TestExecNotExecutable(t *testing.T) {
-	c := redistest.StartT(t, 1)
+	c := redistest.StartT(t, 3)
 	dir := t.TempDir()
 	noPerm, badFormat := filepath.Join(dir, "no-perm"), filepath.Join(dir, "bad-format")
 	if err := os.WriteFile(noPerm, []byte("#!/bin/sh\ntouch ran\n"), 0o644); err != nil {
@@ -235,12 +235,12 @@ func TestExecBadUsage(t *testing.T) {
 }
 
 func TestExecNodesUnreachable(t *testing.T) {
-	r := runBin(t, []string{freeAddr(t)}, "exec", "k", "--", "true")
+	r := runBin(t, []string{freeAddr(t), freeAddr(t), freeAddr(t)}, "exec", "k", "--", "true")
 	if r.code != exitUnreachable {
 		t.Errorf("exit %d, want 3", r.code)
 	}
 	oneLine(t, r.stderr, "nodes reachable")
-	r = runBin(t, []string{freeAddr(t)}, "ls")
+	r = runBin(t, []string{freeAddr(t), freeAddr(t), freeAddr(t)}, "ls")
 	if r.code != exitUnreachable {
 		t.Errorf("ls: exit %d, want 3", r.code)
 	}
@@ -303,7 +303,7 @@ func TestExecKeepsNodePasswordsSecret(t *testing.T) {
 		t.Errorf("bad node URL: exit %d, stderr %q; want %d without the password", r.code, r.stderr, exitUsage)
 	}
 	c := redistest.StartT(t, 1)
-	r = runBin(t, c.Addrs(), "exec", "job:env-nodes", "--", "sh", "-c", `echo "nodes=${REDLOCK_NODES-unset}"`)
+	r = runBin(t, c.Addrs(), "exec", "--single-node", "job:env-nodes", "--", "sh", "-c", `echo "nodes=${REDLOCK_NODES-unset}"`)
 	if r.code != 0 || strings.TrimSpace(r.stdout) != "nodes=unset" {
 		t.Errorf("CMD's environment: exit %d, stdout %q; want REDLOCK_NODES unset", r.code, r.stdout)
 	}
@@ -320,7 +320,7 @@ func TestNodesFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := runBin(t, nil, "exec", "--nodes-file", file, "-n", "job:file", "--", "true")
+	r := runBin(t, nil, "exec", "--single-node", "--nodes-file", file, "-n", "job:file", "--", "true")
 	if r.code != 0 {
 		t.Errorf("exec --nodes-file: exit %d, want 0", r.code)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
@@ -23,6 +24,8 @@ type tickArgs struct {
 	atLeastOnce bool          // --at-least-once: rerun a tick whose runner vanished
 	retention   time.Duration // --retention: how long the tick's records stay
 	minHold     time.Duration // --min-hold: a plain lock stays at least this long
+	scheduledAt string        // --scheduled-at: the time the scheduler fired, to name the tick by
+	at          time.Time     // scheduledAt parsed
 }
 
 func (t tickArgs) on() bool { return t.oncePer != 0 || t.label != "" }
@@ -33,6 +36,19 @@ func tickFlags(fs *flag.FlagSet, a *execArgs) {
 	fs.BoolVar(&a.tick.atLeastOnce, "at-least-once", false, "with --once-per/--tick: rerun a tick whose runner died")
 	durationFlag(fs, &a.tick.retention, "retention", 0, "with --once-per/--tick: how long the tick's record stays")
 	durationFlag(fs, &a.tick.minHold, "min-hold", 0, "keep the lock at least this long after it was taken")
+	fs.StringVar(&a.tick.scheduledAt, "scheduled-at", "", "with --once-per: name the tick by this time (when the scheduler fired) instead of now")
+}
+
+// parseScheduledAt reads --scheduled-at: RFC 3339 (a Kubernetes CronJob's
+// scheduled timestamp) or seconds since the Unix epoch (date +%s).
+func parseScheduledAt(s string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 && n < 1<<40 {
+		return time.Unix(n, 0), nil
+	}
+	return time.Time{}, fmt.Errorf("--scheduled-at %q: want RFC 3339 (2026-01-02T15:04:05Z) or seconds since the Unix epoch", s)
 }
 
 // checkTick validates the tick flags against the others.
@@ -45,12 +61,21 @@ func checkTick(a *execArgs) error {
 		return usageErr("exec", "--once-per and --tick exclude each other")
 	case t.minHold < 0:
 		return usageErr("exec", "--min-hold %s is negative", t.minHold)
+	case t.scheduledAt != "" && t.oncePer <= 0:
+		return usageErr("exec", "--scheduled-at needs --once-per (with --tick, name the tick yourself)")
 	case !t.on() && (t.atLeastOnce || t.retention != 0):
 		return usageErr("exec", "--at-least-once and --retention need --once-per or --tick")
 	case !t.on():
 		return nil
 	case a.wait > 0 || a.slots != 0 || a.shared || a.exclusive || t.minHold != 0:
 		return usageErr("exec", "--once-per/--tick exclude -w, --slots, --shared, --exclusive and --min-hold")
+	}
+	if t.scheduledAt != "" {
+		at, err := parseScheduledAt(t.scheduledAt)
+		if err != nil {
+			return usageErr("exec", "%v", err)
+		}
+		a.tick.at = at
 	}
 	a.nonblock = true // a tick is claimed once: it ran, runs, or runs here
 	return nil        // the job name and the tick: tick.Run checks them before anything is held
@@ -65,6 +90,9 @@ func (t tickArgs) schedule() tick.Schedule {
 
 func (t tickArgs) options(claimTTL time.Duration) []tick.Option {
 	opts := []tick.Option{tick.WithClaimTTL(claimTTL)}
+	if !t.at.IsZero() { // the tick is named by when the scheduler fired, not by when we started
+		opts = append(opts, tick.WithClock(func() time.Time { return t.at }))
+	}
 	if t.atLeastOnce {
 		opts = append(opts, tick.WithMode(tick.AtLeastOnce))
 	}
@@ -123,13 +151,4 @@ func unitOutcome(err error) error {
 		return nil
 	}
 	return unitFailed{ee}
-}
-
-// tickOwner is how ls shows the owner of a tick's key: in words (job,
-// tick, state, runner, fence, outcome); other keys' owners as they are.
-func tickOwner(key, owner string) string {
-	if d, ok := tick.Describe(key, owner); ok {
-		return d
-	}
-	return owner
 }

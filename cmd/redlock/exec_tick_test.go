@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -146,19 +147,79 @@ func awayFromHalfHour() {
 	}
 }
 
-// TestLsAndInspectShowTickRecords: after a tick ran, ls lists its records
-// and inspect describes them: job, tick, state, runner, fence, outcome.
+// TestLsAndInspectShowTickRecords: after a tick ran, ls leaves its keys
+// out of the locks; ls --ticks (or a "tick:" pattern) shows one row per
+// tick, and inspect shows a record's runner in words, not its encoding.
 func TestLsAndInspectShowTickRecords(t *testing.T) {
 	c := redistest.StartT(t, 3)
 	if r := runBin(t, c.Addrs(), "exec", "--tick", "t1", "--owner", "replica-a", "report", "--", "sh", "-c", "exit 3"); r.code != 3 {
 		t.Fatalf("exit %d, want the command's 3", r.code)
 	}
-	r := runBin(t, c.Addrs(), "ls", "tick:*")
-	if r.code != 0 || !strings.Contains(r.stdout, "job report tick t1: claimed by replica-a") || !strings.Contains(r.stdout, "job report tick t1: done by replica-a") || !strings.Contains(r.stdout, "outcome exit status 3") {
-		t.Fatalf("ls: exit %d, stdout %q", r.code, r.stdout)
+	hold(t, lockClient(t, c), "deploy:billing", time.Minute)
+	r := runBin(t, c.Addrs(), "ls")
+	if r.code != 0 || !strings.Contains(r.stdout, "deploy:billing") || strings.Contains(r.stdout, "tick:") || strings.Contains(r.stdout, `"r":`) ||
+		!strings.Contains(r.stdout, "(2 records of ticks not shown: ls --ticks lists them)") {
+		t.Errorf("ls: exit %d, stdout %q; want the lock, no tick keys, and a line saying they are left out", r.code, r.stdout)
+	}
+	for _, args := range [][]string{{"ls", "--ticks"}, {"ls", "tick:*"}} {
+		r := runBin(t, c.Addrs(), args...)
+		row := rowOf(r.stdout, "report")
+		if r.code != 0 || !strings.Contains(r.stdout, "JOB     TICK  STATE") || !strings.Contains(row, "t1    done   replica-a") ||
+			!strings.Contains(row, `"exit status 3"`) || strings.Contains(r.stdout, `"r":`) {
+			t.Errorf("%v: exit %d, tick row %q, stdout %q", args, r.code, row, r.stdout)
+		}
+	}
+	r = runBin(t, c.Addrs(), "ls", "-o", "json", "--ticks")
+	if r.code != 0 || !strings.Contains(r.stdout, `"tick":{"job":"report","tick":"t1","kind":"done","runner":"replica-a","fence":`) ||
+		!strings.Contains(r.stdout, `"outcome":"exit status 3"`) {
+		t.Errorf("ls -o json --ticks: exit %d, stdout %q", r.code, r.stdout)
 	}
 	r = runBin(t, c.Addrs(), "inspect", "tick:report@t1#done")
-	if r.code != 0 || !strings.Contains(r.stdout, "job report tick t1: done by replica-a, fence ") {
-		t.Fatalf("inspect: exit %d, stdout %q", r.code, r.stdout)
+	if r.code != 0 || !strings.Contains(r.stdout, "job report tick t1: done by replica-a, fence ") ||
+		!regexp.MustCompile(`(?m)^owner +replica-a$`).MatchString(r.stdout) || strings.Contains(r.stdout, `"r":`) {
+		t.Errorf("inspect: exit %d, stdout %q; want owner replica-a, not its record's JSON", r.code, r.stdout)
+	}
+}
+
+// --scheduled-at names the tick by when the scheduler fired: a replica
+// started late (01:43 for the 01:00 run of an hourly job) still claims
+// 01:00, not the 02:00 tick that its clock is nearest to.
+func TestExecScheduledAt(t *testing.T) {
+	c := redistest.StartT(t, 3)
+	file := filepath.Join(t.TempDir(), "runs")
+	run := func(at string) result {
+		return runBin(t, c.Addrs(), append([]string{"exec", "--once-per", "1h", "--scheduled-at", at, "report"}, appendJob(file)...)...)
+	}
+	if r := run("2026-01-02T01:00:02Z"); r.code != 0 {
+		t.Fatalf("on time: exit %d", r.code)
+	}
+	r := run("2026-01-02T01:00:00Z")
+	if r.code != exitConflict || !strings.Contains(r.stderr, "tick 2026-01-02T01:00:00Z: already ran") {
+		t.Errorf("the same tick again: exit %d, stderr %q; want %d, already ran", r.code, r.stderr, exitConflict)
+	}
+	if r := run("1767319380"); r.code != 0 { // 2026-01-02T02:03:00Z in Unix seconds: the 02:00 tick, not yet run
+		t.Errorf("Unix seconds: exit %d, want 0", r.code)
+	}
+	if got := lines(t, file); got != 2 {
+		t.Errorf("%d runs, want 2 (01:00 once, 02:00 once)", got)
+	}
+	for _, args := range [][]string{
+		{"exec", "--scheduled-at", "2026-01-02T01:00:00Z", "report", "--", "true"},
+		{"exec", "--tick", "t", "--scheduled-at", "2026-01-02T01:00:00Z", "report", "--", "true"},
+		{"exec", "--once-per", "1h", "--scheduled-at", "yesterday", "report", "--", "true"},
+	} {
+		r := runBin(t, c.Addrs(), args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--scheduled-at") {
+			t.Errorf("%v: exit %d, stderr %q; want %d naming --scheduled-at", args, r.code, r.stderr, exitUsage)
+		}
+	}
+}
+
+// The help says that a tick is the nearest boundary, so that a manual run
+// uses up the next scheduled one.
+func TestExecHelpSaysNearestTick(t *testing.T) {
+	r := runBin(t, nil, "help", "exec")
+	if r.code != 0 || !strings.Contains(r.stdout, "a run at 01:43 claims the\n                 02:00 tick") {
+		t.Errorf("help exec: exit %d, lacks the 01:43 example:\n%s", r.code, r.stdout)
 	}
 }

@@ -34,7 +34,10 @@ Flags:
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
-                 keeps passwords off the command line, which ps shows
+                 keeps passwords off the command line, which ps shows;
+                 a file that others may read gets a warning
+  --single-node  allow a list of one node (quorum 1: it must never fail);
+                 without it, one node is a usage error
 
 Exit codes: 0 shown (held or free); 2 usage; 3 nodes unreachable.
 `
@@ -42,7 +45,7 @@ Exit codes: 0 shown (held or free); 2 usage; 3 nodes unreachable.
 func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("inspect")
 	prefix := fs.String("prefix", defaults.KeyPrefix, "key prefix on the nodes")
-	nodes := nodesFlags(fs, new(string))
+	nodes := nodesFlags(fs, new(nodeArgs))
 	if err := parse(fs, "inspect", usageInspect, args, stdout); err != nil {
 		return err
 	}
@@ -64,7 +67,7 @@ func runInspect(ctx context.Context, args []string, stdout io.Writer) error {
 
 // adminClient connects to the nodes and makes a lock client over them for
 // inspect and unlock.
-func adminClient(ctx context.Context, cmd, nodes, prefix string) (*redlock.Client, func(), error) {
+func adminClient(ctx context.Context, cmd string, nodes nodeArgs, prefix string) (*redlock.Client, func(), error) {
 	r, err := connect(ctx, cmd, nodes)
 	if err != nil {
 		return nil, nil, err
@@ -101,7 +104,7 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 		fmt.Fprintf(tw, "fence\t%d (the largest counter read)\n", info.Fence)
 	} else {
 		fmt.Fprintf(tw, "held\tyes (%s)\n", agree)
-		fmt.Fprintf(tw, "owner\t%s\n", orDash(info.Owner))
+		fmt.Fprintf(tw, "owner\t%s\n", orDash(ownerWords(info.Key, info.Owner)))
 		if d, ok := tick.Describe(info.Key, info.Owner); ok {
 			fmt.Fprintf(tw, "tick\t%s\n", d)
 		}
@@ -123,10 +126,19 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 		if n.Held {
 			held, ttl = "yes", n.Remaining.Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.Node, held, orDash(n.Holder), orDash(n.Owner), ttl, n.Fence,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.Node, held, orDash(n.Holder), orDash(ownerWords(info.Key, n.Owner)), ttl, n.Fence,
 			n.DataAge.Round(time.Second), recoveringUntil(n.Recovering, now))
 	}
 	_ = tw.Flush()
+}
+
+// ownerWords is a key's owner as a person reads it: for a record of a
+// tick, the runner rather than the record's encoding.
+func ownerWords(key, owner string) string {
+	if k, ok := tick.ParseKey(key, owner); ok {
+		return k.Record.Runner
+	}
+	return owner
 }
 
 // recoveringUntil says until when a node sits out of the key: "no" when it

@@ -27,7 +27,10 @@ Flags:
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
-                 keeps passwords off the command line, which ps shows
+                 keeps passwords off the command line, which ps shows;
+                 a file that others may read gets a warning
+  --single-node  allow a list of one node (quorum 1: it must never fail);
+                 without it, one node is a usage error
 
 Exit codes: 0 a leader was printed; 1 no leader (nothing printed on
 stdout); 2 usage; 3 too few nodes reachable.
@@ -36,7 +39,7 @@ stdout); 2 usage; 3 too few nodes reachable.
 func runLeader(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlagSet("leader")
 	prefix := fs.String("prefix", defaults.KeyPrefix, "key prefix on the nodes")
-	nodes := nodesFlags(fs, new(string))
+	nodes := nodesFlags(fs, new(nodeArgs))
 	if err := parse(fs, "leader", usageLeader, args, stdout); err != nil {
 		return err
 	}

@@ -18,13 +18,15 @@ import (
 	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/tick"
 )
 
 func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("ls")
 	prefix := fs.String("prefix", defaults.KeyPrefix, "key prefix on the nodes")
-	nodes := nodesFlags(fs, new(string))
+	nodes := nodesFlags(fs, new(nodeArgs))
 	output := fs.String("o", "table", "output format: table or json")
+	ticks := fs.Bool("ticks", false, "also list the records of ticks (exec --once-per, --tick)")
 	if err := parse(fs, "ls", usageLs, args, stdout); err != nil {
 		return err
 	}
@@ -36,6 +38,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case 0:
 	case 1:
 		pattern = fs.Arg(0)
+		*ticks = *ticks || strings.HasPrefix(pattern, tick.KeyPrefix) // asked for by name
 	default:
 		return usageErr("ls", "want at most one PATTERN, got %d arguments", fs.NArg())
 	}
@@ -56,18 +59,34 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usageErr("ls", "%v", err)
 	}
 	defer client.Close()
-	var rows []lockRow
+	var rows, tickRows []lockRow
+	hidden := 0
 	for info, err := range client.Locks(ctx, pattern) {
 		if err != nil {
 			return adminErr("ls", err)
 		}
-		rows = append(rows, newRow(info, r, time.Now()))
+		row := newRow(info, r, time.Now())
+		switch {
+		case row.Tick == nil:
+			rows = append(rows, row)
+		case *ticks:
+			tickRows = append(tickRows, row)
+		default:
+			hidden++
+		}
 	}
-	slices.SortFunc(rows, func(a, b lockRow) int { return strings.Compare(a.Key, b.Key) })
+	byKey := func(a, b lockRow) int { return strings.Compare(a.Key, b.Key) }
+	slices.SortFunc(rows, byKey)
+	slices.SortFunc(tickRows, byKey)
 	if *output == "json" {
-		err = printJSON(stdout, rows)
+		err = printJSON(stdout, append(rows, tickRows...))
 	} else {
 		printTable(stdout, r, rows)
+		if *ticks {
+			printTicks(stdout, tickRows)
+		} else if hidden > 0 {
+			fmt.Fprintf(stdout, "(%d records of ticks not shown: ls --ticks lists them)\n", hidden)
+		}
 	}
 	if unread := len(r.nodes) - r.upCount(); unread > 0 {
 		// Client.Locks lists what a majority of the nodes holds; the
@@ -115,15 +134,27 @@ func unreadableList(r *remote) string {
 // and -o json print (a new column is a new field here).
 type lockRow struct {
 	Key        string     `json:"key"`
-	Holder     string     `json:"holder"`      // the holder's release id (as inspect shows it), never its token
-	Owner      string     `json:"owner"`       // the holder's owner; "" when not recorded
-	AcquiredAt *time.Time `json:"acquired_at"` // by the holder's clock; null when not recorded
-	AgeMillis  *int64     `json:"age_ms"`      // now minus acquired_at (this host's clock against the holder's)
-	Fence      uint64     `json:"fence"`       // the largest fence counter read
-	Votes      int        `json:"votes"`       // nodes that hold Holder's token
-	Quorum     int        `json:"quorum"`      // nodes needed for a majority
-	Majority   bool       `json:"majority"`    // always true: ls lists only what a majority holds
-	Nodes      []nodeTTL  `json:"nodes"`       // in --nodes order
+	Holder     string     `json:"holder"`         // the holder's release id (as inspect shows it), never its token
+	Owner      string     `json:"owner"`          // the holder's owner; "" when not recorded
+	AcquiredAt *time.Time `json:"acquired_at"`    // by the holder's clock; null when not recorded
+	AgeMillis  *int64     `json:"age_ms"`         // now minus acquired_at (this host's clock against the holder's)
+	Fence      uint64     `json:"fence"`          // the largest fence counter read
+	Votes      int        `json:"votes"`          // nodes that hold Holder's token
+	Quorum     int        `json:"quorum"`         // nodes needed for a majority
+	Majority   bool       `json:"majority"`       // always true: ls lists only what a majority holds
+	Nodes      []nodeTTL  `json:"nodes"`          // in --nodes order
+	Tick       *tickKey   `json:"tick,omitempty"` // what the key is to a tick (ls --ticks); nil for other keys
+}
+
+// tickKey is a key of a tick, read back: job, tick, kind ("claim",
+// "claimed", "done") and the runner's record.
+type tickKey struct {
+	Job     string `json:"job"`
+	Tick    string `json:"tick"`
+	Kind    string `json:"kind"`
+	Runner  string `json:"runner"`
+	Fence   uint64 `json:"fence,omitempty"`   // the run's fence (records only)
+	Outcome string `json:"outcome,omitempty"` // done only
 }
 
 // nodeTTL is one node's view of a key.
@@ -139,6 +170,12 @@ type nodeTTL struct {
 func newRow(info redlock.Info, r *remote, now time.Time) lockRow {
 	row := lockRow{Key: info.Key, Holder: info.Holder, Owner: info.Owner, Fence: info.Fence,
 		Quorum: len(r.nodes)/2 + 1, Majority: info.Held}
+	if k, ok := tick.ParseKey(info.Key, info.Owner); ok {
+		row.Tick = &tickKey{Job: k.Job, Tick: k.Tick, Kind: k.Kind, Runner: k.Record.Runner, Fence: k.Record.Fence, Outcome: k.Record.Outcome}
+		if k.Kind == "claim" {
+			row.Tick.Fence = info.Fence
+		}
+	}
 	if !info.AcquiredAt.IsZero() {
 		at, age := info.AcquiredAt.UTC(), now.Sub(info.AcquiredAt).Milliseconds()
 		row.AcquiredAt, row.AgeMillis = &at, &age
@@ -201,7 +238,7 @@ func printTable(w io.Writer, r *remote, rows []lockRow) {
 	for _, row := range rows {
 		owner, age := "-", "-"
 		if row.Owner != "" {
-			owner = quoteField(tickOwner(row.Key, row.Owner))
+			owner = quoteField(row.Owner)
 		}
 		if row.AgeMillis != nil {
 			age = fmtAge(time.Duration(*row.AgeMillis) * time.Millisecond)
@@ -260,4 +297,65 @@ func fmtAge(d time.Duration) string {
 		return d.Round(10 * time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// printTicks prints the ticks whose records ls found, one row per tick:
+// job, tick, state (running, done, or claimed, not finished), runner,
+// fence, when it started and its outcome.
+func printTicks(w io.Writer, rows []lockRow) {
+	type tickRow struct {
+		job, tick, runner, outcome string
+		fence                      uint64
+		started                    *time.Time
+		claim, claimed, done       bool
+	}
+	var order []string
+	byTick := map[string]*tickRow{}
+	for _, row := range rows {
+		k := row.Tick
+		id := k.Job + "@" + k.Tick
+		t := byTick[id]
+		if t == nil {
+			t = &tickRow{job: k.Job, tick: k.Tick}
+			byTick[id] = t
+			order = append(order, id)
+		}
+		switch k.Kind {
+		case "claim":
+			t.claim = true
+			if t.runner == "" {
+				t.runner, t.fence = k.Runner, k.Fence
+			}
+		case "claimed":
+			t.claimed, t.started = true, row.AcquiredAt
+			t.runner, t.fence = k.Runner, k.Fence
+		case "done":
+			t.done, t.outcome = true, k.Outcome
+			t.runner, t.fence = k.Runner, k.Fence
+		}
+	}
+	fmt.Fprintln(w)
+	if len(order) == 0 {
+		fmt.Fprintln(w, "no records of ticks")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "JOB\tTICK\tSTATE\tRUNNER\tFENCE\tSTARTED\tOUTCOME")
+	for _, id := range order {
+		t := byTick[id]
+		state := "claimed, not finished"
+		switch {
+		case t.done:
+			state = "done"
+		case t.claim:
+			state = "running"
+		}
+		started := "-"
+		if t.started != nil {
+			started = t.started.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", quoteField(t.job), quoteField(t.tick), state,
+			quoteField(orDash(t.runner)), t.fence, started, quoteField(orDash(t.outcome)))
+	}
+	_ = tw.Flush()
 }

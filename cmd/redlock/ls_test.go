@@ -96,7 +96,7 @@ func TestLsQuotesKeys(t *testing.T) {
 	hold(t, client, "line\nbreak", 30*time.Second)
 	hold(t, client, "two words", 30*time.Second)
 	hold(t, client, "plain", 30*time.Second)
-	r := runBin(t, c.Addrs(), "ls")
+	r := runBin(t, c.Addrs(), "ls", "--single-node")
 	if lines := strings.Split(strings.TrimSpace(r.stdout), "\n"); r.code != 0 || len(lines) != 5 {
 		t.Fatalf("exit %d, %d lines, want 5 (nodes, header, 3 locks): %q", r.code, len(lines), r.stdout)
 	}
@@ -165,7 +165,7 @@ func TestLsJSON(t *testing.T) {
 }
 
 func TestLsEmpty(t *testing.T) {
-	c := redistest.StartT(t, 1)
+	c := redistest.StartT(t, 3)
 	r := runBin(t, c.Addrs(), "ls")
 	if r.code != 0 || !strings.Contains(r.stdout, "no locks held") {
 		t.Errorf("exit %d, stdout %q", r.code, r.stdout)

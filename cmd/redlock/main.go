@@ -44,6 +44,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runElect(ctx, rest, stdout, stderr)
 	case "leader":
 		return runLeader(ctx, rest, stdout)
+	case "tick":
+		return runTick(ctx, rest, stdout)
 	case "help", "-h", "-help", "--help":
 		return help(rest, stdout)
 	case "version", "-version", "--version":
@@ -52,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case unitCmd: // internal: the supervisor of exec's CMD
 		return &exitError{code: runUnit(rest)}
 	default:
-		return exitf(exitUsage, "redlock: unknown command %q (want exec, elect, leader, ls, doctor, inspect, unlock, demo or help)", cmd)
+		return exitf(exitUsage, "redlock: unknown command %q (want exec, elect, leader, ls, doctor, inspect, unlock, tick, demo or help)", cmd)
 	}
 }
 
@@ -76,6 +78,8 @@ func help(args []string, stdout io.Writer) error {
 			text = usageElect
 		case "leader":
 			text = usageLeader
+		case "tick":
+			text = usageTick
 		default:
 			return exitf(exitUsage, "redlock help: unknown command %q", args[0])
 		}

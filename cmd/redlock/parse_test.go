@@ -2,7 +2,9 @@ package main
 
 import (
 	"io"
+	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -90,11 +92,11 @@ func TestParseDurations(t *testing.T) {
 }
 
 func TestParseNodes(t *testing.T) {
-	opts, err := parseNodes(" 127.0.0.1:1, redis://:pw@127.0.0.1:2/0 ,")
+	opts, err := parseNodes(" 127.0.0.1:1, redis://:pw@127.0.0.1:2/0 ")
 	if err != nil || len(opts) != 2 || opts[0].Addr != "127.0.0.1:1" || opts[1].Password != "pw" || !opts[1].ContextTimeoutEnabled {
 		t.Fatalf("parseNodes: %v %+v", err, opts)
 	}
-	for _, bad := range []string{"", ",", "localhost", "a:1,a:1", "redis://[::1"} {
+	for _, bad := range []string{"", ",", "localhost", "a:1,a:1", "redis://[::1", "a:1,b:2,", "a:notaport", "a:99999", ":1"} {
 		if _, err := parseNodes(bad); err == nil {
 			t.Errorf("parseNodes(%q): no error", bad)
 		}
@@ -136,4 +138,25 @@ func TestParseNodesRedactsPasswords(t *testing.T) {
 			t.Errorf("parseNodes(%q) = %q: shows the password", bad, err)
 		}
 	}
+}
+
+// Whatever the node list, parseNodes returns nodes with a host and a port
+// from 1 to 65535, or an error; it never panics.
+func FuzzParseNodes(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:1,127.0.0.1:2", "a:1,", "host:notaport", "127.0.0.1:99999", "redis://:pw@h:1/0", "[::1]:6379", ",", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, spec string) {
+		opts, err := parseNodes(spec)
+		if err != nil {
+			return
+		}
+		for _, o := range opts {
+			host, port, err := net.SplitHostPort(o.Addr)
+			p, perr := strconv.ParseUint(port, 10, 16)
+			if err != nil || host == "" || perr != nil || p == 0 {
+				t.Fatalf("parseNodes(%q) accepted %q", spec, o.Addr)
+			}
+		}
+	})
 }

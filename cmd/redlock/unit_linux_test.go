@@ -85,7 +85,7 @@ func TestExecLockLostEndsBackgroundChild(t *testing.T) {
 // When CMD exits, what it left running is ended before the lock is
 // released.
 func TestExecEndsLeftoversOnExit(t *testing.T) {
-	c := redistest.StartT(t, 1)
+	c := redistest.StartT(t, 3)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	r := runBin(t, c.Addrs(), "exec", "--grace", "1s", "job:leftover", "--", "sh", "-c", `trap "" TERM; sleep 300 >/dev/null 2>&1 & echo $! > "$1"; exit 5`, "sh", pidFile)
 	if r.code != 5 {
@@ -254,7 +254,7 @@ func TestExecForwardsSignals(t *testing.T) {
 	dir := t.TempDir()
 	started, got := filepath.Join(dir, "started"), filepath.Join(dir, "got")
 	script := `trap 'echo TERM > "$2"; exit 7' TERM; touch "$1"; sleep 300 & wait`
-	cmd := exec.Command(bin, "exec", "job:signal", "--", "sh", "-c", script, "sh", started, got)
+	cmd := exec.Command(bin, "exec", "--single-node", "job:signal", "--", "sh", "-c", script, "sh", started, got)
 	cmd.Env = append(withoutNodesEnv(), nodesEnv+"="+strings.Join(c.Addrs(), ","))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -29,7 +29,10 @@ Flags:
   --prefix P     key prefix on the nodes (default "lock:")
   --nodes LIST   host:port,host:port,... (default $REDLOCK_NODES; required)
   --nodes-file F the node list from file F (one node per line, # comments):
-                 keeps passwords off the command line, which ps shows
+                 keeps passwords off the command line, which ps shows;
+                 a file that others may read gets a warning
+  --single-node  allow a list of one node (quorum 1: it must never fail);
+                 without it, one node is a usage error
 
 Exit codes: 0 released; 1 not held, held by another holder than the one
 shown, or not confirmed; 2 usage (also: no terminal and no --yes); 3 nodes
@@ -48,7 +51,7 @@ func runUnlock(ctx context.Context, args []string, stdout io.Writer) error {
 	force := fs.Bool("force", false, "evict the holder")
 	yes := fs.Bool("yes", false, "do not ask for confirmation")
 	prefix := fs.String("prefix", defaults.KeyPrefix, "key prefix on the nodes")
-	nodes := nodesFlags(fs, new(string))
+	nodes := nodesFlags(fs, new(nodeArgs))
 	if err := parse(fs, "unlock", usageUnlock, args, stdout); err != nil {
 		return err
 	}

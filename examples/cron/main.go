@@ -7,7 +7,11 @@
 //	go run ./cron                  # 3 replicas x 100 ticks on 5 redis-server nodes it starts
 //	go run ./cron -plain-lock      # broken on purpose: a lock released at the end, no tick record
 //	go run ./cron -nodes 0         # no nodes configured: the single-instance mode, logged
-//	REDLOCK_NODES=h1:6379,h2:6379,h3:6379 go run ./cron
+//	go run ./cron -addrs h1:6379,h2:6379,h3:6379   # on nodes of your own
+//
+// It starts its own nodes, as make example says: an exported REDLOCK_NODES
+// is not read (it names the nodes of redlock, the command line tool, and a
+// test of this example must not run on a deployment's nodes by accident).
 package main
 
 import (
@@ -27,7 +31,8 @@ import (
 func main() {
 	replicas := flag.Int("replicas", 3, "replicas (schedulers)")
 	ticks := flag.Int("ticks", 100, "ticks")
-	nodes := flag.Int("nodes", 5, "redis-server nodes to start when REDLOCK_NODES is not set; 0: none configured")
+	nodes := flag.Int("nodes", 5, "redis-server nodes to start when -addrs is not given; 0: none configured")
+	addrs := flag.String("addrs", "", "host:port,host:port,...: run on these nodes instead of starting its own")
 	late := flag.Bool("late", true, "the last replica fires after the others are done")
 	plain := flag.Bool("plain-lock", false, "broken on purpose: a plain lock released at the end, no tick record")
 	flag.Parse()
@@ -35,17 +40,20 @@ func main() {
 	if *plain {
 		run = plainLock
 	}
-	if err := runCron(*replicas, *ticks, *nodes, *late, run); err != nil {
+	if os.Getenv("REDLOCK_NODES") != "" && *addrs == "" {
+		fmt.Println("cron: REDLOCK_NODES ignored; pass -addrs to run on nodes of your own")
+	}
+	if err := runCron(*replicas, *ticks, *nodes, *addrs, *late, run); err != nil {
 		fmt.Fprintln(os.Stderr, "cron:", err)
 		os.Exit(1)
 	}
 }
 
-func runCron(nReplicas, ticks, nNodes int, late bool, run strategy) error {
+func runCron(nReplicas, ticks, nNodes int, addrs string, late bool, run strategy) error {
 	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	var newNodes func() []node.Node
-	switch addrs := os.Getenv("REDLOCK_NODES"); {
+	switch {
 	case addrs != "":
 		newNodes = func() []node.Node {
 			var ns []node.Node
@@ -54,7 +62,7 @@ func runCron(nReplicas, ticks, nNodes int, late bool, run strategy) error {
 			}
 			return ns
 		}
-		fmt.Printf("cron: %d replicas on the nodes of REDLOCK_NODES (%s)\n", nReplicas, addrs)
+		fmt.Printf("cron: %d replicas on the nodes %s\n", nReplicas, addrs)
 	case nNodes > 0:
 		env, err := seed.Start(ctx, nNodes, false)
 		if err != nil {

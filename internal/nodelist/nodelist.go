@@ -76,10 +76,15 @@ func ReadFile(path string) (string, error) {
 func Parse(spec string) ([]*redis.Options, error) {
 	var out []*redis.Options
 	seen := map[string]bool{}
-	for _, s := range strings.Split(spec, ",") {
+	entries := strings.Split(spec, ",")
+	for i, s := range entries {
 		s = strings.TrimSpace(s)
 		if s == "" {
-			continue
+			if strings.Trim(spec, ", \t\n") == "" {
+				break // only separators: "no nodes given" below
+			}
+			// A stray comma is more likely a node left out than a style.
+			return nil, fail(ErrBadAddress, "the node list has an empty entry (entry %d of %d): remove the stray comma", i+1, len(entries))
 		}
 		var opt *redis.Options
 		if strings.Contains(s, "://") {
@@ -92,14 +97,10 @@ func Parse(spec string) ([]*redis.Options, error) {
 			if strings.Contains(s, "@") { // a password would reach messages as the address
 				return nil, fail(ErrBadAddress, "node %q: a user or password needs a URL, redis://user:password@host:port", Redact(s))
 			}
-			host, port, err := net.SplitHostPort(s)
-			if err != nil || host == "" || port == "" {
-				return nil, fail(ErrBadAddress, "node %q is not host:port", Redact(s))
-			}
-			if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
-				return nil, fail(ErrBadAddress, "node %q: port %q is not a number in 1-65535", Redact(s), port)
-			}
 			opt = &redis.Options{Addr: s}
+		}
+		if err := checkAddr(opt.Addr); err != nil {
+			return nil, fail(ErrBadAddress, "node %q %v", Redact(s), err)
 		}
 		if seen[opt.Addr] {
 			return nil, fail(ErrBadAddress, "node %s is listed twice; a quorum needs independent nodes", opt.Addr)
@@ -112,6 +113,34 @@ func Parse(spec string) ([]*redis.Options, error) {
 		return nil, fail(ErrNoNodes, "no nodes given")
 	}
 	return out, nil
+}
+
+// checkAddr says what is wrong with a host:port, or nil.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	switch {
+	case err != nil:
+		return errors.New("is not host:port")
+	case host == "":
+		return errors.New("has no host (want host:port)")
+	case strings.ContainsAny(host, " \t/"):
+		return fmt.Errorf("has a malformed host %q", host)
+	}
+	if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+		return fmt.Errorf("has a malformed port %q (want a number from 1 to 65535)", port)
+	}
+	return nil
+}
+
+// HasUserinfo says whether a node of list (comma-separated) carries a user
+// or password.
+func HasUserinfo(list string) bool {
+	for _, s := range strings.Split(list, ",") {
+		if _, at := userinfoSpan(strings.TrimSpace(s)); at >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Safe sets the options a lock node's client needs:
