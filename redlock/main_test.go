@@ -12,16 +12,18 @@ func TestMain(m *testing.M) {
 	// the CPU: without the race detector, run 8 at once unless -parallel
 	// says otherwise. Under -race (make test) each step costs several
 	// times more CPU, and tests whose nodes must answer within a node
-	// timeout run one at a time, as on a quiet machine.
+	// timeout run one at a time, as on a quiet machine. Under -short
+	// (make check) only the quick tests run: the default suits them.
 	flag.Parse()
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
 	if !set {
-		n := "8"
-		if raceEnabled {
-			n = "1"
+		switch {
+		case raceEnabled:
+			_ = flag.Set("test.parallel", "1")
+		case !testing.Short():
+			_ = flag.Set("test.parallel", "8")
 		}
-		_ = flag.Set("test.parallel", n)
 	}
 	goleak.VerifyTestMain(m,
 		// After a failed dial to a killed node, go-redis probes it again
