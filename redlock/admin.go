@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -162,7 +163,7 @@ func (c *Client) summarize(info *Info, holdings []node.Holding) string {
 	}
 	var token string
 	for t, v := range votes {
-		if v >= c.quorum {
+		if quorum.Reached(len(c.nodes), v) {
 			token = t
 		}
 	}

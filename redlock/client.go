@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/observe"
@@ -76,7 +77,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	}
 	c := &Client{
 		nodes:  append([]node.Node(nil), nodes...),
-		quorum: len(nodes)/2 + 1,
+		quorum: quorum.Of(len(nodes)),
 		cfg:    cfg,
 		logger: logger,
 		obs:    observerOf(cfg.observer),
