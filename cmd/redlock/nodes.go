@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/redisnode"
 )
@@ -235,7 +236,7 @@ func connect(ctx context.Context, cmd, flagValue string) (*remote, error) {
 		})
 	}
 	wg.Wait()
-	if q := len(opts)/2 + 1; r.upCount() < q {
+	if q := quorum.Of(len(opts)); r.upCount() < q {
 		var why []string
 		for i, e := range r.errs {
 			if e != nil {
