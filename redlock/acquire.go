@@ -407,7 +407,7 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node
 //     yes from counting.
 func confirmYoung(r *round[node.AcquireReply], b *ballot, start, at time.Time, count func(answer[node.AcquireReply]) error) {
 	if !b.rec.unsure(b.yes) {
-		tallyWithin(r, lingerFor(time.Since(start)), count, b.rec.agree(b.yes, at))
+		tallyWithin(r, youngLinger(time.Since(start)), count, b.rec.agree(b.yes, at))
 	}
 	if b.t.won() && b.rec.unsure(b.yes) {
 		tallyWithin(r, time.Until(r.stallAt), count, false)

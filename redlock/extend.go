@@ -39,7 +39,7 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 	e := &extension{c: c, ctx: ctx, items: items, start: time.Now()}
 	r := e.send()
 	defer r.close()
-	t := e.collect(r)
+	t := e.tallyPerLock(r)
 	out := make([]error, len(items))
 	for k, it := range items {
 		out[k] = e.verdict(it, &t[k])
@@ -92,9 +92,9 @@ func (e *extension) send() *round[[]node.ExtendResult] {
 	})
 }
 
-// collect tallies the round's answers per lock until every lock's outcome
-// is decided (a node's failure counts against each lock).
-func (e *extension) collect(r *round[[]node.ExtendResult]) []extendTally {
+// tallyPerLock tallies the round's answers per lock until every lock's
+// outcome is decided (a node's failure counts against each lock).
+func (e *extension) tallyPerLock(r *round[[]node.ExtendResult]) []extendTally {
 	t := make([]extendTally, len(e.items))
 	for k := range t {
 		t[k].tally = e.c.newTally()
