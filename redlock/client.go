@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/keyname"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/memnode"
@@ -147,7 +148,7 @@ func (c *Client) Close() error {
 // Redis Cluster slot (the hash tag is the key up to its first '}', never
 // empty) and no key's name can be another key's counter or another
 // prefix's key (prefixes have no braces).
-func (c *Client) keyName(key string) string { return c.cfg.prefix + "{" + key + "}" }
+func (c *Client) keyName(key string) string { return keyname.Of(c.cfg.prefix, key) }
 
 // NewLocal returns a Client on a single in-process memory node, for
 // development and tests without Redis. Its locks exclude only within this
