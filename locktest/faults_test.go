@@ -9,7 +9,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/locktest"
-	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
 )
@@ -118,7 +118,7 @@ func TestStopKeepsDataRestartEmptyLosesIt(t *testing.T) {
 		}
 		synctest.Wait() // the request to the third node lands
 		q.Node(0).Stop()
-		if _, err := q.Node(0).Memory().Inspect(t.Context(), "x"); !errors.Is(err, node.ErrDown) {
+		if _, err := q.Node(0).Memory().Inspect(t.Context(), "x"); !errors.Is(err, memnode.ErrDown) {
 			t.Fatalf("stopped node answered: %v", err)
 		}
 		q.Node(0).Start()

@@ -73,7 +73,7 @@ func (n *Node) Slow(d time.Duration) {
 	n.slow = max(d, 0)
 }
 
-// Stop makes the server refuse every request (node.ErrDown), keeping its
+// Stop makes the server refuse every request (memnode.ErrDown), keeping its
 // data, as a crashed server behind a closed port; Start undoes it.
 func (n *Node) Stop() { n.mem.SetDown(true, false) }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/defaults"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -96,7 +97,7 @@ func (q *Quorum) clientID(c *redlock.Client) (int, bool) {
 // A holder cannot extend its lock, and a kept lock is declared lost before
 // its validity ends. Restore undoes it.
 func (q *Quorum) LoseMajority() {
-	for _, nd := range q.nodes[:len(q.nodes)/2+1] {
+	for _, nd := range q.nodes[:quorum.Of(len(q.nodes))] {
 		nd.Stop()
 	}
 }

@@ -6,8 +6,11 @@ import (
 	"github.com/quorumlock/quorumlock/internal/respguard"
 )
 
-// ErrDown is returned by every call to a memory node (package memnode) stopped with its SetDown,
-// standing in for an unreachable server.
+// ErrDown is memnode.ErrDown, under its old name. The contract between the
+// client and a server has no "down": a server that cannot answer returns
+// its own error.
+//
+// Deprecated: use memnode.ErrDown, the same error.
 var ErrDown = errors.New("node: memory node is down")
 
 // ErrReplyTooLong means that a node's reply announced more than the limits of

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/hold"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/retry"
@@ -323,7 +324,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 		return a.acquired(&b, start, args, rtt)
 	case b.t.unreachable():
 		return a.unreachable(&b, rtt)
-	case b.t.beyondReach() && r.pending > r.failingPending() && !b.heldByAMajority(a.undone):
+	case b.outcome(a.undone) == quorum.Split && r.pending > r.failingPending():
 		// Nobody holds a majority of the answers so far: before calling it
 		// a split, the other nodes get as long again as the attempt took
 		// (at least 1 ms) to complete the picture; a silent node costs
@@ -396,7 +397,7 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node
 //     yes from counting.
 func confirmYoung(r *round[node.AcquireReply], b *ballot, start, at time.Time, count func(answer[node.AcquireReply]) error) {
 	if !b.rec.unsure(b.yes) {
-		tallyWithin(r, lingerFor(time.Since(start)), count, b.rec.agree(b.yes, at))
+		tallyWithin(r, youngLinger(time.Since(start)), count, b.rec.agree(b.yes, at))
 	}
 	if b.t.won() && b.rec.unsure(b.yes) {
 		tallyWithin(r, time.Until(r.stallAt), count, false)
@@ -440,11 +441,27 @@ func (b *ballot) recount() {
 	b.t.yes, b.t.out = b.rec.counted(b.yes)
 }
 
+// votes is the ballot as internal/quorum reads it, with the most nodes one
+// other token holds (Top), leaving out undone (the tokens this call gave
+// up); and that token's release id.
+func (b *ballot) votes(undone []string) (quorum.Votes, string) {
+	v := b.t.votes()
+	top, votes := leader(b.others, undone)
+	v.Top = votes
+	return v, top
+}
+
+// outcome is what the attempt's answers come to so far (quorum.Take).
+func (b *ballot) outcome(undone []string) quorum.Outcome {
+	v, _ := b.votes(undone)
+	return v.Outcome(quorum.Take)
+}
+
 // heldByAMajority reports whether one other token, not among undone (the
 // tokens this call gave up), holds a majority of the nodes.
 func (b *ballot) heldByAMajority(undone []string) bool {
-	_, votes := leader(b.others, undone)
-	return votes >= b.t.q
+	v, _ := b.votes(undone)
+	return v.Held()
 }
 
 // heldBy marks the nodes that answered "held by another token": our token
@@ -507,8 +524,9 @@ func (a *acquisition) acquired(b *ballot, start time.Time, args node.AcquireArgs
 // nodes answered: held by another client, or a split.
 func (a *acquisition) refused(b *ballot, rtt time.Duration) outcome {
 	n := b.t.n
-	top, votes := leader(b.others, a.undone)
-	if votes >= b.t.q {
+	v, top := b.votes(a.undone)
+	votes := v.Top
+	if v.Held() {
 		a.undo(b.heldBy())
 		return outcome{
 			err:  fmt.Errorf("%w: %q is held by another client (on %d of %d nodes)", ErrNotAcquired, a.key, votes, n),
@@ -565,7 +583,7 @@ func (c *Client) holderWait(others []answer[node.AcquireReply], n int) time.Dura
 		ttls[i] = a.val.HolderTTL
 	}
 	free := n - len(ttls)
-	need := c.quorum - free // this many of the held nodes must expire
+	need := quorum.Short(n, free) // this many of the held nodes must expire
 	if need <= 0 {
 		need = len(ttls)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/keyname"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -128,7 +130,7 @@ func (c *Client) summarize(info *Info, holdings []node.Holding) string {
 	}
 	var token string
 	for t, v := range votes {
-		if v >= c.quorum {
+		if quorum.Reached(len(c.nodes), v) {
 			token = t
 		}
 	}
@@ -183,8 +185,7 @@ func (c *Client) Locks(ctx context.Context, pattern string) iter.Seq2[Info, erro
 // listHeld is Locks once its arguments are checked: scan rounds until every
 // node's scan ended, each followed by an Inspect of the keys it found.
 func (c *Client) listHeld(ctx context.Context, pattern string, timeout time.Duration, yield func(Info, error) bool) {
-	lead := c.cfg.prefix + "{"
-	s := scan{match: escapeGlob(lead) + pattern + "}", cursors: make(map[string]string, len(c.nodes)), t: c.newTally()}
+	s := scan{match: keyname.Of(escapeGlob(c.cfg.prefix), pattern), cursors: make(map[string]string, len(c.nodes)), t: c.newTally()}
 	active := append([]int(nil), c.all...)
 	seen := map[string]bool{}
 	for len(active) > 0 {
@@ -200,9 +201,8 @@ func (c *Client) listHeld(ctx context.Context, pattern string, timeout time.Dura
 		}
 		for _, p := range pages {
 			for _, name := range p.Names {
-				key, ok := strings.CutPrefix(name, lead)
-				key, ok2 := strings.CutSuffix(key, "}")
-				if !ok || !ok2 || key == "" || seen[key] {
+				key, ok := keyname.Key(c.cfg.prefix, name)
+				if !ok || key == "" || seen[key] {
 					continue
 				}
 				seen[key] = true

@@ -6,6 +6,8 @@ import (
 	"reflect"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/keyname"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/observe"
@@ -64,7 +66,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	}
 	c := &Client{
 		nodes:  append([]node.Node(nil), nodes...),
-		quorum: len(nodes)/2 + 1,
+		quorum: quorum.Of(len(nodes)),
 		cfg:    cfg,
 		logger: logger,
 		obs:    observerOf(cfg.observer),
@@ -118,7 +120,7 @@ func (c *Client) Close() error {
 // Redis Cluster slot (the hash tag is the key up to its first '}', never
 // empty) and no key's name can be another key's counter or another
 // prefix's key (prefixes have no braces).
-func (c *Client) keyName(key string) string { return c.cfg.prefix + "{" + key + "}" }
+func (c *Client) keyName(key string) string { return keyname.Of(c.cfg.prefix, key) }
 
 // NewLocal returns a Client on one in-process memory node, for development
 // and tests: its locks exclude only within this process (it logs a warning).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 )
@@ -38,7 +39,7 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 	e := &extension{c: c, ctx: ctx, items: items, start: time.Now()}
 	r := e.send()
 	defer r.close()
-	t := e.collect(r)
+	t := e.tallyPerLock(r)
 	out := make([]error, len(items))
 	for k, it := range items {
 		out[k] = e.verdict(it, &t[k])
@@ -53,13 +54,11 @@ type extendTally struct {
 }
 
 // settled reports whether more answers cannot change the verdict: won, lost
-// (a majority said not ours), or short of a majority with too few nodes left
-// to make the refusals a majority. A round that cannot win waits for those
-// nodes, so that failures answering first do not hide a majority's refusal.
-func (tk *extendTally) settled() bool {
-	left := tk.n - tk.yes - tk.no - tk.out - len(tk.failures)
-	return tk.won() || tk.no > tk.n-tk.q || (tk.beyondReach() && tk.no+left <= tk.n-tk.q)
-}
+// (the refusals alone leave no majority), or short of a majority with too
+// few nodes left to make the refusals that many (quorum.Confirm's Final). A
+// round that cannot win waits for those nodes, so that failures answering
+// first do not hide the refusals.
+func (tk *extendTally) settled() bool { return tk.votes().Final(quorum.Confirm) }
 
 // send sends every item's extension to every node, under the earliest of
 // each lock's validity and node timeout (the latest of those).
@@ -93,9 +92,9 @@ func (e *extension) send() *round[[]node.ExtendResult] {
 	})
 }
 
-// collect tallies the round's answers per lock until every lock's outcome
-// is decided (a node's failure counts against each lock).
-func (e *extension) collect(r *round[[]node.ExtendResult]) []extendTally {
+// tallyPerLock tallies the round's answers per lock until every lock's
+// outcome is decided (a node's failure counts against each lock).
+func (e *extension) tallyPerLock(r *round[[]node.ExtendResult]) []extendTally {
 	t := make([]extendTally, len(e.items))
 	for k := range t {
 		t[k].tally = e.c.newTally()
@@ -121,7 +120,7 @@ func (e *extension) collect(r *round[[]node.ExtendResult]) []extendTally {
 				tk.fail(a.err)
 			case tk.settled():
 			case a.val[k] == node.Extended:
-				if tk.yes++; tk.yes == tk.q {
+				if tk.yes++; tk.won() { // once: a won tally is settled
 					tk.decidedAt = now
 				}
 			default:
@@ -150,7 +149,7 @@ func (e *extension) verdict(it extendItem, tk *extendTally) error {
 		l.rearm()
 		c.obs.Observe(observe.Event{Kind: observe.Extended, Key: l.key, Latency: tk.decidedAt.Sub(start), Context: ctx})
 		return nil
-	case tk.no > tk.n-tk.q:
+	case tk.denied():
 		err := l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: extend %q: held by us on too few nodes (%d of %d not ours)", ErrLockLost, l.key, tk.no, tk.n))
 		l.dropKeys(it.ttl)
 		return err

@@ -121,7 +121,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	// answer: the deletes above are only cleanup, and failing nodes must
 	// not turn that answer into ErrQuorumUnreachable.
 	ended := l.Err() != nil || !start.Before(validUntil)
-	if !ended && !t.won() && len(t.failures) > 0 && t.no <= t.n-t.q {
+	if !ended && !t.won() && len(t.failures) > 0 && !t.denied() {
 		if ctx.Err() != nil {
 			return fmt.Errorf("redlock: release %q: %w", l.key, context.Cause(ctx))
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/guard"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 )
@@ -229,7 +230,7 @@ func (r *round[T]) presumeFailing() []error {
 // nodes that replied are a majority, so presuming the failing ones failed
 // never turns a call into ErrQuorumUnreachable by itself.
 func (r *round[T]) onlyFailingLeft() bool {
-	return r.onlyFailingPending() && r.replies >= r.c.quorum
+	return r.onlyFailingPending() && quorum.Reached(len(r.c.nodes), r.replies)
 }
 
 // onlyFailingPending reports whether every node still waited for is
@@ -319,12 +320,12 @@ func (r *round[T]) answered() {
 }
 
 // tally counts one operation's answers against the quorum: yes, no, and
-// failed (an error, silence, or a yes that does not count). Every quorum
-// decision reads it, so "a majority said yes" and "a majority can no longer
-// say yes" mean the same everywhere, and ErrQuorumUnreachable is built in
-// one place, from the failures it recorded.
+// failed (an error, silence, or a yes that does not count). Its verdicts are
+// internal/quorum's, read from its counts (votes), so "a majority said yes"
+// and "a majority can no longer say yes" mean the same everywhere, and
+// ErrQuorumUnreachable is built in one place, from the failures it recorded.
 type tally struct {
-	n, q     int // nodes asked in all, and the majority of them
+	n, q     int // nodes asked in all, and the quorum of them (quorum.Of(n))
 	yes, no  int
 	out      int     // yes votes of nodes sitting out (recovery.go): neither yes nor failures
 	failures []error // each a *NodeError
@@ -346,23 +347,33 @@ func (t *tally) notCounted(name, op string, why error) {
 	t.fail(&NodeError{Node: name, Op: op, Err: why})
 }
 
+// votes is the tally's counts as internal/quorum reads them.
+func (t *tally) votes() quorum.Votes {
+	return quorum.Votes{N: t.n, Granted: t.yes, Refused: t.no, Out: t.out, Failed: len(t.failures)}
+}
+
 // won reports whether a majority said yes.
-func (t *tally) won() bool { return t.yes >= t.q }
+func (t *tally) won() bool { return t.votes().Won() }
 
 // beyondReach reports whether a majority can no longer say yes: more nodes
 // said no, sat out or failed than a majority can spare.
-func (t *tally) beyondReach() bool { return t.no+t.out+len(t.failures) > t.n-t.q }
+func (t *tally) beyondReach() bool { return t.votes().CannotWin() }
 
-// decided reports whether more answers cannot change the outcome.
-func (t *tally) decided() bool { return t.won() || t.beyondReach() }
+// decided reports whether more answers cannot change whether a majority
+// said yes.
+func (t *tally) decided() bool { return t.votes().Decided() }
 
 // unreachable reports whether failures alone leave no majority.
-func (t *tally) unreachable() bool { return len(t.failures) > t.n-t.q }
+func (t *tally) unreachable() bool { return t.votes().Unreachable() }
+
+// denied reports whether the no's alone leave no majority: in a round that
+// asks "is it ours?", the key is not ours, whatever failed besides.
+func (t *tally) denied() bool { return t.votes().Denied() }
 
 // missesAMajority reports whether the nodes that answered are too few to
 // meet every majority (at most n-q of them): a key held on a majority may
 // be on none of them.
-func (t *tally) missesAMajority() bool { return len(t.failures) >= t.q }
+func (t *tally) missesAMajority() bool { return t.votes().MissesAMajority() }
 
 // err is the error of an operation (what, e.g. `acquire "k"`) that too many
 // nodes failed: it wraps ErrQuorumUnreachable and each node's failure.
@@ -427,7 +438,7 @@ func (r *round[T]) collect(t *tally, rules collectRules, count func(answer[T]) e
 			return nil
 		}
 		var stragglers <-chan time.Time
-		if rules.stragglers > 0 && r.replies >= t.q {
+		if rules.stragglers > 0 && quorum.Reached(t.n, r.replies) {
 			stragglers = r.stragglersDue(rules.stragglers)
 		}
 		a, ok := r.nextBefore(stragglers)

@@ -98,11 +98,11 @@ func (c *config) newRecovery(nodes int, ttl time.Duration) *recovery {
 	return r
 }
 
-// lingerFor is how long a round whose majority rests on young markers
+// youngLinger is how long a round whose majority rests on young markers
 // waits for the other nodes' answers, after rtt: long enough for a healthy
 // node to answer (its answer is usually on its way), short enough that a
 // silent node does not hold the call up (the call returns once decided).
-func lingerFor(rtt time.Duration) time.Duration { return max(2*rtt, 2*time.Millisecond) }
+func youngLinger(rtt time.Duration) time.Duration { return max(2*rtt, 2*time.Millisecond) }
 
 // note records one node's answer.
 func (r *recovery) note(i int, v node.AcquireReply) {

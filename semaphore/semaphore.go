@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/hold"
+	"github.com/quorumlock/quorumlock/internal/keyname"
 	"github.com/quorumlock/quorumlock/redlock"
 )
 
@@ -87,7 +88,7 @@ func New(client *redlock.Client, name string, n int) (*Semaphore, error) {
 // Client.Inspect and redlock ls take it: "name}:slot:i". On the nodes it is
 // prefix{name}:slot:i}, so that the hash tag of every slot is the name and
 // all slots of one semaphore live in one Redis Cluster slot.
-func SlotKey(name string, i int) string { return name + "}:slot:" + strconv.Itoa(i) }
+func SlotKey(name string, i int) string { return keyname.Grouped(name, ":slot:"+strconv.Itoa(i)) }
 
 // N is the number of permits.
 func (s *Semaphore) N() int { return s.n }

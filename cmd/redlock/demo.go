@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/defaults"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -158,7 +159,7 @@ func runDemo(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 
 	fmt.Fprintf(stdout, "redlock demo: %s on %s (quorum %d), %d replicas x (api, worker, reconciler), %d services, status lock ttl %s\n",
-		c.duration, be.label, len(be.nodes)/2+1, c.replicas, c.services, c.ttl)
+		c.duration, be.label, quorum.Of(len(be.nodes)), c.replicas, c.services, c.ttl)
 
 	runCtx, stop := context.WithTimeout(ctx, c.duration)
 	defer stop()
@@ -233,7 +234,7 @@ func demoFaults(ctx, runCtx context.Context, wg *sync.WaitGroup, duration time.D
 		last := be.memory[len(be.memory)-1]
 		last.SetDown(true, false)
 		st.nodeDown()
-		out.event(fmt.Sprintf("node %s stopped: %d of %d nodes up, quorum %d", last.Name(), len(be.nodes)-1, len(be.nodes), len(be.nodes)/2+1))
+		out.event(fmt.Sprintf("node %s stopped: %d of %d nodes up, quorum %d", last.Name(), len(be.nodes)-1, len(be.nodes), quorum.Of(len(be.nodes))))
 	})
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/defaults"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 )
 
 // Exit codes of doctor (documented in doc.go and the README).
@@ -230,7 +231,7 @@ func clockOffset(sent time.Time, rtt time.Duration, node time.Time) time.Duratio
 // printVerdict prints one line per node and the verdict, and returns the exit
 // code.
 func printVerdict(w io.Writer, reports []*nodeReport, recovery time.Duration) error {
-	quorum := len(reports)/2 + 1
+	q := quorum.Of(len(reports))
 	firstOf := map[string]string{} // run_id -> label
 	for _, r := range reports {
 		if r.failure != "" || r.runID == "" {
@@ -270,11 +271,11 @@ func printVerdict(w io.Writer, reports []*nodeReport, recovery time.Duration) er
 		line := fmt.Sprintf("%-4s %s %s: %s", state, r.label, r.addr, strings.Join(parts, "; "))
 		fmt.Fprintln(w, strings.TrimSpace(strings.ReplaceAll(line, "\n", " ")))
 	}
-	fmt.Fprintf(w, "%d of %d nodes usable (%s), quorum %d\n", usable, len(reports), listOr(unusable, "all"), quorum)
-	if usable >= quorum {
-		fmt.Fprintf(w, "fault tolerance: the quorum survives %s\n", failures(usable-quorum))
+	fmt.Fprintf(w, "%d of %d nodes usable (%s), quorum %d\n", usable, len(reports), listOr(unusable, "all"), q)
+	if usable >= q {
+		fmt.Fprintf(w, "fault tolerance: the quorum survives %s\n", failures(usable-q))
 	}
-	if usable >= quorum {
+	if usable >= q {
 		fmt.Fprintln(w, restart)
 	}
 	code, text := doctorVerdict(len(reports), usable, duplicates, unusable, warned)
@@ -285,15 +286,15 @@ func printVerdict(w io.Writer, reports []*nodeReport, recovery time.Duration) er
 // doctorVerdict is the exit code and verdict line for total nodes, of
 // which usable can take part in a lock.
 func doctorVerdict(total, usable, duplicates int, unusable, warned []string) (int, string) {
-	quorum := total/2 + 1
+	q := quorum.Of(total)
 	switch {
-	case usable < quorum:
-		return doctorUntrusted, fmt.Sprintf("NOT TRUSTED: %d usable distinct servers, a quorum needs %d", usable, quorum)
+	case usable < q:
+		return doctorUntrusted, fmt.Sprintf("NOT TRUSTED: %d usable distinct servers, a quorum needs %d", usable, q)
 	case duplicates > 0:
 		return doctorUntrusted, "NOT TRUSTED: a server is listed under two names; clients refuse such a node list"
 	case usable < total:
 		return doctorDegraded, fmt.Sprintf("DEGRADED: %s not usable: a lock can be taken, but the quorum survives only %s (%d with all %d nodes up)",
-			strings.Join(unusable, ", "), failures(usable-quorum), total-quorum, total)
+			strings.Join(unusable, ", "), failures(usable-q), total-q, total)
 	case len(warned) > 0:
 		return doctorWarnings, fmt.Sprintf("WARNINGS: a lock can be taken, but settings of %s weaken it", strings.Join(warned, ", "))
 	}

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/quorumlock/quorumlock/internal/defaults"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/tick"
@@ -48,7 +49,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer r.Close()
 	probeReads(ctx, r, *prefix)
-	if readable, q := r.upCount(), len(r.nodes)/2+1; readable < q {
+	if readable, q := r.upCount(), quorum.Of(len(r.nodes)); readable < q {
 		// Locks held on the unread nodes could be missing or wrongly
 		// judged: no answer is better than a wrong one.
 		return exitf(exitUnreachable, "redlock ls: only %d of %d nodes readable, need %d to judge a lock: %s",
@@ -92,7 +93,7 @@ func runLs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		// Client.Locks lists what a majority of the nodes holds; the
 		// unreadable nodes could make a majority of a lock held on fewer.
 		fmt.Fprintf(stderr, "redlock ls: warning: %d of %d nodes unreadable: a lock held on fewer than %d of the readable nodes is not listed, though it may be held\n",
-			unread, len(r.nodes), len(r.nodes)/2+1)
+			unread, len(r.nodes), quorum.Of(len(r.nodes)))
 	}
 	return err
 }
@@ -169,7 +170,7 @@ type nodeTTL struct {
 // this key is also marked unreadable in r, for the table's header.
 func newRow(info redlock.Info, r *remote, now time.Time) lockRow {
 	row := lockRow{Key: info.Key, Holder: info.Holder, Owner: info.Owner, Fence: info.Fence,
-		Quorum: len(r.nodes)/2 + 1, Majority: info.Held}
+		Quorum: quorum.Of(len(r.nodes)), Majority: info.Held}
 	if k, ok := tick.ParseKey(info.Key, info.Owner); ok {
 		row.Tick = &tickKey{Job: k.Job, Tick: k.Tick, Kind: k.Kind, Runner: k.Record.Runner, Fence: k.Record.Fence, Outcome: k.Record.Outcome}
 		if k.Kind == "claim" {
@@ -223,7 +224,7 @@ func printTable(w io.Writer, r *remote, rows []lockRow) {
 		}
 		names = append(names, fmt.Sprintf("n%d=%s%s", i+1, n.Name(), state))
 	}
-	fmt.Fprintf(w, "nodes: %s; quorum %d\n", strings.Join(names, " "), len(r.nodes)/2+1)
+	fmt.Fprintf(w, "nodes: %s; quorum %d\n", strings.Join(names, " "), quorum.Of(len(r.nodes)))
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no locks held")
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/quorumlock/quorumlock/internal/nodelist"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/redisnode"
 )
@@ -177,7 +178,7 @@ func connect(ctx context.Context, cmd string, n nodeArgs) (*remote, error) {
 		})
 	}
 	wg.Wait()
-	if q := len(opts)/2 + 1; r.upCount() < q {
+	if q := quorum.Of(len(opts)); r.upCount() < q {
 		var why []string
 		for i, e := range r.errs {
 			if e != nil {

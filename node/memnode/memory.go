@@ -108,6 +108,13 @@ func (m *Node) reset() {
 // Name implements Node.
 func (m *Node) Name() string { return m.name }
 
+// ErrDown is returned by every call to a memory node stopped with SetDown,
+// standing in for an unreachable server. It is node.ErrDown: errors.Is
+// matches either name.
+//
+//lint:ignore SA1019 the old name's value: one error under both names
+var ErrDown = node.ErrDown
+
 // SetDown makes every call fail with ErrDown (down) or work again. With
 // wipe, the node forgets its locks, counters and tombstones, as a Redis
 // server restarted without persistence does (its Identify ID stays).
@@ -151,7 +158,7 @@ func (m *Node) enter(ctx context.Context) error {
 	m.mu.Lock()
 	if m.down {
 		m.mu.Unlock()
-		return node.ErrDown
+		return ErrDown
 	}
 	return nil
 }

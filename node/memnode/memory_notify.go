@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/quorumlock/quorumlock/internal/notifyloop"
-	"github.com/quorumlock/quorumlock/node"
 )
 
 // memBroker is a Memory node's Pub/Sub: subscribers per channel, called by
@@ -72,7 +71,7 @@ func (s *memSub) report(m *Node) {
 	if up {
 		s.onState(true, nil)
 	} else {
-		s.onState(false, node.ErrDown)
+		s.onState(false, ErrDown)
 	}
 }
 

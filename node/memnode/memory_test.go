@@ -46,7 +46,7 @@ func TestMemorySetDown(t *testing.T) {
 	_, errI := m.Inspect(ctx, "k")
 	_, errID := m.Identify(ctx)
 	for i, err := range []error{errA, errE, errR, errF, errI, errID} {
-		if !errors.Is(err, node.ErrDown) {
+		if !errors.Is(err, memnode.ErrDown) {
 			t.Fatalf("call %d on a down node: %v, want ErrDown", i, err)
 		}
 	}
@@ -135,7 +135,7 @@ func TestMemorySubscriptionFollowsSetDown(t *testing.T) {
 		m := memnode.New("m")
 		var states []string
 		stop, err := m.Subscribe(context.Background(), "ch", func(string, string) {}, func(up bool, err error) {
-			states = append(states, fmt.Sprint(up, errors.Is(err, node.ErrDown)))
+			states = append(states, fmt.Sprint(up, errors.Is(err, memnode.ErrDown)))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -150,4 +150,13 @@ func TestMemorySubscriptionFollowsSetDown(t *testing.T) {
 			t.Fatalf("states = %s", got)
 		}
 	})
+}
+
+// The error of a down node keeps its old name in package node: code that
+// checks node.ErrDown still matches.
+func TestErrDownKeepsItsOldName(t *testing.T) {
+	//lint:ignore SA1019 the old name is what this checks
+	if old := node.ErrDown; memnode.ErrDown != old {
+		t.Fatal("memnode.ErrDown is not node.ErrDown")
+	}
 }
