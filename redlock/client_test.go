@@ -1,8 +1,11 @@
 package redlock_test
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -125,5 +128,27 @@ func TestCloseIsNotHeldBySilentNode(t *testing.T) {
 				t.Errorf("Close took %v with a silent node and node timeout %v; want under %v", took, nodeTimeout, bound)
 			}
 		})
+	}
+}
+
+// NewLocal is a single memory node and says so once in the log.
+func TestNewLocalWarnsOnce(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	c, err := redlock.NewLocal(redlock.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxFor(t)
+	for i := 0; i < 3; i++ {
+		if _, err := c.TryDo(ctx, uniqueKey(t), time.Second, func(context.Context) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := strings.Count(buf.String(), "local mode"); got != 1 || !strings.Contains(buf.String(), "level=WARN") {
+		t.Fatalf("log %q: want one warning", buf.String())
+	}
+	if len(c.Nodes()) != 1 {
+		t.Fatalf("%d nodes", len(c.Nodes()))
 	}
 }

@@ -9,9 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,13 +19,6 @@ import (
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
-
-// longTTL is the TTL of locks whose TTL does not matter to the test: long
-// enough that a slow, busy machine never lets one expire by accident.
-const longTTL = 10 * time.Second
-
-// slowNodeTimeout is generous for the same reason.
-const slowNodeTimeout = 2 * time.Second
 
 // skewedClock is a wall clock that is off by skew.
 func skewedClock(skew time.Duration) func() time.Time {
@@ -147,29 +139,6 @@ func TestFenceSkewedClocksOneNodeRestart(t *testing.T) {
 		}
 		fences = append(fences, f)
 	}
-}
-
-// dumpKeys lists every key of every node with its PTTL, for failure messages.
-func dumpKeys(ctx context.Context, cl *redistest.Cluster) string {
-	var b strings.Builder
-	for i, n := range cl.Nodes() {
-		keys, err := n.Client().Keys(ctx, "*").Result()
-		if err != nil {
-			fmt.Fprintf(&b, "\n  node %d: %v", i, err)
-			continue
-		}
-		sort.Strings(keys)
-		fmt.Fprintf(&b, "\n  node %d: %d keys", i, len(keys))
-		for k, key := range keys {
-			if k == 10 {
-				fmt.Fprintf(&b, "\n    ... and %d more", len(keys)-k)
-				break
-			}
-			pttl, _ := n.Client().PTTL(ctx, key).Result()
-			fmt.Fprintf(&b, "\n    %s (pttl %v)", key, pttl)
-		}
-	}
-	return b.String()
 }
 
 // TestFenceCountersExpireWhenIdle: with WithFenceRetention(2s), the fence
@@ -349,4 +318,224 @@ func TestFencePrefixesDoNotCollide(t *testing.T) {
 	}
 	t.Run("A-holds", func(t *testing.T) { holdAndCycle(t, a, "fence", b, "a") })
 	t.Run("B-holds", func(t *testing.T) { holdAndCycle(t, b, "a", a, "fence") })
+}
+
+// Rule 8 under contention: 1,000 acquisitions by several clients, with
+// single attempts that lose and leave the nodes' counters uneven, still get
+// strictly increasing fences in acquisition order. Counted in acquisitions:
+// the context is only a hang guard.
+func TestFenceStrictlyIncreasesAcrossClients(t *testing.T) {
+	t.Parallel()
+	cl := startCluster(t, 5)
+	var cs []*redlock.Client
+	for range 4 {
+		cs = append(cs, newClient(t, nodesOf(cl), redlock.WithNodeTimeout(5*time.Second)))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	key := uniqueKey(t)
+	var (
+		mu      sync.Mutex
+		fences  []uint64
+		lost    atomic.Int32
+		wg      sync.WaitGroup
+		claimed atomic.Int32
+	)
+	for i := range 12 {
+		c := cs[i%len(cs)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for claimed.Load() < 1000 {
+				l, err := c.TryAcquire(ctx, key, 30*time.Second)
+				if errors.Is(err, redlock.ErrNotAcquired) {
+					lost.Add(1)
+					continue
+				}
+				if err != nil {
+					if ctx.Err() == nil {
+						t.Error(err)
+					}
+					return
+				}
+				claimed.Add(1)
+				mu.Lock() // uncontended: the lock is ours; this only orders the slice for the race detector
+				fences = append(fences, l.Fence())
+				mu.Unlock()
+				if err := l.Release(context.WithoutCancel(ctx)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := 1; i < len(fences); i++ {
+		if fences[i] <= fences[i-1] {
+			t.Fatalf("fence %d after %d at acquisition %d", fences[i], fences[i-1], i)
+		}
+	}
+	if len(fences) < 1000 {
+		t.Fatalf("ran out of time (hang guard %s) after %d of 1000 acquisitions (%d lost attempts); fences increasing", hangGuard, len(fences), lost.Load())
+	}
+	if lost.Load() == 0 {
+		t.Log("no attempt lost: the counters never diverged in this run")
+	}
+	t.Logf("%d acquisitions, %d lost attempts, last fence %d", len(fences), lost.Load(), fences[len(fences)-1])
+}
+
+// The fence comes from the nodes, not from the client: a fresh client on
+// the same nodes continues the sequence.
+func TestFenceContinuesAcrossClients(t *testing.T) {
+	t.Parallel()
+	cl := startCluster(t, 3)
+	ctx := context.Background()
+	key := uniqueKey(t)
+	var last uint64
+	for range 3 {
+		c := newClient(t, nodesOf(cl))
+		l, err := c.TryAcquire(ctx, key, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.Fence() <= last {
+			t.Fatalf("fence %d after %d", l.Fence(), last)
+		}
+		last = l.Fence()
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Rule 8: counters that drifted apart (an attempt that lost still counted
+// on the nodes it reached) must not let a later acquisition on another
+// majority get a smaller fence.
+func TestRuleFenceSurvivesDivergedCounters(t *testing.T) {
+	t.Parallel()
+	cl, c := start(t, 3)
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	name := c.KeyName(key)
+	const ahead = 1 << 52 // above any clock-seeded counter of the other nodes
+	if err := cl.Nodes()[2].Client().Set(ctx, wire.CounterKey(name), ahead, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Node 0 is busy, so the first acquisition is decided by nodes 1 and 2:
+	// node 2's counter is the maximum, node 1's lags behind it.
+	setOn(t, cl, name, "other", 10*time.Second, 0)
+	first, err := c.TryAcquire(ctx, key, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Fence() != ahead+1 {
+		t.Fatalf("first fence %d, want %d (the maximum)", first.Fence(), uint64(ahead+1))
+	}
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Nodes()[0].Client().Del(ctx, name).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The next majority, nodes 0 and 1, does not include node 2. Only if
+	// node 1 was raised to the first fence does it count above it.
+	if err := cl.Nodes()[2].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	second, err := c.TryAcquire(ctx, key, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Fence() <= first.Fence() {
+		t.Fatalf("fence went from %d to %d on the other majority", first.Fence(), second.Fence())
+	}
+	_ = second.Release(ctx)
+}
+
+// TookOver's Fence when the nodes' counters drifted apart (nodes 0 and 1
+// counted far more acquisitions than node 2). The holder's acquisition is
+// decided on nodes 0 and 1; node 2 grants it after that, with its own,
+// much lower count in its trail. The holder dies; another client's attempt
+// won node 1 and was undone there, taking the trail with it; the successor
+// is decided on nodes 1 and 2, so node 2's trail is the only one it finds.
+// When the holder extended its lock once (as every kept-alive lock does),
+// the extension raised node 2's trail to the holder's fence, and TookOver
+// reports at least that fence. When it never extended, TookOver reports
+// node 2's own count: the limit its doc states.
+func TestTookOverFenceWithDriftingCounters(t *testing.T) {
+	t.Parallel()
+	for _, extended := range []bool{true, false} {
+		t.Run(map[bool]string{true: "extended", false: "never-extended"}[extended], func(t *testing.T) {
+			cl := startCluster(t, 3)
+			ctx := ctxFor(t)
+			key := uniqueKey(t)
+			real := nodesOf(cl)
+			gate := make(chan struct{})
+			holderClient := newClient(t, []node.Node{real[0], real[1], lateAnswerNode{real[2].(Node), gate}},
+				redlock.WithOwner("holder"), redlock.WithNodeTimeout(testNodeTimeout))
+			name := holderClient.KeyName(key)
+			for i, count := range []int{1_000_000, 1_000_000, 100} {
+				if err := cl.Clients()[i].Set(ctx, wire.CounterKey(name), count, 0).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			held, err := holderClient.TryAcquire(ctx, key, time.Minute)
+			close(gate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if held.Fence() != 1_000_001 {
+				t.Fatalf("holder's fence %d, want 1000001 (decided on nodes 0 and 1)", held.Fence())
+			}
+			for holders(t, cl, name)[2] != held.Token() && ctx.Err() == nil { // node 2's late grant
+				time.Sleep(5 * time.Millisecond)
+			}
+			if extended {
+				if err := held.Extend(ctx, time.Minute); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_ = holderClient.Close()          // dies without Release; Close waits for its requests in flight
+			for _, rc := range cl.Clients() { // its key expires (deleted rather than waited for)
+				if err := rc.Del(ctx, name).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			undoneAttempt(t, ctx, real[1], name)
+
+			gate = make(chan struct{})
+			successorClient := newClient(t, []node.Node{lateAnswerNode{real[0].(Node), gate}, real[1], real[2]},
+				redlock.WithOwner("successor"), redlock.WithNodeTimeout(testNodeTimeout))
+			l, err := successorClient.TryAcquire(ctx, key, time.Minute)
+			close(gate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Release(ctx)
+			prev, ok := l.TookOver()
+			if !ok || prev.Holder != node.ReleaseID(held.Token()) || prev.Fence >= l.Fence() {
+				t.Fatalf("TookOver = %+v, %v; want the holder's lock, fence below ours (%d)", prev, ok, l.Fence())
+			}
+			if extended && prev.Fence < held.Fence() {
+				t.Fatalf("TookOver's fence %d, below the extended holder's %d", prev.Fence, held.Fence())
+			}
+			if !extended && prev.Fence != 101 {
+				t.Fatalf("TookOver's fence %d, want node 2's own count 101 (the documented limit)", prev.Fence)
+			}
+		})
+	}
+}
+
+// undoneAttempt is another client's attempt that won node nd, and was
+// undone there (it lost elsewhere): it replaced the trail, then released it.
+func undoneAttempt(t *testing.T, ctx context.Context, nd node.Node, name string) {
+	t.Helper()
+	const token = "0123456789abcdef0123456789abcdef"
+	r, err := nd.Acquire(ctx, node.AcquireArgs{Name: name, Token: token, TTL: time.Minute})
+	if err != nil || !r.Acquired {
+		t.Fatalf("the other attempt's acquire on the node = %+v, %v", r, err)
+	}
+	if ok, err := nd.Release(ctx, node.ReleaseArgs{Name: name, Token: token}); err != nil || !ok {
+		t.Fatalf("the other attempt's undo = %v, %v", ok, err)
+	}
 }

@@ -4,15 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/redisnode"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/retry"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -173,4 +179,178 @@ type Node interface {
 	node.Inspector
 	node.ForceReleaser
 	node.Subscriber
+}
+
+// bareNode has only the calls every lock needs: none of the optional
+// capabilities of package node.
+type bareNode struct{ node.Node }
+
+// rawValues reads a key's value on every node as stored ("" when absent).
+func rawValues(t *testing.T, cl *redistest.Cluster, name string) []string {
+	t.Helper()
+	var out []string
+	for _, n := range cl.Nodes() {
+		v, err := n.Client().Get(context.Background(), name).Result()
+		if err != nil {
+			t.Fatalf("get %s: %v", name, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// hangGuard bounds the contention tests: far above a loaded machine's run
+// under -race, far below go test's -timeout.
+const hangGuard = 8 * time.Minute
+
+// Owner identity, Inspect, ForceRelease and TookOver on real redis-server
+// nodes.
+
+// patient waits for a lock held by others up to a minute: verdicts must not
+// depend on the machine's speed.
+var patient = redlock.WithRetry(retry.Constant(600, 100*time.Millisecond, 20*time.Millisecond))
+
+func redisClient(addr string) *redis.Client { return redis.NewClient(&redis.Options{Addr: addr}) }
+
+// tookOverFence checks TookOver's fence: at least the previous holder's
+// (a node that answered its acquisition late may have counted higher) and
+// below ours.
+func tookOverFence(got, previous, ours uint64) bool { return got >= previous && got < ours }
+
+// longTTL is the TTL of locks whose TTL does not matter to the test: long
+// enough that a slow, busy machine never lets one expire by accident.
+const longTTL = 10 * time.Second
+
+// slowNodeTimeout is generous for the same reason.
+const slowNodeTimeout = 2 * time.Second
+
+// dumpKeys lists every key of every node with its PTTL, for failure messages.
+func dumpKeys(ctx context.Context, cl *redistest.Cluster) string {
+	var b strings.Builder
+	for i, n := range cl.Nodes() {
+		keys, err := n.Client().Keys(ctx, "*").Result()
+		if err != nil {
+			fmt.Fprintf(&b, "\n  node %d: %v", i, err)
+			continue
+		}
+		sort.Strings(keys)
+		fmt.Fprintf(&b, "\n  node %d: %d keys", i, len(keys))
+		for k, key := range keys {
+			if k == 10 {
+				fmt.Fprintf(&b, "\n    ... and %d more", len(keys)-k)
+				break
+			}
+			pttl, _ := n.Client().PTTL(ctx, key).Result()
+			fmt.Fprintf(&b, "\n    %s (pttl %v)", key, pttl)
+		}
+	}
+	return b.String()
+}
+
+// lateAnswerNode performs an acquire at once but holds its answer until gate
+// closes (or the request's context ends): a node whose grant arrives after
+// the acquisition was decided without it.
+type lateAnswerNode struct {
+	Node
+	gate chan struct{}
+}
+
+func (g lateAnswerNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
+	r, err := g.Node.Acquire(context.WithoutCancel(ctx), a)
+	select {
+	case <-g.gate:
+		return r, err
+	case <-ctx.Done():
+		return node.AcquireReply{}, ctx.Err()
+	}
+}
+
+// waitUntil polls cond every 10 ms until it holds; the limit is a hang guard.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("hang guard: never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// await polls cond until it holds or the deadline passes.
+func await(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// recorder keeps every event it observes.
+type recorder struct {
+	mu     sync.Mutex
+	events []observe.Event
+}
+
+func (r *recorder) Observe(e observe.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	r.mu.Unlock()
+}
+
+// of returns the events of key (all keys when key is "") of kind, with reason
+// when reason is not "*".
+func (r *recorder) of(key string, kind observe.Kind, reason string) []observe.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []observe.Event
+	for _, e := range r.events {
+		if (key == "" || e.Key == key) && e.Kind == kind && (reason == "*" || e.Reason == reason) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (r *recorder) count(key string, kind observe.Kind, reason string) int {
+	return len(r.of(key, kind, reason))
+}
+
+// balanced checks the invariants Event documents for key: calls ended once,
+// locks ended once, auto-extension stopped once per start.
+func (r *recorder) balanced(t *testing.T, key string, calls int) {
+	t.Helper()
+	acq, notAcq := r.count(key, observe.Acquired, "*"), r.count(key, observe.NotAcquired, "*")
+	first := 0
+	for _, e := range r.of(key, observe.Attempt, "*") {
+		if e.Attempts == 1 {
+			first++
+		}
+	}
+	if first != calls {
+		t.Errorf("%s: %d first attempts, want %d calls", key, first, calls)
+	}
+	if acq+notAcq != calls {
+		t.Errorf("%s: %d acquired + %d not acquired, want %d calls", key, acq, notAcq, calls)
+	}
+	if ended := r.count(key, observe.Released, "*") + r.count(key, observe.Lost, "*"); ended != acq {
+		t.Errorf("%s: %d locks ended (released or lost), want %d acquired", key, ended, acq)
+	}
+	if start, stop := r.count(key, observe.Kept, "start"), r.count(key, observe.Kept, "stop"); start != stop {
+		t.Errorf("%s: kept start %d, stop %d", key, start, stop)
+	}
+}
+
+func lockName(key string) string { return defaults.KeyPrefix + "{" + key + "}" }
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

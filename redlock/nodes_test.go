@@ -22,18 +22,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// waitUntil polls cond every 10 ms until it holds; the limit is a hang guard.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("hang guard: never: %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // lineRecorder is a slog.Handler that keeps every record as one line of text:
 // the message, then each attribute as key=value.
 type lineRecorder struct {

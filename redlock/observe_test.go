@@ -4,72 +4,13 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
-	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 )
-
-// recorder keeps every event it observes.
-type recorder struct {
-	mu     sync.Mutex
-	events []observe.Event
-}
-
-func (r *recorder) Observe(e observe.Event) {
-	r.mu.Lock()
-	r.events = append(r.events, e)
-	r.mu.Unlock()
-}
-
-// of returns the events of key (all keys when key is "") of kind, with reason
-// when reason is not "*".
-func (r *recorder) of(key string, kind observe.Kind, reason string) []observe.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []observe.Event
-	for _, e := range r.events {
-		if (key == "" || e.Key == key) && e.Kind == kind && (reason == "*" || e.Reason == reason) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func (r *recorder) count(key string, kind observe.Kind, reason string) int {
-	return len(r.of(key, kind, reason))
-}
-
-// balanced checks the invariants Event documents for key: calls ended once,
-// locks ended once, auto-extension stopped once per start.
-func (r *recorder) balanced(t *testing.T, key string, calls int) {
-	t.Helper()
-	acq, notAcq := r.count(key, observe.Acquired, "*"), r.count(key, observe.NotAcquired, "*")
-	first := 0
-	for _, e := range r.of(key, observe.Attempt, "*") {
-		if e.Attempts == 1 {
-			first++
-		}
-	}
-	if first != calls {
-		t.Errorf("%s: %d first attempts, want %d calls", key, first, calls)
-	}
-	if acq+notAcq != calls {
-		t.Errorf("%s: %d acquired + %d not acquired, want %d calls", key, acq, notAcq, calls)
-	}
-	if ended := r.count(key, observe.Released, "*") + r.count(key, observe.Lost, "*"); ended != acq {
-		t.Errorf("%s: %d locks ended (released or lost), want %d acquired", key, ended, acq)
-	}
-	if start, stop := r.count(key, observe.Kept, "start"), r.count(key, observe.Kept, "stop"); start != stop {
-		t.Errorf("%s: kept start %d, stop %d", key, start, stop)
-	}
-}
-
-func lockName(key string) string { return defaults.KeyPrefix + "{" + key + "}" }
 
 func TestEventsAcquireRelease(t *testing.T) {
 	t.Parallel()

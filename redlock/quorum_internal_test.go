@@ -6,68 +6,15 @@ package redlock
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/quorumlock/quorumlock/node"
-	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/retry"
 )
-
-// stuck answers nothing until released, whatever the context says: a
-// server that went silent behind a client that ignores deadlines.
-type stuck struct {
-	Node
-	release chan struct{}
-}
-
-func (s stuck) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
-	<-s.release
-	return node.AcquireReply{}, errors.New("released late")
-}
-
-func (s stuck) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
-	<-s.release
-	return false, errors.New("released late")
-}
-
-// late delays every request by delay: a node far away.
-type late struct {
-	Node
-	delay time.Duration
-}
-
-func (l late) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
-	time.Sleep(l.delay)
-	return l.Node.Acquire(ctx, a)
-}
-
-func memNodes(n int) []*memnode.Node {
-	out := make([]*memnode.Node, n)
-	for i := range out {
-		out[i] = memnode.New(string(rune('a' + i)))
-	}
-	return out
-}
-
-func asNodes(ms []*memnode.Node) []node.Node {
-	out := make([]node.Node, len(ms))
-	for i, m := range ms {
-		out[i] = m
-	}
-	return out
-}
-
-func mustNew(t *testing.T, nodes []node.Node, opts ...Option) *Client {
-	t.Helper()
-	c, err := New(nodes, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // A silent node delays neither a won nor a lost attempt: both are decided
 // by the other nodes at once; the stall guard only bounds the background.
@@ -222,67 +169,57 @@ func TestRoundUndoFinishesBeforeClose(t *testing.T) {
 	})
 }
 
-// Once a client's subscriptions are up, an Acquire of a free key does not
-// wait for them again (a regression: every Acquire after the first waited
-// a whole node timeout).
-func TestAcquireWaitsForSubscriptionsOnce(t *testing.T) {
+// The tally's verdicts at the edges of a 5-node quorum (q = 3): two
+// failures or no's can be spared, three cannot.
+func TestTallyVerdicts(t *testing.T) {
 	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		c := mustNew(t, asNodes(memNodes(3)), WithNodeTimeout(time.Second))
-		ctx := context.Background()
-		for i := range 3 {
-			start := time.Now()
-			l, err := c.Acquire(ctx, "k", 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
+	for _, tc := range []struct {
+		name                                string
+		yes, no, failed                     int
+		won, beyond, unreachable, missesAny bool
+	}{
+		{name: "nothing yet"},
+		{name: "majority yes", yes: 3, won: true},
+		{name: "two spared", yes: 1, no: 1, failed: 1},
+		{name: "no's and failures add up", no: 2, failed: 1, beyond: true},
+		{name: "failures alone", failed: 3, beyond: true, unreachable: true, missesAny: true},
+		{name: "no's alone are not unreachable", no: 3, beyond: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tl := tally{n: 5, q: 3, yes: tc.yes, no: tc.no}
+			for range tc.failed {
+				tl.fail(&NodeError{Node: "n", Op: "acquire", Err: errNoAnswer})
 			}
-			if d := time.Since(start); d != 0 {
-				t.Fatalf("Acquire %d of a free key took %s", i, d)
+			if tl.won() != tc.won || tl.beyondReach() != tc.beyond || tl.unreachable() != tc.unreachable || tl.missesAMajority() != tc.missesAny {
+				t.Fatalf("won %v beyondReach %v unreachable %v missesAMajority %v, want %v %v %v %v",
+					tl.won(), tl.beyondReach(), tl.unreachable(), tl.missesAMajority(), tc.won, tc.beyond, tc.unreachable, tc.missesAny)
 			}
-			if err := l.Release(ctx); err != nil {
-				t.Fatal(err)
+			if tl.decided() != (tc.won || tc.beyond) {
+				t.Fatalf("decided %v", tl.decided())
 			}
-		}
-		_ = c.Close()
-	})
-}
-
-// shy fails its first Identify: first contact goes on without it.
-type shy struct {
-	Node
-	asked *int
-}
-
-func (s shy) Identify(ctx context.Context) (node.Identity, error) {
-	if *s.asked++; *s.asked == 1 {
-		return node.Identity{}, errors.New("not now")
+		})
 	}
-	return s.Node.Identify(ctx)
 }
 
-// A node that did not say who it is at first contact but answers an
-// acquire is identified at once, and its answer counts: with two of five
-// nodes held by another client, the lock needs it (a regression: under load
-// such attempts ended as split votes).
-func TestLateIdentifiedNodeCounts(t *testing.T) {
+// A yes that does not count is a failure of its node, with the reason, and
+// the tally's error wraps ErrQuorumUnreachable and every node's failure.
+func TestTallyErrorWrapsEveryNodeFailure(t *testing.T) {
 	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		ms := memNodes(5)
-		nodes := asNodes(ms)
-		asked := 0
-		nodes[4] = shy{Node: ms[4], asked: &asked}
-		other := mustNew(t, asNodes(ms[:2]), WithRetry(retry.Never()))
-		ctx := context.Background()
-		if _, err := other.TryAcquire(ctx, "k", time.Minute); err != nil {
-			t.Fatal(err)
-		}
-		c := mustNew(t, nodes, WithRetry(retry.Never()))
-		l, err := c.TryAcquire(ctx, "k", 10*time.Second)
-		if err != nil {
-			t.Fatalf("3 of 5 free nodes, one identified late: %v", err)
-		}
-		_ = l.Release(ctx)
-		_ = c.Close()
-		_ = other.Close()
-	})
+	tl := tally{n: 3, q: 2}
+	tl.fail(&NodeError{Node: "a", Op: "acquire", Err: errNoAnswer})
+	tl.notCounted("b", "acquire", errUnidentified("b"))
+	err := tl.err(`acquire "k"`)
+	if !errors.Is(err, ErrQuorumUnreachable) || !errors.Is(err, errNoAnswer) {
+		t.Fatalf("err = %v: want ErrQuorumUnreachable wrapping the node failures", err)
+	}
+	var ne *NodeError
+	if !errors.As(err, &ne) || ne.Node != "a" {
+		t.Fatalf("errors.As NodeError = %+v", ne)
+	}
+	if !strings.Contains(err.Error(), `acquire "k": 2 of 3 nodes failed`) || !strings.Contains(err.Error(), "node b: acquire") {
+		t.Fatalf("err = %q", err)
+	}
+	if !tl.unreachable() {
+		t.Fatal("two of three nodes failed (one yes not counted): want unreachable")
+	}
 }

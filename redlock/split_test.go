@@ -4,17 +4,22 @@ package redlock_test
 // to exactly one runner, and a silent node does not delay a lost attempt.
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/redisnode"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/retry"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -128,5 +133,182 @@ func TestSilentNodeDoesNotDelayALostAttempt(t *testing.T) {
 		if took >= nodeTimeout/2 {
 			t.Fatalf("a decided TryAcquire took %s with one silent node: it waited for the node", took)
 		}
+	}
+}
+
+// farNode sends each acquire only after delay: a node this client reaches
+// later than another client does.
+type farNode struct {
+	Node
+	delay time.Duration
+}
+
+func (f farNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
+	t := time.NewTimer(f.delay)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return node.AcquireReply{}, ctx.Err()
+	}
+	return f.Node.Acquire(ctx, a)
+}
+
+// stallLog counts the stall guard's firings in acquire rounds: each is an
+// attempt that waited for a silent node as long as a round ever does.
+type stallLog struct{ n *atomic.Int64 }
+
+func (h stallLog) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h stallLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+func (h stallLog) WithGroup(string) slog.Handler { return h }
+
+func (h stallLog) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if r.Message == redlock.StallGuardFired && a.Key == "op" && a.Value.String() == "acquire" {
+			h.n.Add(1)
+		}
+		return true
+	})
+	return nil
+}
+
+// splitClientNodes are the nodes of split contender c on 5 real nodes:
+// nodes 0-3 over clients bounded by the node timeout, contender 0 reaching
+// nodes 2 and 3 late and contender 1 nodes 0 and 1, so that they split
+// the four 2-2; node 4 over a client that ignores deadlines, so that only
+// the stall guard ends a wait for it once it is stopped.
+func splitClientNodes(t *testing.T, cl *redistest.Cluster, c int, reach time.Duration) []node.Node {
+	t.Helper()
+	var nodes []node.Node
+	for i, n := range cl.Nodes() {
+		opts := &redis.Options{Addr: n.Addr(), ContextTimeoutEnabled: true, ReadTimeout: -1, WriteTimeout: -1}
+		if i == 4 {
+			opts.ContextTimeoutEnabled, opts.PoolSize = false, 500
+		}
+		rc := redis.NewClient(opts)
+		t.Cleanup(func() { _ = rc.Close() })
+		var nd node.Node = redisnode.New(rc)
+		if i < 4 && i/2 != c {
+			nd = farNode{Node: nd.(Node), delay: reach}
+		}
+		nodes = append(nodes, nd)
+	}
+	return nodes
+}
+
+// Two contenders split a free key 2-2 on the four live nodes of five while
+// the fifth (a stopped redis-server) never answers. In every round of
+// single attempts exactly one of them wins, and no attempt waits for the
+// silent node: the stall guard of an acquire round never fires (it would
+// after the node timeout, 10 s). Counted, not timed.
+func TestSplitWithSilentNodeOnRealNodes(t *testing.T) {
+	t.Parallel()
+	const nodeTimeout, reach, rounds = 10 * time.Second, 50 * time.Millisecond, 8
+	cl := redistest.StartT(t, 5)
+	ctx := ctxFor(t)
+	var stalls, splits atomic.Int64
+	clients := make([]*redlock.Client, 2)
+	for c := range clients {
+		clients[c] = newClient(t, splitClientNodes(t, cl, c, reach), redlock.WithNodeTimeout(nodeTimeout),
+			redlock.WithLogger(slog.New(stallLog{n: &stalls})),
+			redlock.WithObserver(observe.Func(func(e observe.Event) {
+				if e.Kind == observe.Contended && e.Reason == "split_vote" {
+					splits.Add(1)
+				}
+			})))
+		l, err := clients[c].TryAcquire(ctx, uniqueKey(t), time.Minute) // first contact, every node up
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = l.Release(ctx)
+	}
+	if err := cl.Nodes()[4].Pause(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Nodes()[4].Resume() }) // before the clients' Close
+	for r := range rounds {
+		key := fmt.Sprintf("%s-%d", t.Name(), r)
+		locks := make([]*redlock.Lock, len(clients))
+		errs := make([]error, len(clients))
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for c, cl := range clients {
+			wg.Go(func() {
+				<-start
+				locks[c], errs[c] = cl.TryAcquire(ctx, key, 5*time.Minute)
+			})
+		}
+		close(start)
+		wg.Wait()
+		won := 0
+		for c, l := range locks {
+			switch {
+			case l != nil:
+				won++
+			case !errors.Is(errs[c], redlock.ErrNotAcquired):
+				t.Fatalf("round %d: contender %d: %v", r, c, errs[c])
+			}
+		}
+		if won != 1 {
+			t.Fatalf("round %d: %d winners, want exactly 1: %v", r, won, errs)
+		}
+		if n := stalls.Load(); n > 0 {
+			t.Fatalf("round %d: the stall guard fired in %d acquire rounds so far: attempts waited for the silent node", r, n)
+		}
+		for _, l := range locks {
+			if l != nil {
+				_ = l.Release(ctx)
+			}
+		}
+	}
+	if splits.Load() == 0 {
+		t.Errorf("no split vote in %d rounds: the scenario did not happen", rounds)
+	}
+	t.Logf("%d split votes in %d rounds", splits.Load(), rounds)
+}
+
+// refusingNode fails every lock request at once: a node the client cannot
+// reach.
+type refusingNode struct{ node.Node }
+
+var errRefusingNode = errors.New("connection refused")
+
+func (refusingNode) Acquire(context.Context, node.AcquireArgs) (node.AcquireReply, error) {
+	return node.AcquireReply{}, errRefusingNode
+}
+
+func (refusingNode) Release(context.Context, node.ReleaseArgs) (bool, error) {
+	return false, errRefusingNode
+}
+
+// On five real redis-server nodes: a holder that never releases (its
+// client froze) has the key on two, one node refuses, and the waiter's
+// attempts split the votes until it gives the split up. It must take the
+// lock once the holder's keys expire (3 s), not sleep its retry delay of
+// ten minutes: the context's minute is only a hang guard.
+func TestSplitGivenUpAcquiresAfterHolderExpiry(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartT(t, 5)
+	nodes := nodesOf(cl)
+	nodes[2] = refusingNode{nodes[2]}
+	var splits atomic.Int32
+	c := newClient(t, nodes, redlock.WithNodeTimeout(testNodeTimeout), redlock.WithRecoveryPeriod(0),
+		redlock.WithRetry(retry.Constant(3, 10*time.Minute, 0)),
+		redlock.WithObserver(observe.Func(func(e observe.Event) {
+			if e.Kind == observe.Contended && e.Reason == "split_vote" {
+				splits.Add(1)
+			}
+		})))
+	key := uniqueKey(t)
+	setOn(t, cl, c.KeyName(key), "frozen-holder", 3*time.Second, 0, 1)
+	l, err := c.Acquire(ctxFor(t), key, 5*time.Second)
+	if err != nil {
+		t.Fatalf("Acquire after %d split attempts: %v (it slept its retry delay past the holder's expiry)", splits.Load(), err)
+	}
+	_ = l.Release(context.Background())
+	if splits.Load() <= 8 {
+		t.Fatalf("%d split attempts: the waiter never gave a split up (the scenario is broken)", splits.Load())
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/retry"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -168,4 +170,165 @@ func equalBools(a, b []bool) bool {
 		}
 	}
 	return true
+}
+
+// gatedNode runs the real Acquire only once gate is closed: a request that
+// a slow link or a busy server delivers late.
+type gatedNode struct {
+	Node
+	gate    chan struct{}
+	extends bool // gate Extend instead of Acquire
+}
+
+func (g gatedNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
+	if !g.extends {
+		<-g.gate
+	}
+	return g.Node.Acquire(context.WithoutCancel(ctx), a)
+}
+
+func (g gatedNode) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.ExtendResult, error) {
+	if g.extends {
+		<-g.gate
+	}
+	return g.Node.Extend(context.WithoutCancel(ctx), ops)
+}
+
+// An acquire that reaches a node after the lock was
+// released there cannot create the key (v1: it held the key for a full TTL
+// with a token nobody owned).
+func TestLateAcquireAfterReleaseCreatesNoKey(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartT(t, 5)
+	nodes := nodesOf(cl)
+	gate := make(chan struct{})
+	nodes[4] = gatedNode{Node: nodes[4].(Node), gate: gate}
+	c := newClient(t, nodes, redlock.WithNodeTimeout(30*time.Second))
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	l, err := c.TryAcquire(ctx, key, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(gate)   // the acquire reaches node 4 only now
+	_ = c.Close() // waits for it to be answered
+	if h := holders(t, cl, c.KeyName(key)); countEqual(h, "") != 5 {
+		t.Fatalf("after release, a late acquire left keys: %v", h)
+	}
+}
+
+// With a manual Extend, an extension that re-asserts a missing key and
+// lands after Release cannot bring the key back.
+func TestLateExtendAfterReleaseCreatesNoKey(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartT(t, 3)
+	nodes := nodesOf(cl)
+	gate := make(chan struct{})
+	nodes[2] = gatedNode{Node: nodes[2].(Node), gate: gate, extends: true}
+	c := newClient(t, nodes, redlock.WithNodeTimeout(30*time.Second))
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	l, err := c.TryAcquire(ctx, key, 60*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settled(t, cl, c.KeyName(key), l.Token())
+	// Node 2 loses the key, so the extension would re-assert it there.
+	if err := cl.Nodes()[2].Client().Del(ctx, c.KeyName(key)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Extend(ctx, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	close(gate)
+	_ = c.Close()
+	if h := holders(t, cl, c.KeyName(key)); countEqual(h, "") != 3 {
+		t.Fatalf("after release, a late extend left keys: %v", h)
+	}
+}
+
+// Rule 4: a failed attempt releases on every node, including one that
+// errored; contended nodes keep their holder.
+func TestRuleFailedAttemptLeavesNoKey(t *testing.T) {
+	t.Parallel()
+	cl, c := start(t, 5, redlock.WithRetry(retry.Never()))
+	key := uniqueKey(t)
+	setOn(t, cl, c.KeyName(key), "other", 10*time.Second, 0, 1)
+	if err := cl.Nodes()[2].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.TryAcquire(ctxFor(t), key, 5*time.Second)
+	if err == nil {
+		t.Fatal("acquired with 2 holders and 1 dead node of 5")
+	}
+	h := holders(t, cl, c.KeyName(key))
+	if h[0] != "other" || h[1] != "other" || h[3] != "" || h[4] != "" {
+		t.Fatalf("after failed attempt nodes hold %v; want other, other, -, none, none", h)
+	}
+}
+
+// Rule 4: the caller's cancellation does not cut the clean-up short, even on
+// nodes whose write landed but whose reply never came.
+func TestRuleCancelledAttemptLeavesNoKey(t *testing.T) {
+	t.Parallel()
+	cl := startCluster(t, 5)
+	nodes := nodesOf(cl)
+	for i := 2; i < 5; i++ {
+		nodes[i] = hangingNode{nodes[i]}
+	}
+	c := newClient(t, nodes, redlock.WithNodeTimeout(5*time.Second))
+	key := uniqueKey(t)
+	ctx, cancel := context.WithCancel(ctxFor(t))
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := c.Acquire(ctx, key, 30*time.Second)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	_ = c.Close() // the undo runs in the background; Close waits for it
+	if h := holders(t, cl, c.KeyName(key)); countEqual(h, "") != 5 {
+		t.Fatalf("cancelled attempt left keys: %v", h)
+	}
+}
+
+var errUndoRefused = errors.New("release refused")
+
+// refusingRelease acquires like the node it wraps, and fails every
+// release: the undo of a failed attempt cannot reach it.
+type refusingRelease struct{ node.Node }
+
+func (refusingRelease) Release(context.Context, node.ReleaseArgs) (bool, error) {
+	return false, errUndoRefused
+}
+
+// A failed attempt's undo that does not reach a node is reported to the
+// observer (observe.UndoFailed, naming the node and its failure): the key
+// it leaves there until its TTL ends shows in metrics.
+func TestUndoFailedIsObserved(t *testing.T) {
+	t.Parallel()
+	cl := startCluster(t, 3)
+	nodes := nodesOf(cl)
+	nodes[0] = refusingRelease{nodes[0]}
+	rec := &recorder{}
+	c := newClient(t, nodes, redlock.WithObserver(rec), redlock.WithNodeTimeout(testNodeTimeout))
+	key := uniqueKey(t)
+	// Another token holds nodes 1 and 2: our attempt gets node 0 alone,
+	// fails, and its undo must delete our key on node 0.
+	setOn(t, cl, lockName(key), "someone-else", 10*time.Second, 1, 2)
+	if _, err := c.TryAcquire(ctxFor(t), key, 5*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("TryAcquire with the key held on 2 of 3 nodes: %v", err)
+	}
+	_ = c.Close() // waits for the undo
+	got := rec.of(key, observe.UndoFailed, "")
+	if len(got) != 1 || got[0].Node != nodes[0].Name() || !errors.Is(got[0].Err, errUndoRefused) {
+		t.Fatalf("observe.UndoFailed events %+v; want one for node %s wrapping the refusal", got, nodes[0].Name())
+	}
+	if got := holders(t, cl, lockName(key))[0]; got == "" {
+		t.Error("node 0 has no key: the undo was not refused")
+	}
 }
