@@ -1,7 +1,8 @@
 package redlock
 
-// Split votes with a silent node, on synctest's fake clock: what the calls
-// wait for is exact here, independent of the machine.
+// Split votes on memory nodes, on synctest's fake clock (a silent node, a
+// given-up wait, the jitter): what the calls wait for is exact here,
+// independent of the machine.
 
 import (
 	"context"

@@ -1,7 +1,9 @@
 package redlock_test
 
-// Replicas of one job on real redis-server nodes: a split vote is resolved
-// to exactly one runner, and a silent node does not delay a lost attempt.
+// Split votes on real redis-server nodes: replicas of one job resolve a
+// split to exactly one runner, a silent node delays neither a lost attempt
+// nor a split, and a contender that gave up acquires once the holder's key
+// expires.
 
 import (
 	"context"
