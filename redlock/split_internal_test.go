@@ -1,8 +1,8 @@
 package redlock
 
-// Split votes on memory nodes, on synctest's fake clock (a silent node, a
-// given-up wait, the jitter): what the calls wait for is exact here,
-// independent of the machine.
+// Split votes on memory nodes: a silent node, a lost split and a given-up
+// wait on synctest's fake clock (what the calls wait for is exact here,
+// independent of the machine), and the split-vote jitter.
 
 import (
 	"context"
