@@ -21,8 +21,8 @@ import (
 // Acquire takes the lock named key for ttl, waiting (per WithRetry, or
 // ContextWithRetry for one call) while another holder has it, woken early
 // by its release or expiry. Errors: ErrNotAcquired once the retries are
-// used up (ErrSplitVote if the votes stayed split), ErrQuorumUnreachable,
-// ErrInvalidArgument, ctx.Err().
+// used up (also ErrSplitVote or ErrRecovering: see each), ErrInvalidArgument,
+// ErrQuorumUnreachable, ctx.Err().
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	p, err := c.retryOf(ctx)
 	if err != nil {
@@ -478,14 +478,20 @@ func (b *ballot) heldBy() []bool {
 // data for the key, and returns the attempt's error when they kept it from
 // a majority.
 func (a *acquisition) recovering(b *ballot) error {
-	first := b.rec.sittingOut(b.yes, func(i int) string { return a.c.nodes[i].Name() })
+	first, longest, left := b.rec.sittingOut(b.yes, func(i int) string { return a.c.nodes[i].Name() })
 	for _, e := range first {
 		a.c.obs.Observe(observe.Event{Kind: observe.Node, Key: a.key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: a.ctx})
 	}
 	if len(first) == 0 {
 		return nil
 	}
-	return fmt.Errorf("%w: %q: too few nodes kept their data for the key (%w)", ErrNotAcquired, a.key, first[0])
+	// Both sentinels: the key may be free, but no majority can grant it
+	// until the nodes that lost their data count again.
+	if longest < 0 { // a doubtful node: how long is unknown
+		return fmt.Errorf("%w: %q: %w: too few nodes kept their data for the key (%w)", ErrNotAcquired, a.key, ErrRecovering, first[0])
+	}
+	return fmt.Errorf("%w: %q: %w: too few nodes kept their data for the key, for up to %s more (%w)",
+		ErrNotAcquired, a.key, ErrRecovering, left.Round(time.Millisecond), first[longest])
 }
 
 // unreachable is the verdict of an attempt that too many nodes failed.

@@ -21,7 +21,7 @@ var (
 	ErrReleased = errors.New("redlock: lock released")
 	// In a *NodeError: that node's call panicked; the stack goes to the logger.
 	ErrNodePanic = errors.New("redlock: node call panicked")
-	// In a *NodeError: the node lost the key's data and sits out for a while.
+	// A node lost the key's data and sits out; with ErrNotAcquired: too many did (says how long).
 	ErrRecovering = errors.New("redlock: node recovering from data loss")
 )
 

@@ -231,12 +231,14 @@ func (r *recovery) agree(yes []answer[node.AcquireReply], at time.Time) bool {
 }
 
 // sittingOut returns the failure of each node among yes whose yes did not
-// count because it lost its data for the key (name gives a node's name).
-func (r *recovery) sittingOut(yes []answer[node.AcquireReply], name func(i int) string) []*NodeError {
+// count because it lost its data for the key (name gives a node's name),
+// and the index in it of the node that sits out longest, with how long it
+// still does (-1 and 0 when no node says).
+func (r *recovery) sittingOut(yes []answer[node.AcquireReply], name func(i int) string) (out []*NodeError, longest int, left time.Duration) {
+	longest = -1
 	if r == nil {
-		return nil
+		return nil, longest, 0
 	}
-	var out []*NodeError
 	for _, a := range yes {
 		switch m := r.marks[a.node]; {
 		case r.unheard && r.doubtful(a.node):
@@ -244,10 +246,13 @@ func (r *recovery) sittingOut(yes []answer[node.AcquireReply], name func(i int) 
 				"%w: its marker for the key is %s old beside an idle one, and a node that may keep the key did not answer",
 				ErrRecovering, m.age.Round(time.Millisecond))})
 		case r.sitsOut(a.node):
+			if rest := r.period - m.age; longest < 0 || rest > left {
+				longest, left = len(out), rest
+			}
 			out = append(out, recoveringError(name(a.node), m.age, r.period-m.age))
 		}
 	}
-	return out
+	return out, longest, left
 }
 
 // markRecovering sets the Recovering of each node's Info that an

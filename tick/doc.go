@@ -51,4 +51,6 @@
 // and start delays within half a period and the retention. The fence is
 // per tick: compare fences of one tick, not across ticks. The tick's
 // claim is a lock like any other, with the client's guarantees and limits.
+// The retention may exceed the client's recovery period: records are read,
+// not acquired, and count when any answering node has them.
 package tick

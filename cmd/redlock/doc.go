@@ -321,7 +321,14 @@ Flags:
   --retention D  how long a tick's record turns replicas away (default
                  twice --once-per, or 24h with --tick)
   --min-hold D   a plain lock stays at least D after it was taken, even
-                 when CMD exits sooner (lockAtLeastFor)
+                 when CMD exits sooner (lockAtLeastFor); at most
+                 --recovery-period
+  --recovery-period D  how long a node that lost its data (restarted
+                 empty, flushed) sits out of the keys it lost (default
+                 10m; 0: off). Use the same on every client of the nodes.
+                 --ttl and --min-hold may not exceed it (exit 2): a node
+                 that counts again no longer has the key. A tick's
+                 --retention may: its records are read from every node
 
 Without --shared or --exclusive, exec takes KEY's mutex, which is a lock
 apart from KEY's read-write lock: a plain exec and a --shared or

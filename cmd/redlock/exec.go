@@ -33,9 +33,10 @@ type execArgs struct {
 	shared       bool   // --shared: a reader of KEY's read-write lock; see exec_rw.go
 	exclusive    bool   // --exclusive: its writer
 	key          string
-	argv         []string // CMD ARGS...
-	slots        int      // --slots N: a permit of a semaphore (slots.go)
-	tick         tickArgs // --once-per, --tick, --min-hold (exec_tick.go)
+	argv         []string      // CMD ARGS...
+	slots        int           // --slots N: a permit of a semaphore (slots.go)
+	tick         tickArgs      // --once-per, --tick, --min-hold (exec_tick.go)
+	recovery     time.Duration // --recovery-period: redlock.WithRecoveryPeriod
 }
 
 func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
@@ -46,6 +47,7 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	fs.IntVar(&a.conflictCode, "E", exitConflict, "exit code for -n conflicts and -w timeouts")
 	durationFlag(fs, &a.ttl, "ttl", 10*time.Second, "lock time to live")
 	durationFlag(fs, &a.grace, "grace", 5*time.Second, "time between SIGTERM and SIGKILL")
+	recoveryFlag(fs, &a.recovery)
 	fs.StringVar(&a.prefix, "prefix", defaults.KeyPrefix, "key prefix on the nodes")
 	nodesFlags(fs, &a.nodes)
 	owner := fs.String("owner", "", "who holds the lock, as inspect and ls show it")
@@ -79,6 +81,9 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 		return nil, usageErr("exec", "--slots and --shared/--exclusive exclude each other")
 	}
 	if err := checkSlots(a); err != nil {
+		return nil, err
+	}
+	if err := checkRecovery("exec", a.recovery, a.ttl, a.tick.minHold); err != nil {
 		return nil, err
 	}
 	if err := checkTick(a); err != nil {

@@ -20,7 +20,7 @@ type locker struct {
 // the writer; with --slots N a permit of the semaphore KEY (slots.go). The read-write lock and the mutex of one key are two
 // different locks: a plain exec does not exclude a --shared one.
 func newLocker(nodes []node.Node, a *execArgs) (locker, error) {
-	opts := []redlock.Option{redlock.WithKeyPrefix(a.prefix), redlock.WithOwner(a.owner)}
+	opts := []redlock.Option{redlock.WithKeyPrefix(a.prefix), redlock.WithOwner(a.owner), redlock.WithRecoveryPeriod(a.recovery)}
 	if a.shared || a.exclusive {
 		c, err := rwlock.New(nodes, opts...)
 		if err != nil {

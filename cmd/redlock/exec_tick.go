@@ -106,7 +106,7 @@ func (t tickArgs) options(claimTTL time.Duration) []tick.Option {
 // plain exec runs it under its lock; when the tick ran or runs elsewhere,
 // it exits with the conflict code and says where and when.
 func runTickExec(ctx context.Context, nodes []node.Node, a *execArgs, path string, sigs <-chan os.Signal, stderr io.Writer) error {
-	c, err := redlock.New(nodes, redlock.WithKeyPrefix(a.prefix), redlock.WithOwner(a.owner))
+	c, err := redlock.New(nodes, redlock.WithKeyPrefix(a.prefix), redlock.WithOwner(a.owner), redlock.WithRecoveryPeriod(a.recovery))
 	if err != nil {
 		return usageErr("exec", "%v", err)
 	}
