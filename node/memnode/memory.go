@@ -319,8 +319,13 @@ func (m *Node) markData(name string, at time.Time, keep, retain time.Duration, n
 			t.creator = uint64(max(at.UnixMicro(), 0))
 		}
 		write = true
-	case t.since.After(now): // the clock went back: age from now on
-		t.since, write = now, true
+	case t.since.After(now) || t.touched.After(now):
+		// The clock went back: the node has kept its data since before
+		// the step, for how long its clock cannot tell. The marker stays
+		// old: dated twice keep before now (past any recovery period), or
+		// as far back as it spans, whichever is older, and touched now.
+		span := max(t.touched.Sub(t.since), 0)
+		t.since, write = now.Add(-max(2*keep, span)), true
 	}
 	touched := t.touchAge(now).Milliseconds()
 	t, wrote := t.touch(now, write, keep, retain)
