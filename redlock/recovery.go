@@ -42,6 +42,13 @@ import (
 // creator there, and that node counts at once; a lock held only on nodes
 // that all lost their data is not protected, as the nodes it was never
 // extended on for the period keep only untouched markers.
+// Server clocks: a node whose clock went back sees its marker's times
+// ahead of it, and dates the marker old (twice its keep, past the period):
+// a node that kept the key keeps the others out. Premise: a node's clock
+// does not step within the period after it lost its data (back, its fresh
+// marker reads old and it counts at once; forward, it counts that much
+// early). A step back within the marker's last recorded touch goes unseen
+// and shortens the node's age by the step.
 
 // checkRecoveryTTL refuses a TTL the recovery period does not cover.
 func (c *config) checkRecoveryTTL(ttl time.Duration) error {

@@ -59,12 +59,24 @@ type memMarker struct {
 	creator uint64        // the writing acquisition's At in µs, 0 when unknown
 	touched time.Time     // the last acquire or extension of the key, up to stale earlier
 	stale   time.Duration // how far touched may trail the key's last touch (see touch)
+	keep    time.Duration // how long it was kept beyond twice stale from touched
 	expires time.Time
 }
 
 // touchAge is how long before now the key was last touched, at most.
 func (t memMarker) touchAge(now time.Time) time.Duration {
 	return max(now.Sub(t.touched)-t.stale, 0)
+}
+
+// age is how long before now the marker says the node started keeping
+// data for the key, as Inspect reports it: a marker from the future (the
+// clock went back) is as old as the next acquire dates it (see markData),
+// twice the keep it records or its span, whichever is longer.
+func (t memMarker) age(now time.Time) time.Duration {
+	if t.since.After(now) || t.touched.After(now) {
+		return max(2*t.keep, t.touched.Sub(t.since), 0)
+	}
+	return now.Sub(t.since)
 }
 
 // touch records a touch of the key at now as the Redis node does (see
@@ -77,7 +89,7 @@ func (t memMarker) touch(now time.Time, write bool, keep, retain time.Duration) 
 	if !write && !t.touched.After(now) && now.Sub(t.touched) < t.stale && !t.expires.Before(now.Add(keep+stale)) {
 		return t, false
 	}
-	t.touched, t.stale, t.expires = now, stale, now.Add(keep+2*stale)
+	t.touched, t.stale, t.keep, t.expires = now, stale, keep, now.Add(keep+2*stale)
 	return t, true
 }
 
@@ -319,8 +331,13 @@ func (m *Node) markData(name string, at time.Time, keep, retain time.Duration, n
 			t.creator = uint64(max(at.UnixMicro(), 0))
 		}
 		write = true
-	case t.since.After(now): // the clock went back: age from now on
-		t.since, write = now, true
+	case t.since.After(now) || t.touched.After(now):
+		// The clock went back: the node has kept its data since before
+		// the step, for how long its clock cannot tell. The marker stays
+		// old: dated twice keep before now (past any recovery period), or
+		// as far back as it spans, whichever is older, and touched now.
+		span := max(t.touched.Sub(t.since), 0)
+		t.since, write = now.Add(-max(2*keep, span)), true
 	}
 	touched := t.touchAge(now).Milliseconds()
 	t, wrote := t.touch(now, write, keep, retain)
@@ -531,7 +548,7 @@ func (m *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 		h.Token, h.TTL, h.Owner, h.AcquiredAt = e.token, e.expires.Sub(now), e.owner, micro(e.at)
 	}
 	if t, ok := m.markers[name]; ok && live(t.expires, now) {
-		h.DataAge, h.DataAgeKnown = now.Sub(t.since).Truncate(time.Millisecond), true
+		h.DataAge, h.DataAgeKnown = t.age(now).Truncate(time.Millisecond), true
 		h.DataTouchedAge, h.DataTouchedKnown = t.touchAge(now).Truncate(time.Millisecond), true
 	}
 	return h, nil

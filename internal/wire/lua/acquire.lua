@@ -23,16 +23,21 @@ local got = redis.call('MGET', KEYS[3], KEYS[2], KEYS[4], KEYS[5])
 local t = redis.call('TIME')
 local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local since, creator, touched, stale, kept = parseMarker(got[4])
+local keep = math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[9] or '0'))
 local write = not since
 if write then
   since, creator, touched = clock, math.max(tonumber(ARGV[6]) or 0, 0), clock
-elseif since > clock then -- the server's clock went back: age from now on
-  since, write = clock, true
+elseif math.max(since, touched or since) > clock then
+  -- The server's clock went back: the node has kept its data since before
+  -- the step, for how long its clock cannot tell. The marker stays old:
+  -- dated twice keep before now (past any recovery period), or as far
+  -- back as it spans, whichever is older, and touched now (the touch its
+  -- record shows is at most stale ago, not in the future).
+  since, write = clock - math.max(2 * keep * 1000, math.max(since, touched or since) - since), true
 end
 local touchAge = -1
 if touched then touchAge = math.max(0, math.floor((clock - touched) / 1000) - (stale or 0)) end
-touchMarker(KEYS[5], {since, creator, touched, stale, kept}, clock, write,
-  math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[9] or '0')), tonumber(ARGV[9] or '0'))
+touchMarker(KEYS[5], {since, creator, touched, stale, kept}, clock, write, keep, tonumber(ARGV[9] or '0'))
 local age = math.floor((clock - since) / 1000)
 if got[1] then
   return {0, 0, false, age, creator, touchAge}
