@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/defaults"
@@ -79,15 +77,9 @@ func runTick(ctx context.Context, args []string, stdout io.Writer) error {
 		return exitf(exitConflict, "redlock tick: job %s tick %s is running (claim held by %s): wait for it, or evict it with redlock unlock --force %s",
 			job, name, orDash(claim.Owner), keys[0])
 	}
-	var found []redlock.Info
-	for _, key := range keys[1:] {
-		info, err := c.Inspect(ctx, key)
-		if err != nil {
-			return adminErr("tick", err)
-		}
-		if held(info) {
-			found = append(found, info)
-		}
+	found, err := heldRecords(ctx, c, keys[1:])
+	if err != nil {
+		return adminErr("tick", err)
 	}
 	if len(found) == 0 {
 		return exitf(exitConflict, "redlock tick: job %s tick %s has no record: nothing to reset (a tick named by --once-per is the scheduled time rounded to the period, in UTC)", job, name)
@@ -96,12 +88,8 @@ func runTick(ctx context.Context, args []string, stdout io.Writer) error {
 		d, _ := tick.Describe(info.Key, ownerOf(info))
 		fmt.Fprintln(stdout, d)
 	}
-	if !*yes {
-		fmt.Fprintf(stdout, "\nReset job %s tick %s, so that the next replica that asks runs it? [y/N] ", job, name)
-		line, _ := bufio.NewReader(confirmInput).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-			return exitf(exitConflict, "redlock tick: not confirmed; job %s tick %s is unchanged", job, name)
-		}
+	if !*yes && !confirmed(stdout, fmt.Sprintf("Reset job %s tick %s, so that the next replica that asks runs it?", job, name)) {
+		return exitf(exitConflict, "redlock tick: not confirmed; job %s tick %s is unchanged", job, name)
 	}
 	for _, info := range found {
 		if _, err := c.ForceRelease(ctx, info.Key, ""); err != nil {
@@ -113,6 +101,21 @@ func runTick(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "reset job %s tick %s: the next replica that asks runs it (at %s)\n", job, name, time.Now().UTC().Format(time.RFC3339))
 	return nil
+}
+
+// heldRecords is the Info of each of keys that some answering node holds.
+func heldRecords(ctx context.Context, c *redlock.Client, keys []string) ([]redlock.Info, error) {
+	var found []redlock.Info
+	for _, key := range keys {
+		info, err := c.Inspect(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if held(info) {
+			found = append(found, info)
+		}
+	}
+	return found, nil
 }
 
 // held says whether any answering node holds the key: a tick's record

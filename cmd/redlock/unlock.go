@@ -80,9 +80,7 @@ func runUnlock(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if !*yes {
 		printInfo(stdout, info, time.Now())
-		fmt.Fprintf(stdout, "\nForce-release %q held by %s (fence %d)? [y/N] ", key, orDash(info.Owner), info.Fence)
-		line, _ := bufio.NewReader(confirmInput).ReadString('\n')
-		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+		if !confirmed(stdout, fmt.Sprintf("Force-release %q held by %s (fence %d)?", key, orDash(info.Owner), info.Fence)) {
 			return exitf(exitConflict, "redlock unlock: not confirmed; %q is still held", key)
 		}
 	}
@@ -93,4 +91,13 @@ func runUnlock(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "force-released %q: evicted %s (holder %s, fence %d, acquired %s); the next holder gets a fence above %d\n",
 		key, orDash(evicted.Owner), evicted.Holder, evicted.Fence, when(evicted.AcquiredAt, time.Now()), evicted.Fence)
 	return nil
+}
+
+// confirmed asks question on stdout and says whether confirmInput answered
+// y or yes.
+func confirmed(stdout io.Writer, question string) bool {
+	fmt.Fprintf(stdout, "\n%s [y/N] ", question)
+	line, _ := bufio.NewReader(confirmInput).ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(line))
+	return a == "y" || a == "yes"
 }
