@@ -74,7 +74,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 		}
 		c.obs.Observe(observe.Event{Kind: observe.Attempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.mark(a.w, a.token)
-		o := a.attempt(a.w != nil || c.notify.watched(a.name))
+		o := a.attempt(a.w != nil)
 		if o.prev.Token != "" && o.prev.Fence >= a.prev.Fence {
 			a.prev = o.prev
 		}
@@ -285,9 +285,8 @@ type outcome struct {
 // attempt is one round of the Redlock algorithm: ask every node at once,
 // decide as soon as a majority said yes or can no longer say yes, make the
 // fence safe, and undo (in the background) what a failed attempt set.
-// waiter says that the caller waits for release notifications; our nodes
-// announce every release and need no more, but a node that announces only
-// the releases waiters asked for learns of it (node.AcquireArgs.Waiter).
+// waiter says that the caller waits for release notifications
+// (node.AcquireArgs.Waiter); our nodes announce every release and ignore it.
 func (a *acquisition) attempt(waiter bool) outcome {
 	c := a.c
 	timeout := c.cfg.timeoutFor(a.ttl)

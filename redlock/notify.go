@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/guard"
@@ -54,19 +53,6 @@ type notifyHub struct {
 	ups      uint64                            // transitions from no subscription up to one up
 	ready    chan struct{}                     // closed when a subscription of this generation is up (or none can be)
 	watchers map[string]map[chan struct{}]bool // Released's channels by full name
-	watching atomic.Int64                      // len(watchers): read without mu on every attempt
-}
-
-// watched reports whether a Released watcher of this client listens for
-// name's release: its attempts then say so to the nodes like a waiter's
-// (see node.AcquireArgs.Waiter).
-func (h *notifyHub) watched(name string) bool {
-	if h.watching.Load() == 0 {
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.watchers[name]) > 0
 }
 
 type nodeSub struct {
@@ -587,7 +573,6 @@ func (h *notifyHub) watch(ctx context.Context, name string) <-chan struct{} {
 		}
 		if h.watchers[name] == nil {
 			h.watchers[name] = map[chan struct{}]bool{}
-			h.watching.Add(1)
 		}
 		h.watchers[name][ch] = true
 	})
@@ -601,7 +586,6 @@ func (h *notifyHub) watch(ctx context.Context, name string) <-chan struct{} {
 		delete(h.watchers[name], ch)
 		if len(h.watchers[name]) == 0 {
 			delete(h.watchers, name)
-			h.watching.Add(-1)
 		}
 		h.leave()
 	})
