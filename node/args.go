@@ -83,8 +83,8 @@ func (a AcquireArgs) Validate() error {
 	if err := CheckOwner(a.Owner); err != nil {
 		return err
 	}
-	if err := checkMarkerRetention(a.Name, a.MarkerRetention); err != nil {
-		return err
+	if a.Recovery < 0 {
+		return invalid("negative recovery period %s of %q", a.Recovery, a.Name)
 	}
 	return checkFence(a.Name, 0, a.Retention)
 }
@@ -98,9 +98,6 @@ func (a ExtendArgs) Validate() error {
 		return err
 	}
 	if err := CheckOwner(a.Owner); err != nil {
-		return err
-	}
-	if err := checkMarkerRetention(a.Name, a.MarkerRetention); err != nil {
 		return err
 	}
 	return checkFence(a.Name, a.Fence, a.Retention)
@@ -132,14 +129,6 @@ func (a ScanArgs) CountOrDefault() int {
 		return DefaultScanCount
 	}
 	return a.Count
-}
-
-// checkMarkerRetention refuses a negative marker retention.
-func checkMarkerRetention(name string, d time.Duration) error {
-	if d < 0 {
-		return invalid("negative marker retention %s of %q", d, name)
-	}
-	return nil
 }
 
 // waitedMark starts the value of a lock key that a waiter of an older

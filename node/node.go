@@ -161,14 +161,11 @@ type AcquireArgs struct {
 	Retention time.Duration // counter expiry, reset on each acquisition; 0: DefaultRetention
 	Owner     string        // who acquires (see CheckOwner); may be empty
 	At        time.Time     // the client's clock at the attempt; zero: unknown
-	// MarkerRetention is the shortest the key's marker outlives this
-	// touch (the marker's expiry is the longest of it, Retention and TTL):
-	// a client that judges recovery passes its recovery period, so that a
-	// marker a lock touched within the period cannot expire. The node
-	// rewrites the marker's touch only when it is older than an eighth of
-	// this (a busy key costs no write per call), and keeps the marker
-	// twice that eighth longer. 0: none (every touch is written).
-	MarkerRetention time.Duration
+	// Recovery is the client's recovery period: the node's record (see
+	// Standing) is read, created or advanced, and reported in the reply;
+	// a learning record that has learned this long votes again. 0: the
+	// client does not judge recovery, and the record is left alone.
+	Recovery time.Duration
 	// Waiter says that the client waits for release notifications. Nodes
 	// need not act on it: they announce every release (see Release), and
 	// never write to a key another token holds. It is kept for nodes that
@@ -194,34 +191,8 @@ type AcquireReply struct {
 	// force-released). Its Token is empty when there was none; its Fence
 	// is that holder's fence as counted (or raised) on this node.
 	Previous Holding
-	// DataAge is how long this node has kept data for the key, by its own
-	// clock: the age of the key's marker (name+":since"), which Acquire writes
-	// when missing, with the server's time, and keeps as long as the
-	// counter (and at least as long as the lock: its expiry is reset to
-	// the longer of the retention and the TTL by acquisitions and
-	// extensions). A node that lost its data (a restart without persistence,
-	// FLUSHALL, a failover to an empty replica) reports a young marker
-	// while the nodes that kept theirs report old ones; the client compares
-	// ages reported by each server on its own clock, never clocks across
-	// servers. Meaningful only with DataAgeKnown.
-	DataAge time.Duration
-	// DataAgeKnown is false for a node that keeps no marker.
-	DataAgeKnown bool
-	// DataCreator is the acquisition time (AcquireArgs.At, µs since the
-	// Unix epoch, by the client's clock) of the acquisition that wrote the
-	// marker: the same on every node whose marker that acquisition wrote,
-	// however late each node processed it. 0 when unknown (a marker written
-	// without it, or a node that keeps no marker).
-	DataCreator uint64
-	// DataTouchedAge is how long before this acquire, by this node's
-	// clock, an acquire or extension of the key last touched its marker,
-	// at most (the touch the marker records, less how far it may trail the
-	// last one; 0 for a marker this acquire wrote): a marker untouched for longer
-	// than every lock's TTL belongs to an idle key, which no holder can
-	// still hold. Meaningful only with DataTouchedKnown, which is false
-	// for a marker written before touches were recorded.
-	DataTouchedAge   time.Duration
-	DataTouchedKnown bool
+	// Standing is the node's standing when AcquireArgs.Recovery asked.
+	Standing Standing
 }
 
 // ExtendArgs is one lock's extension in Node.Extend.
@@ -233,9 +204,6 @@ type ExtendArgs struct {
 	Retention time.Duration // counter expiry, reset by the extension; 0: DefaultRetention
 	Owner     string        // written with a re-asserted key, as AcquireArgs.Owner
 	At        time.Time     // written with a re-asserted key: the acquisition's time
-	// MarkerRetention is the shortest the key's marker outlives this
-	// touch, as AcquireArgs.MarkerRetention. 0: none.
-	MarkerRetention time.Duration
 }
 
 // ExtendResult is what a node answers for one lock of Extend.
@@ -276,18 +244,9 @@ type Holding struct {
 	Fence      uint64        // the counter, also after the lock is gone; 0 if none
 	Owner      string        // the holder's owner; empty when free or not recorded
 	AcquiredAt time.Time     // the holder's acquisition time by its clock; zero if not recorded
-	// DataAge is the age of the key's marker on this node, by its clock
-	// (see AcquireReply.DataAge): how long it has kept data for the key.
-	// Meaningful only with DataAgeKnown, which is false when the marker is
-	// missing (the key was never acquired here, or the node lost its data
-	// since) or the node keeps none.
-	DataAge      time.Duration
-	DataAgeKnown bool
-	// DataTouchedAge is how long ago an acquire or extension last touched
-	// the marker (see AcquireReply.DataTouchedAge); meaningful only with
-	// DataTouchedKnown.
-	DataTouchedAge   time.Duration
-	DataTouchedKnown bool
+	// Standing is the node's standing as it stands (Inspect changes
+	// nothing): Known is false for a node that keeps no record.
+	Standing Standing
 }
 
 // ScanArgs are the arguments of Node.Scan.

@@ -294,7 +294,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: a.name, Token: a.token, TTL: c.cfg.nodeTTL(a.ttl),
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.ownerOf(a.ctx), At: at, Waiter: waiter, MarkerRetention: c.cfg.recovery}
+		Owner: c.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery}
 	sent := a.sent
 	sent.send(false)
 	r := startRoundAt(c, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
@@ -304,22 +304,24 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	})
 	defer r.close()
 
-	b := ballot{t: c.newTally(), rec: c.cfg.newRecovery(len(c.nodes), a.ttl), // nodes that lost their data sit out: recovery.go
+	b := ballot{t: c.newTally(), rec: c.cfg.newRecovery(len(c.nodes)), // nodes that lost their data sit out: recovery.go
 		yes: make([]answer[node.AcquireReply], 0, len(c.nodes))}
 	count := a.counter(&b, timeout)
 	// Once a majority replied, the rest get a moment, not their timeout: a
-	// split is then called with the live nodes' answers.
+	// split is then called with the live nodes' answers. (Learners' yes
+	// votes stay pending, and the round waits for every node, while they
+	// may still count.)
 	_ = r.collect(&b.t, collectRules{untilDecided: true, stragglers: timeout / stragglerShare}, count)
-	if b.t.won() && b.rec.restsOnYoung(b.yes) {
-		confirmYoung(r, &b, start, args.At, count)
-	}
+	b.recount() // nodes presumed silent: learners' votes pending on them sit out
 	rtt := r.repliedIn()
 	switch {
 	case b.configErr != nil:
 		a.undo(b.heldBy())
 		return outcome{err: b.configErr, rtt: rtt}
 	case b.t.won():
-		_ = a.recovering(&b)
+		if b.rec.countedLearners(b.yes) { // a new deployment: its records vote from now on
+			c.promote(a.ctx, a.name, b.rec, timeout)
+		}
 		return a.acquired(&b, start, args, rtt)
 	case b.t.unreachable():
 		return a.unreachable(&b, rtt)
@@ -366,13 +368,13 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node
 			// The undo reaches it like every node that did not answer "held".
 			b.t.notCounted(c.nodes[v.node].Name(), "acquire", errUnidentified(c.nodes[v.node].Name()))
 		case v.val.Acquired:
-			b.rec.note(v.node, v.val)
+			a.note(b, v)
 			b.yes = append(b.yes, v)
 			if p := v.val.Previous; p.Token != "" && p.Fence >= b.prev.Fence {
 				b.prev = p
 			}
 		default:
-			b.rec.note(v.node, v.val)
+			a.note(b, v)
 			b.t.no++
 			b.others = append(b.others, v)
 		}
@@ -380,28 +382,12 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node
 	}
 }
 
-// confirmYoung waits, for a won attempt whose majority rests on young
-// markers, until the other nodes could contradict it: the key looks new,
-// but one of them may have kept it.
-//   - The linger: nodes known to be failing are not waited for only when
-//     the yes votes show no data loss (see recovery.agree); with exactly a
-//     quorum alive, every acquisition of a key younger than the recovery
-//     period would otherwise wait for the dead ones. A failing mark may be
-//     stale (our own partition just ended), so where a yes may rest on
-//     lost data, every node gets the linger.
-//   - A young yes beside a marker left idle (see recovery.doubtful) waits
-//     for every node, up to the node timeout, however slow: a node that
-//     lost the key while another kept it looks the same as an idle key
-//     until the keeper answers. A node still silent then keeps the young
-//     yes from counting.
-func confirmYoung(r *round[node.AcquireReply], b *ballot, start, at time.Time, count func(answer[node.AcquireReply]) error) {
-	if !b.rec.unsure(b.yes) {
-		tallyWithin(r, youngLinger(time.Since(start)), count, b.rec.agree(b.yes, at))
-	}
-	if b.t.won() && b.rec.unsure(b.yes) {
-		tallyWithin(r, time.Until(r.stallAt), count, false)
-		b.rec.settleDoubt()
-		b.recount()
+// note records a node's standing from its answer, and keeps a learning
+// node moving (see recovery.go).
+func (a *acquisition) note(b *ballot, v answer[node.AcquireReply]) {
+	b.rec.note(v.node, v.val.Standing)
+	if b.rec != nil && learning(v.val.Standing) {
+		a.c.watchLearner(v.node, a.name, v.val.Standing)
 	}
 }
 
@@ -434,10 +420,12 @@ type ballot struct {
 	rec       *recovery                   // nil when recovery is off
 }
 
-// recount makes the tally's yes the votes that count: a node's yes stops
-// counting when a later answer shows it lost its data for the key.
+// recount makes the tally's yes the votes that count: a learner's yes
+// counts only when every node answered as a learner (recovery.go).
 func (b *ballot) recount() {
-	b.t.yes, b.t.out = b.rec.counted(b.yes)
+	v, learners := b.rec.count(quorum.Votes{N: b.t.n, Refused: b.t.no, Failed: len(b.t.failures)}, b.yes)
+	b.t.yes, b.t.out = v.Granted, v.Out
+	b.t.waitAll = v.Granted+v.Out < len(b.yes) && learners > 0
 }
 
 // votes is the ballot as internal/quorum reads it, with the most nodes one
@@ -477,20 +465,20 @@ func (b *ballot) heldBy() []bool {
 // data for the key, and returns the attempt's error when they kept it from
 // a majority.
 func (a *acquisition) recovering(b *ballot) error {
-	first, longest, left := b.rec.sittingOut(b.yes, func(i int) string { return a.c.nodes[i].Name() })
-	for _, e := range first {
+	if b.t.out == 0 {
+		return nil
+	}
+	out, left := b.rec.sittingOut(b.yes, func(i int) string { return a.c.nodes[i].Name() })
+	for _, e := range out {
 		a.c.obs.Observe(observe.Event{Kind: observe.Node, Key: a.key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: a.ctx})
 	}
-	if len(first) == 0 {
+	if len(out) == 0 {
 		return nil
 	}
 	// Both sentinels: the key may be free, but no majority can grant it
 	// until the nodes that lost their data count again.
-	if longest < 0 { // a doubtful node: how long is unknown
-		return fmt.Errorf("%w: %q: %w: too few nodes kept their data for the key (%w)", ErrNotAcquired, a.key, ErrRecovering, first[0])
-	}
-	return fmt.Errorf("%w: %q: %w: too few nodes kept their data for the key, for up to %s more (%w)",
-		ErrNotAcquired, a.key, ErrRecovering, left.Round(time.Millisecond), first[longest])
+	return fmt.Errorf("%w: %q: %w: too few nodes kept their data, for up to %s more (%w)",
+		ErrNotAcquired, a.key, ErrRecovering, left.Round(time.Millisecond), out[0])
 }
 
 // unreachable is the verdict of an attempt that too many nodes failed.

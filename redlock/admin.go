@@ -18,18 +18,18 @@ import (
 // Info is what the nodes say about a lock: in the quorum view (Node is "")
 // what a majority says, with each node's Info in Nodes.
 type Info struct {
-	Key                 string        // without the client's prefix
-	Node                string        // a node's Info: the node's name
-	Held                bool          // one token holds the key on a majority (on the node)
-	Holder              string        // the holder's node.ReleaseID, which hides its token
-	Owner               string        // the holder's WithOwner; "" when not recorded
-	AcquiredAt          time.Time     // when the holder's winning attempt started, by its clock
-	Fence               uint64        // the largest counter read: at least the holder's fence once it got the lock
-	Remaining           time.Duration // how long a majority (the node) keeps the key
-	Agree               bool          // every node answered, all the same
-	Nodes               []Info        // per node, in the order given to New
-	Err                 error         // a node's Info: its failure
-	DataAge, Recovering time.Duration // a node's: data kept for, still sitting out for
+	Key        string        // without the client's prefix
+	Node       string        // a node's Info: the node's name
+	Held       bool          // one token holds the key on a majority (on the node)
+	Holder     string        // the holder's node.ReleaseID, which hides its token
+	Owner      string        // the holder's WithOwner; "" when not recorded
+	AcquiredAt time.Time     // when the holder's winning attempt started, by its clock
+	Fence      uint64        // the largest counter read: at least the holder's fence once it got the lock
+	Remaining  time.Duration // how long a majority (the node) keeps the key
+	Agree      bool          // every node answered, all the same
+	Nodes      []Info        // per node, in the order given to New
+	Err        error         // a node's Info: its failure
+	Recovering time.Duration // a node's: how long it still sits out, having lost its data (0: it counts)
 }
 
 // Inspect reports who holds key, changing nothing. Errors:
@@ -81,7 +81,7 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 		}
 		return Info{}, "", t.err(fmt.Sprintf("inspect %q", key))
 	}
-	c.cfg.markRecovering(info.Nodes, holdings, c.cfg.adminTimeout())
+	c.cfg.markRecovering(info.Nodes, holdings)
 	token := c.summarize(&info, holdings)
 	return info, token, nil
 }
@@ -107,7 +107,6 @@ func (c *Client) inspected(ctx context.Context, t *tally, ni *Info, h *node.Hold
 	}
 	*h = a.val
 	ni.Held, ni.Owner, ni.AcquiredAt, ni.Fence, ni.Remaining = h.Token != "", h.Owner, h.AcquiredAt, h.Fence, h.TTL
-	ni.DataAge = h.DataAge
 	if ni.Held {
 		ni.Holder = node.ReleaseID(h.Token)
 	}

@@ -15,16 +15,17 @@ import (
 
 // Client is safe for concurrent use: make one per process, share it, Close it.
 type Client struct {
-	nodes  []node.Node
-	all    []int // 0..len(nodes)-1: every node, for rounds
-	quorum int
-	cfg    config
-	logger *slog.Logger
-	obs    observe.Observer       // never nil; see observe.go
-	notify notifyHub              // release notifications and waiters; see notify.go
-	keeper *extend.Watchdog[kept] // auto-extension; see extend.go
-	ident  identity               // first-contact checks of the nodes; see nodes.go
-	health health                 // nodes failing recently; see nodes.go
+	nodes    []node.Node
+	all      []int // 0..len(nodes)-1: every node, for rounds
+	quorum   int
+	cfg      config
+	logger   *slog.Logger
+	obs      observe.Observer       // never nil; see observe.go
+	notify   notifyHub              // release notifications and waiters; see notify.go
+	keeper   *extend.Watchdog[kept] // auto-extension; see extend.go
+	ident    identity               // first-contact checks of the nodes; see nodes.go
+	health   health                 // nodes failing recently; see nodes.go
+	learning learners               // learning nodes kept moving; see recovery.go
 
 	bg      inFlight // requests in flight and cleanup running in the background
 	checks  inFlight // identify requests in flight, which Close cuts
@@ -111,6 +112,7 @@ func (c *Client) Close() error {
 	c.closing.cut()
 	c.bg.Wait()
 	c.checks.WaitFor(c.cfg.adminTimeout())
+	c.stopLearning()
 	c.notify.close()
 	return nil
 }

@@ -68,7 +68,7 @@ func (e *extension) send() *round[[]node.ExtendResult] {
 	var deadline time.Time
 	for k, it := range items {
 		ops[k] = node.ExtendArgs{Name: it.l.name, Token: it.l.token, TTL: c.cfg.nodeTTL(it.ttl), Fence: it.l.fence, Retention: c.cfg.retention,
-			Owner: it.l.owner, At: it.l.acquiredAt, MarkerRetention: c.cfg.recovery}
+			Owner: it.l.owner, At: it.l.acquiredAt}
 		if d := earliest(it.vu, start.Add(c.cfg.timeoutFor(it.ttl))); d.After(deadline) {
 			deadline = d
 		}

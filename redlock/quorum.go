@@ -328,6 +328,7 @@ type tally struct {
 	n, q     int // nodes asked in all, and the quorum of them (quorum.Of(n))
 	yes, no  int
 	out      int     // yes votes of nodes sitting out (recovery.go): neither yes nor failures
+	waitAll  bool    // learners' yes votes wait for every node's answer (recovery.go): no stragglers' cut
 	failures []error // each a *NodeError
 }
 
@@ -438,7 +439,7 @@ func (r *round[T]) collect(t *tally, rules collectRules, count func(answer[T]) e
 			return nil
 		}
 		var stragglers <-chan time.Time
-		if rules.stragglers > 0 && quorum.Reached(t.n, r.replies) {
+		if rules.stragglers > 0 && quorum.Reached(t.n, r.replies) && !t.waitAll {
 			stragglers = r.stragglersDue(rules.stragglers)
 		}
 		a, ok := r.nextBefore(stragglers)

@@ -23,6 +23,7 @@ var (
 	releaseLua = rueidis.NewLuaScript(src.Release)
 	raiseLua   = rueidis.NewLuaScript(src.RaiseFence)
 	inspectLua = rueidis.NewLuaScript(src.Inspect)
+	learnLua   = rueidis.NewLuaScript(src.Learn)
 	forceLua   = rueidis.NewLuaScript(src.ForceRelease)
 	extendSHA  = sha1Hex(src.Extend) // Extend builds its EVALSHA itself
 )
@@ -36,8 +37,9 @@ func sha1Hex(s string) string {
 // through a rueidis client the caller owns (and closes). It is safe for
 // concurrent use.
 type Node struct {
-	name   string
-	client rueidis.Client
+	name    string
+	client  rueidis.Client
+	perSlot bool // a Redis Cluster: one standing record per hash slot (wire.RecordKey)
 }
 
 var _ node.Node = (*Node)(nil)
@@ -55,7 +57,7 @@ func WithName(name string) Option { return func(n *Node) { n.name = name } }
 // spares it a cluster probe at start). Each Node must reach a different,
 // independent server. A call ends when its ctx is done.
 func New(client rueidis.Client, opts ...Option) *Node {
-	n := &Node{client: client}
+	n := &Node{client: client, perSlot: client.Mode() == rueidis.ClientModeCluster}
 	for _, o := range opts {
 		o(n)
 	}
@@ -101,12 +103,12 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if err := a.Validate(); err != nil {
 		return node.AcquireReply{}, err
 	}
-	keys, args := wire.AcquireScriptArgs(a) // built once per call for all nodes
+	keys, args := wire.AcquireScriptArgs(a, n.perSlot) // built once per call for all nodes
 	vals, err := acquireLua.Exec(ctx, n.client, keys, args).ToArray()
 	if err != nil {
 		return node.AcquireReply{}, err
 	}
-	if len(vals) < 2 || len(vals) > 6 {
+	if len(vals) < 2 || len(vals) > 4 {
 		return node.AcquireReply{}, fmt.Errorf("rueidisnode: unexpected acquire reply of %d values", len(vals))
 	}
 	ok, err := vals[0].AsInt64()
@@ -121,23 +123,38 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if len(vals) >= 3 {
 		third, _ = vals[2].ToString()
 	}
-	age, creator := int64(-1), int64(0)
-	if len(vals) >= 4 {
-		if a, err := vals[3].AsInt64(); err == nil {
-			age = a
-		}
-	}
-	if len(vals) >= 5 {
-		creator, _ = vals[4].AsInt64()
-	}
-	touched := int64(-1)
-	if len(vals) == 6 {
-		if a, err := vals[5].AsInt64(); err == nil {
-			touched = a
-		}
-	}
 	r := wire.AcquireReplyOf(ok == 1, v, third)
-	return wire.WithDataTouchedAge(wire.WithDataCreator(wire.WithDataAge(r, age), creator), touched), nil
+	if len(vals) == 4 {
+		if r.Standing, err = standingOf(vals[3]); err != nil {
+			return node.AcquireReply{}, err
+		}
+	}
+	return r, nil
+}
+
+// standingOf reads a standing from a script's reply: a string, or Lua
+// false (nil in RESP2, false in RESP3) when not asked.
+func standingOf(m rueidis.RedisMessage) (node.Standing, error) {
+	if !m.IsString() {
+		if m.IsNil() || m.IsBool() {
+			return node.Standing{}, nil
+		}
+		return node.Standing{}, fmt.Errorf("rueidisnode: standing is not a string")
+	}
+	s, _ := m.ToString()
+	return wire.ParseStanding(s)
+}
+
+// Learn implements node.Learner.
+func (n *Node) Learn(ctx context.Context, a node.LearnArgs) (node.Standing, error) {
+	if err := a.Validate(); err != nil {
+		return node.Standing{}, err
+	}
+	m, err := learnLua.Exec(ctx, n.client, []string{wire.RecordKey(a.Name, n.perSlot)}, []string{ms(a.Recovery), a.Promote}).ToMessage()
+	if err != nil {
+		return node.Standing{}, err
+	}
+	return standingOf(m)
 }
 
 // Extend implements node.Node: every op as EVALSHA in one DoMulti, which
@@ -159,9 +176,9 @@ func (n *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 		cmds := make(rueidis.Commands, len(ops))
 		for i, op := range ops {
 			k := wire.KeysOf(op.Name, op.Token)
-			keys := []string{k.Lock, k.Counter, k.Tombstone, k.Trail, k.Marker}
+			keys := []string{k.Lock, k.Counter, k.Tombstone, k.Trail}
 			args := []string{op.Token, ms(op.TTL), u64(op.Fence), ms(wire.RetentionOrDefault(op.Retention)),
-				wire.Micros(op.At), op.Owner, ms(op.MarkerRetention)}
+				wire.Micros(op.At), op.Owner}
 			if eval {
 				cmds[i] = n.client.B().Eval().Script(src.Extend).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 			} else {
@@ -267,11 +284,11 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	if name == "" {
 		return node.Holding{}, fmt.Errorf("%w: empty name", node.ErrInvalidArgument)
 	}
-	vals, err := inspectLua.Exec(ctx, n.client, []string{name, wire.CounterKey(name), wire.MarkerKey(name)}, nil).ToArray()
+	vals, err := inspectLua.Exec(ctx, n.client, []string{name, wire.CounterKey(name), wire.RecordKey(name, n.perSlot)}, nil).ToArray()
 	if err != nil {
 		return node.Holding{}, err
 	}
-	if len(vals) != 4 && len(vals) != 5 {
+	if len(vals) != 4 {
 		return node.Holding{}, fmt.Errorf("rueidisnode: unexpected inspect reply of %d values", len(vals))
 	}
 	var value string
@@ -284,12 +301,8 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 		return node.Holding{}, err
 	}
 	h := wire.HoldingOf(value, pttl, f)
-	if age, err := vals[3].AsInt64(); err == nil && vals[3].IsInt64() { // false: no marker
-		h.DataAge, h.DataAgeKnown = time.Duration(age)*time.Millisecond, true
-	}
-	if len(vals) == 5 && vals[4].IsInt64() { // false: not recorded
-		age, _ := vals[4].AsInt64()
-		h.DataTouchedAge, h.DataTouchedKnown = time.Duration(age)*time.Millisecond, true
+	if h.Standing, err = standingOf(vals[3]); err != nil {
+		return node.Holding{}, err
 	}
 	return h, nil
 }

@@ -116,7 +116,7 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 	_ = tw.Flush()
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tHELD\tHOLDER\tOWNER\tTTL\tFENCE\tDATA AGE\tRECOVERING")
+	fmt.Fprintln(tw, "NODE\tHELD\tHOLDER\tOWNER\tTTL\tFENCE\tRECOVERING")
 	for _, n := range info.Nodes {
 		if n.Err != nil {
 			fmt.Fprintf(tw, "%s\terror\t-\t-\t-\t%s\n", n.Node, strings.ReplaceAll(n.Err.Error(), "\n", "; "))
@@ -126,8 +126,8 @@ func printInfo(w io.Writer, info redlock.Info, now time.Time) {
 		if n.Held {
 			held, ttl = "yes", n.Remaining.Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", n.Node, held, orDash(n.Holder), orDash(ownerWords(info.Key, n.Owner)), ttl, n.Fence,
-			n.DataAge.Round(time.Second), recoveringUntil(n.Recovering, now))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", n.Node, held, orDash(n.Holder), orDash(ownerWords(info.Key, n.Owner)), ttl, n.Fence,
+			recoveringUntil(n.Recovering, now))
 	}
 	_ = tw.Flush()
 }

@@ -151,3 +151,21 @@ func (v Votes) Final(q Question) bool {
 	}
 	return false
 }
+
+// WithLearners places in v the yes votes of learners, nodes that lost their
+// data and have not kept it for the recovery period yet (v counts none of
+// them: its Granted are voters' yes votes). They count as granted once every
+// node answered and none is a voter (a new deployment: no node kept data
+// that could contradict them); they stay pending while that may still
+// happen (no voter answered and nothing failed); otherwise they sit out.
+// The rule needs no timing: a voter that answers late is waited for.
+func (v Votes) WithLearners(learnerYes int, voterAnswered bool) Votes {
+	switch {
+	case learnerYes == 0:
+	case voterAnswered || v.Failed > 0:
+		v.Out += learnerYes
+	case v.Pending() == learnerYes:
+		v.Granted += learnerYes
+	}
+	return v
+}

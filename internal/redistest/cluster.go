@@ -60,6 +60,12 @@ type Options struct {
 	// ExtraArgs are appended to every redis-server command line, e.g.
 	// "--maxmemory", "64mb". Later args override earlier ones.
 	ExtraArgs []string
+	// Fresh leaves the servers a new deployment. Without it each starts as
+	// a server that has voted before (its standing record, see
+	// node.Standing, says so), as in a deployment that ran before the
+	// test: a test may stop nodes before its first lock. A restart empties
+	// a server either way, and it then learns, as a real one would.
+	Fresh bool
 }
 
 // backend creates the per-node drivers of one cluster.
@@ -121,6 +127,13 @@ func Start(ctx context.Context, n int, opts Options) (*Cluster, error) {
 		wg.Go(func() { errs[i] = node.start(ctx, true) })
 	}
 	wg.Wait()
+	if !opts.Fresh {
+		for i, node := range c.nodes {
+			if errs[i] == nil {
+				errs[i] = node.markVoting(ctx)
+			}
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		_ = c.Close()
 		return nil, err

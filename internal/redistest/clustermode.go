@@ -13,7 +13,7 @@ import (
 // ok. A missing redis-server skips or fails the test as StartT does.
 func StartClusterModeT(t testing.TB) *Cluster {
 	t.Helper()
-	c := StartTWithOptions(t, 1, Options{ExtraArgs: []string{"--cluster-enabled", "yes"}})
+	c := StartTWithOptions(t, 1, Options{ExtraArgs: []string{"--cluster-enabled", "yes"}, Fresh: true})
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	client := c.nodes[0].Client()

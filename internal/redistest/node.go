@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/quorumlock/quorumlock/internal/wire"
 )
 
 // Node is one redis server of a Cluster. Its methods are safe for concurrent
@@ -200,6 +202,17 @@ func (n *Node) awaitClientLocked(ctx context.Context) error {
 		case <-time.After(probeEvery):
 		}
 	}
+}
+
+// markVoting writes the server's standing record as a voter's (see
+// Options.Fresh).
+func (n *Node) markVoting(ctx context.Context) error {
+	rc := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1})
+	defer rc.Close()
+	if err := rc.Set(ctx, wire.NodeRecordKey, "V", 0).Err(); err != nil {
+		return fmt.Errorf("%v: marking it voting: %w", n, err)
+	}
+	return nil
 }
 
 // shutdown closes the client and stops the server for good.

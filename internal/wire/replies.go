@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -23,19 +24,28 @@ type scriptStrings struct {
 }
 
 func acquireStrings(a node.AcquireArgs) *scriptStrings {
+	return acquireStringsFor(a, false)
+}
+
+func acquireStringsFor(a node.AcquireArgs, perSlot bool) *scriptStrings {
 	k := KeysOf(a.Name, a.Token)
 	return &scriptStrings{
-		keys: []string{k.Lock, k.Counter, k.Tombstone, k.Trail, k.Marker},
+		keys: []string{k.Lock, k.Counter, k.Tombstone, k.Trail, RecordKey(a.Name, perSlot)},
 		argv: []string{a.Token, strconv.FormatInt(Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
 			strconv.FormatInt(Millis(RetentionOrDefault(a.Retention)), 10), MaxSkewMicros, Micros(a.At), a.Owner, WaiterArg(a.Waiter),
-			strconv.FormatInt(Millis(a.MarkerRetention), 10)},
+			strconv.FormatInt(Millis(a.Recovery), 10)},
 	}
 }
 
 // AcquireScriptArgs returns the KEYS and ARGV of the acquire script (see
 // LuaScripts), shared by every node the same call is sent to: the caller
 // must not change them.
-func AcquireScriptArgs(a node.AcquireArgs) (keys, argv []string) {
+// perSlot: the node is a Redis Cluster (see RecordKey).
+func AcquireScriptArgs(a node.AcquireArgs, perSlot bool) (keys, argv []string) {
+	if perSlot {
+		s := acquireStringsFor(a, true)
+		return s.keys, s.argv
+	}
 	s := acquireStringsCache.Get(a, a.Token, acquireStrings)
 	return s.keys, s.argv
 }
@@ -147,27 +157,31 @@ func ParseIdentity(info ...string) (node.Identity, error) {
 	return id, nil
 }
 
-// WithDataTouchedAge returns r with DataTouchedAge set from ms, as the
-// scripts report it (negative: unknown).
-func WithDataTouchedAge(r node.AcquireReply, ms int64) node.AcquireReply {
-	if ms >= 0 {
-		r.DataTouchedAge, r.DataTouchedKnown = time.Duration(ms)*time.Millisecond, true
+// StandingOf reads a standing as the scripts report it: "V", "L id
+// learned-ms scope", or nil (not asked). Anything else is an error.
+func StandingOf(v any) (node.Standing, error) {
+	str, ok := v.(string)
+	if v == nil || v == false {
+		return node.Standing{}, nil
 	}
-	return r
+	if !ok {
+		return node.Standing{}, fmt.Errorf("node: standing %v is not a string", v)
+	}
+	return ParseStanding(str)
 }
 
-// WithDataAge returns r with DataAge set from ms, a marker's age in
-// milliseconds as the scripts report it (negative: unknown).
-func WithDataAge(r node.AcquireReply, ms int64) node.AcquireReply {
-	if ms >= 0 {
-		r.DataAge, r.DataAgeKnown = time.Duration(ms)*time.Millisecond, true
+// ParseStanding reads a standing string ("V" or "L id learned-ms scope").
+func ParseStanding(s string) (node.Standing, error) {
+	if s == "V" {
+		return node.Standing{Known: true, Voting: true}, nil
 	}
-	return r
-}
-
-// WithDataCreator returns r with DataCreator set from us, the marker's
-// creator as the scripts report it (0 or negative: unknown).
-func WithDataCreator(r node.AcquireReply, us int64) node.AcquireReply {
-	r.DataCreator = uint64(max(us, 0))
-	return r
+	f := strings.Fields(s)
+	if len(f) != 4 || f[0] != "L" {
+		return node.Standing{}, fmt.Errorf("node: unreadable standing %q", s)
+	}
+	ms, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil || ms < 0 {
+		return node.Standing{}, fmt.Errorf("node: unreadable standing %q", s)
+	}
+	return node.Standing{Known: true, ID: f[1], Learned: time.Duration(ms) * time.Millisecond, Scope: f[3]}, nil
 }

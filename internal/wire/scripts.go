@@ -15,6 +15,10 @@ import (
 var (
 	//go:embed lua/value.lua
 	valueLua string
+	//go:embed lua/standing.lua
+	standingLua string
+	//go:embed lua/learn.lua
+	learnLua string
 	//go:embed lua/acquire.lua
 	acquireLua string
 	//go:embed lua/extend.lua
@@ -34,7 +38,8 @@ var (
 )
 
 var src = LuaScripts{
-	Acquire:      valueLua + acquireLua,
+	Acquire:      valueLua + standingLua + acquireLua,
+	Learn:        standingLua + learnLua,
 	Extend:       valueLua + extendLua,
 	Release:      valueLua + releaseLua,
 	RaiseFence:   valueLua + raiseLua,
@@ -50,11 +55,12 @@ var src = LuaScripts{
 // milliseconds rounded up.
 // Times are µs since the Unix epoch ("0": unknown).
 type LuaScripts struct {
-	Acquire      string // KEYS lock, counter, tombstone, trail, marker; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs, at µs, owner, waiter ("1" or "0"; AcquireScriptArgs builds them all)
-	Extend       string // one op; KEYS lock, counter, tombstone, trail, marker; ARGV token, ttl, fence, retention, at µs, owner
+	Acquire      string // KEYS lock, counter, tombstone, trail, record; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs, at µs, owner, waiter ("1" or "0"), recovery (AcquireScriptArgs builds them all)
+	Learn        string // KEYS record; ARGV recovery, id to promote ("": none)
+	Extend       string // one op; KEYS lock, counter, tombstone, trail; ARGV token, ttl, fence, retention, at µs, owner
 	Release      string // KEYS lock, tombstone, trail; ARGV token, tombstone (0: none), channel ("": none)
 	RaiseFence   string // KEYS lock, counter, trail; ARGV token, fence, retention
-	Inspect      string // KEYS lock, counter
+	Inspect      string // KEYS lock, counter[, record]
 	Identify     string // no keys; replies INFO server and INFO memory
 	ForceRelease string // KEYS lock, counter, tombstone; ARGV token, fence, retention, tombstone (0: none), channel ("": none)
 }

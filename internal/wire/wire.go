@@ -23,23 +23,12 @@ func CounterKey(name string) string { return name + ":fence" }
 // the counter.
 func TrailKey(name string) string { return name + ":holder" }
 
-// MarkerKey is the name of the marker of the lock key name: "since
-// creator touched stale keep", the server's time (µs since the Unix epoch)
-// when this node started keeping data for the key (see
-// node.AcquireReply.DataAge), the acquisition time of the acquisition that
-// wrote it (see node.AcquireReply.DataCreator), the server's time of an
-// acquire or extension of the key, how far (ms) that touch may trail the
-// key's last one, and how long (ms) the marker was kept beyond twice that
-// (see node.AcquireReply.DataTouchedAge and node.AcquireArgs.MarkerRetention);
-// older markers lack the last fields. Kept as long as the counter, the lock
-// and the MarkerRetention after the key's last touch.
-func MarkerKey(name string) string { return name + ":since" }
-
 // IsCompanion reports whether a key name is a counter, tombstone or trail
-// of a lock, or a key of a read-write lock (lock names end in '}', their
-// companions after it).
+// of a lock, a key of a read-write lock (lock names end in '}', their
+// companions after it), a node's record or its stored id.
 func IsCompanion(name string) bool {
-	return strings.HasSuffix(name, "}:fence") || strings.HasSuffix(name, "}:holder") || strings.HasSuffix(name, "}:since") ||
+	return strings.HasSuffix(name, "}:fence") || strings.HasSuffix(name, "}:holder") ||
+		strings.HasPrefix(name, recordPrefix) ||
 		strings.Contains(name, "}:gone:") ||
 		strings.Contains(name, "}:rw:")
 }
@@ -99,18 +88,17 @@ func TombstoneKey(name, token string) string { return name + ":gone:" + token }
 
 // LockKeys are the names of the keys a request of token on the lock key
 // name may touch, in one allocation (they are built on every call): the
-// lock, CounterKey, TombstoneKey, TrailKey and MarkerKey.
+// lock, CounterKey, TombstoneKey and TrailKey.
 type LockKeys struct {
-	Lock, Counter, Tombstone, Trail, Marker string
+	Lock, Counter, Tombstone, Trail string
 }
 
 // KeysOf returns the LockKeys of a request of token on the lock key name.
 func KeysOf(name, token string) LockKeys {
-	all := name + ":fence" + name + ":gone:" + token + name + ":holder" + name + ":since"
+	all := name + ":fence" + name + ":gone:" + token + name + ":holder"
 	counter := len(name) + len(":fence")
 	tomb := counter + len(name) + len(":gone:") + len(token)
-	trail := tomb + len(name) + len(":holder")
-	return LockKeys{Lock: name, Counter: all[:counter], Tombstone: all[counter:tomb], Trail: all[tomb:trail], Marker: all[trail:]}
+	return LockKeys{Lock: name, Counter: all[:counter], Tombstone: all[counter:tomb], Trail: all[tomb:]}
 }
 
 // Invalid is an error wrapping node.ErrInvalidArgument.

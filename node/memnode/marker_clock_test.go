@@ -9,43 +9,54 @@ import (
 	"github.com/quorumlock/quorumlock/node/memnode"
 )
 
-// A node whose clock steps back keeps its marker old: from then on it
-// reports the key's marker at least twice its keep old (past any recovery
-// period), to Inspect and to acquires, and the age grows from there, also
-// once the clock passed the marker's old times again; its touch is recent.
-func TestMemoryMarkerStaysOldWhenClockStepsBack(t *testing.T) {
-	for _, step := range []time.Duration{5 * time.Second, time.Hour} {
-		t.Run(step.String(), func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				const keep = 10 * time.Second
-				ctx := t.Context()
-				m := memnode.New("m")
-				acquire := func(token string) node.AcquireReply {
-					t.Helper()
-					r, err := m.Acquire(ctx, node.AcquireArgs{Name: "lock:{k}", Token: token, TTL: time.Second,
-						Retention: keep, MarkerRetention: keep, At: time.Now()})
-					if err != nil || !r.DataAgeKnown {
-						t.Fatalf("acquire: %+v, %v", r, err)
-					}
-					return r
-				}
-				acquire("a")
-				time.Sleep(2 * time.Second)
-				m.SetClockOffset(-step)
-				h, err := m.Inspect(ctx, "lock:{k}")
-				if err != nil || !h.DataAgeKnown || h.DataAge < 2*keep {
-					t.Fatalf("inspect after the clock stepped back %s: %+v, %v; want an age of at least %s", step, h, err, 2*keep)
-				}
-				r := acquire("b")
-				if r.DataAge < 2*keep || !r.DataTouchedKnown || r.DataTouchedAge != 0 {
-					t.Fatalf("acquire after the clock stepped back %s: age %s touched %s ago; want at least %s, just touched",
-						step, r.DataAge, r.DataTouchedAge, 2*keep)
-				}
-				time.Sleep(6 * time.Second) // past the marker's old times for a 5s step
-				if r2 := acquire("c"); r2.DataAge < r.DataAge+6*time.Second {
-					t.Fatalf("acquire 6s later: age %s, want at least %s", r2.DataAge, r.DataAge+6*time.Second)
-				}
-			})
-		})
-	}
+// A learning node counts its period by its own clock in steps of at most
+// node.LearnStep: a clock that steps forward by an hour moves it on by a
+// step, one that steps back by nothing, and while it is asked more often
+// than a step it learns at the clock's rate. A voting node stays voting
+// whatever its clock does, and a wipe makes it learn again.
+func TestMemoryStandingCountsStepsNotClocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const period = 10 * time.Second
+		ctx := t.Context()
+		m := memnode.New("m")
+		learn := func() node.Standing {
+			t.Helper()
+			s, err := m.Learn(ctx, node.LearnArgs{Name: "lock:{k}", Recovery: period})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+		if s := learn(); s.Voting || s.Learned != 0 {
+			t.Fatalf("a new node = %+v, want learning from zero", s)
+		}
+		m.SetClockOffset(time.Hour) // steps forward
+		if s := learn(); s.Voting || s.Learned != node.LearnStep {
+			t.Fatalf("after a step forward of an hour = %+v, want learned one step", s)
+		}
+		m.SetClockOffset(0) // steps back by the hour
+		if s := learn(); s.Voting || s.Learned != node.LearnStep {
+			t.Fatalf("after a step back = %+v, want unchanged", s)
+		}
+		for range 17 { // 8.5 s asked every half second
+			time.Sleep(500 * time.Millisecond)
+			learn()
+		}
+		if s := learn(); s.Voting || s.Learned != node.LearnStep+8500*time.Millisecond {
+			t.Fatalf("after 8.5 s = %+v, want learned 9.5 s", s)
+		}
+		time.Sleep(500 * time.Millisecond)
+		if s := learn(); !s.Voting {
+			t.Fatalf("after the period = %+v, want voting", s)
+		}
+		m.SetClockOffset(-time.Hour)
+		if s := learn(); !s.Voting {
+			t.Fatalf("a voting node whose clock stepped back = %+v, want voting", s)
+		}
+		m.SetDown(true, true)
+		m.SetDown(false, false)
+		if s := learn(); s.Voting {
+			t.Fatalf("after a wipe = %+v, want learning", s)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,7 @@ type Node struct {
 	counters   map[string]memCount  // by lock name
 	tombstones map[string]time.Time // by wire.TombstoneKey, until expiry
 	trails     map[string]memTrail  // by lock name
-	markers    map[string]memMarker // by lock name, see wire.MarkerKey
+	standing   memStanding          // the node's record, see node.Standing
 	writes     int                  // entries written since the last sweep
 	swept      int                  // entries left by the last sweep
 
@@ -52,45 +53,63 @@ type memTrail struct {
 	expires time.Time
 }
 
-// memMarker is when this node started keeping data for a lock (see
-// MarkerKey).
-type memMarker struct {
-	since   time.Time
-	creator uint64        // the writing acquisition's At in µs, 0 when unknown
-	touched time.Time     // the last acquire or extension of the key, up to stale earlier
-	stale   time.Duration // how far touched may trail the key's last touch (see touch)
-	keep    time.Duration // how long it was kept beyond twice stale from touched
-	expires time.Time
+// memStanding is the node's record of its standing (node.Standing), as
+// lua/standing.lua keeps it: missing, learning or voting.
+type memStanding struct {
+	exists, voting bool
+	id             string
+	learned        time.Duration
+	last           time.Time
 }
 
-// touchAge is how long before now the key was last touched, at most.
-func (t memMarker) touchAge(now time.Time) time.Duration {
-	return max(now.Sub(t.touched)-t.stale, 0)
-}
-
-// age is how long before now the marker says the node started keeping
-// data for the key, as Inspect reports it: a marker from the future (the
-// clock went back) is as old as the next acquire dates it (see markData),
-// twice the keep it records or its span, whichever is longer.
-func (t memMarker) age(now time.Time) time.Duration {
-	if t.since.After(now) || t.touched.After(now) {
-		return max(2*t.keep, t.touched.Sub(t.since), 0)
+// peek is the standing as it stands at now, the step since the last one
+// counted, without writing it (Inspect).
+func (s memStanding) peek(now time.Time) node.Standing {
+	switch {
+	case s.voting:
+		return node.Standing{Known: true, Voting: true}
+	case !s.exists:
+		return node.Standing{Known: true, ID: "0", Scope: wire.NodeRecordKey}
 	}
-	return now.Sub(t.since)
+	learned := s.learned + min(max(now.Sub(s.last), 0), node.LearnStep)
+	return node.Standing{Known: true, ID: s.id, Learned: learned.Truncate(time.Millisecond), Scope: wire.NodeRecordKey}
 }
 
-// touch records a touch of the key at now as the Redis node does (see
-// touchMarker in lua/value.lua): unless write says so, a marker whose
-// touch is within its own stale and whose expiry is at least keep plus the
-// new stale (an eighth of retain, the marker retention) away stands;
-// otherwise it records now, with the new stale, kept keep plus twice that.
-func (t memMarker) touch(now time.Time, write bool, keep, retain time.Duration) (memMarker, bool) {
-	stale := (retain / 8).Truncate(time.Millisecond)
-	if !write && !t.touched.After(now) && now.Sub(t.touched) < t.stale && !t.expires.Before(now.Add(keep+stale)) {
-		return t, false
+// stand advances the record by the step since its last one (a missing one
+// is written new), makes it voting once it has learned period, and returns
+// the standing.
+func (m *Node) stand(now time.Time, period time.Duration) node.Standing {
+	s := &m.standing
+	switch {
+	case s.voting:
+		return node.Standing{Known: true, Voting: true}
+	case s.exists:
+		s.learned += min(max(now.Sub(s.last), 0), node.LearnStep)
+	default:
+		*s = memStanding{exists: true, id: strconv.FormatInt(now.UnixMicro(), 10)}
 	}
-	t.touched, t.stale, t.keep, t.expires = now, stale, keep, now.Add(keep+2*stale)
-	return t, true
+	s.last = now
+	if s.learned >= period {
+		*s = memStanding{exists: true, voting: true}
+		return node.Standing{Known: true, Voting: true}
+	}
+	return node.Standing{Known: true, ID: s.id, Learned: s.learned.Truncate(time.Millisecond), Scope: wire.NodeRecordKey}
+}
+
+// Learn implements node.Learner.
+func (m *Node) Learn(ctx context.Context, a node.LearnArgs) (node.Standing, error) {
+	if err := a.Validate(); err != nil {
+		return node.Standing{}, err
+	}
+	if err := m.enter(ctx); err != nil {
+		return node.Standing{}, err
+	}
+	defer m.mu.Unlock()
+	if s := &m.standing; a.Promote != "" && s.exists && !s.voting && s.id == a.Promote {
+		*s = memStanding{exists: true, voting: true}
+		return node.Standing{Known: true, Voting: true}, nil
+	}
+	return m.stand(m.now(), a.Recovery), nil
 }
 
 type memCount struct {
@@ -112,7 +131,7 @@ func (m *Node) reset() {
 	m.counters = map[string]memCount{}
 	m.tombstones = map[string]time.Time{}
 	m.trails = map[string]memTrail{}
-	m.markers = map[string]memMarker{}
+	m.standing = memStanding{}
 	m.rw.reset()
 	m.writes, m.swept = 0, 0
 }
@@ -159,7 +178,7 @@ func (m *Node) Len() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.sweepAll(m.now())
-	return len(m.locks) + len(m.counters) + len(m.tombstones) + len(m.trails) + len(m.markers) + m.rw.len()
+	return len(m.locks) + len(m.counters) + len(m.tombstones) + len(m.trails) + m.rw.len()
 }
 
 // enter locks m for one call, or says why it cannot run.
@@ -253,13 +272,8 @@ func (m *Node) sweepAll(now time.Time) {
 			delete(m.trails, k)
 		}
 	}
-	for k, t := range m.markers {
-		if !live(t.expires, now) {
-			delete(m.markers, k)
-		}
-	}
 	m.rw.sweep(now)
-	m.writes, m.swept = 0, len(m.locks)+len(m.counters)+len(m.tombstones)+len(m.trails)+len(m.markers)+m.rw.len()
+	m.writes, m.swept = 0, len(m.locks)+len(m.counters)+len(m.tombstones)+len(m.trails)+m.rw.len()
 }
 
 // Identify implements Node: the ID drawn at creation, and "noeviction"
@@ -283,13 +297,16 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	defer m.mu.Unlock()
 	now := m.now()
 	retention := wire.RetentionOrDefault(a.Retention)
-	mark := m.markData(a.Name, a.At, max(retention, a.TTL, a.MarkerRetention), a.MarkerRetention, now)
+	var mark node.Standing
+	if a.Recovery > 0 {
+		mark = m.stand(now, a.Recovery)
+	}
 	if m.tombstoned(a.Name, a.Token, now) {
-		return withMarker(node.AcquireReply{}, mark), nil
+		return withStanding(node.AcquireReply{}, mark), nil
 	}
 	e, held := m.lock(a.Name, now)
 	if held && e.token != a.Token { // only read: waiting writes nothing to the holder's entry
-		return withMarker(node.AcquireReply{HolderTTL: e.expires.Sub(now), Holder: node.ReleaseID(e.token)}, mark), nil
+		return withStanding(node.AcquireReply{HolderTTL: e.expires.Sub(now), Holder: node.ReleaseID(e.token)}, mark), nil
 	}
 	c, ok := m.counter(a.Name, now)
 	if held { // a resend: the counter stays as the first acquire left it
@@ -298,7 +315,7 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 		if ok {
 			m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
 		}
-		return withMarker(node.AcquireReply{Acquired: true, Fence: c}, mark), nil
+		return withStanding(node.AcquireReply{Acquired: true, Fence: c}, mark), nil
 	}
 	m.locks[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
 	if !ok {
@@ -306,7 +323,7 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	}
 	c++
 	m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
-	r := withMarker(node.AcquireReply{Acquired: true, Fence: c}, mark)
+	r := withStanding(node.AcquireReply{Acquired: true, Fence: c}, mark)
 	if prev, ok := m.trail(a.Name, now); ok && prev.h.Token != a.Token {
 		r.Previous = prev.h
 	}
@@ -316,42 +333,9 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	return r, nil
 }
 
-// markData writes the marker of name when missing (see MarkerKey), created
-// by the acquisition at, and returns the reply with its age in whole
-// milliseconds, its creator and how long before now the key was last
-// touched, as the Redis node does; the marker is touched now (see
-// memMarker.touch: keep and retain, the marker retention).
-func (m *Node) markData(name string, at time.Time, keep, retain time.Duration, now time.Time) node.AcquireReply {
-	t, ok := m.markers[name]
-	write := false
-	switch {
-	case !ok || !live(t.expires, now):
-		t = memMarker{since: now, touched: now}
-		if !at.IsZero() {
-			t.creator = uint64(max(at.UnixMicro(), 0))
-		}
-		write = true
-	case t.since.After(now) || t.touched.After(now):
-		// The clock went back: the node has kept its data since before
-		// the step, for how long its clock cannot tell. The marker stays
-		// old: dated twice keep before now (past any recovery period), or
-		// as far back as it spans, whichever is older, and touched now.
-		span := max(t.touched.Sub(t.since), 0)
-		t.since, write = now.Add(-max(2*keep, span)), true
-	}
-	touched := t.touchAge(now).Milliseconds()
-	t, wrote := t.touch(now, write, keep, retain)
-	if wrote {
-		m.markers[name] = t
-		m.wrote(now)
-	}
-	return wire.WithDataTouchedAge(wire.WithDataAge(node.AcquireReply{DataCreator: t.creator}, now.Sub(t.since).Milliseconds()), touched)
-}
-
-// withMarker returns r with the marker's age and creator of mark.
-func withMarker(r, mark node.AcquireReply) node.AcquireReply {
-	r.DataAge, r.DataAgeKnown, r.DataCreator = mark.DataAge, mark.DataAgeKnown, mark.DataCreator
-	r.DataTouchedAge, r.DataTouchedKnown = mark.DataTouchedAge, mark.DataTouchedKnown
+// withStanding returns r with the node's standing.
+func withStanding(r node.AcquireReply, s node.Standing) node.AcquireReply {
+	r.Standing = s
 	return r
 }
 
@@ -406,11 +390,6 @@ func (m *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 		e.expires = now.Add(op.TTL)
 		m.locks[op.Name] = e
 		m.raise(op.Name, op.Fence, op.Retention, now)
-		if t, ok := m.markers[op.Name]; ok && live(t.expires, now) {
-			if t, wrote := t.touch(now, false, max(wire.RetentionOrDefault(op.Retention), op.TTL, op.MarkerRetention), op.MarkerRetention); wrote {
-				m.markers[op.Name] = t
-			}
-		}
 		if t, ok := m.trail(op.Name, now); ok {
 			t.expires = now.Add(wire.RetentionOrDefault(op.Retention))
 			if t.h.Token == op.Token && t.h.Fence < op.Fence {
@@ -547,9 +526,6 @@ func (m *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	if e, held := m.lock(name, now); held {
 		h.Token, h.TTL, h.Owner, h.AcquiredAt = e.token, e.expires.Sub(now), e.owner, micro(e.at)
 	}
-	if t, ok := m.markers[name]; ok && live(t.expires, now) {
-		h.DataAge, h.DataAgeKnown = t.age(now).Truncate(time.Millisecond), true
-		h.DataTouchedAge, h.DataTouchedKnown = t.touchAge(now).Truncate(time.Millisecond), true
-	}
+	h.Standing = m.standing.peek(now)
 	return h, nil
 }

@@ -54,12 +54,12 @@ func TestMemorySetDown(t *testing.T) {
 	if h, _ := m.Inspect(ctx, "k"); h.Token != "a" || h.Fence != r.Fence {
 		t.Fatalf("after down without wipe: %+v", h)
 	}
-	if m.Len() != 5 {
-		t.Fatalf("Len = %d, want 5 (lock, counter, trail, marker, tombstone)", m.Len())
+	if m.Len() != 4 {
+		t.Fatalf("Len = %d, want 4 (lock, counter, trail, tombstone)", m.Len())
 	}
 	m.SetDown(true, true)
 	m.SetDown(false, false)
-	if h, _ := m.Inspect(ctx, "k"); h != (node.Holding{}) || m.Len() != 0 {
+	if h, _ := m.Inspect(ctx, "k"); h != (node.Holding{Standing: h.Standing}) || h.Standing.Voting || m.Len() != 0 {
 		t.Fatalf("after a wipe: %+v, Len %d", h, m.Len())
 	}
 	if r, _ := m.Acquire(ctx, node.AcquireArgs{Name: "t", Token: "x", TTL: time.Minute}); !r.Acquired {
@@ -85,18 +85,18 @@ func TestMemoryStateExpiresToZero(t *testing.T) {
 				}
 			}
 		}
-		// Locks 1500, counters and markers 3000 each, trails of the
-		// unreleased 1500, tombstones 1500.
-		if n := m.Len(); n != 1500+2*3000+1500+1500 {
-			t.Fatalf("Len = %d, want 10500", n)
+		// Locks 1500, counters 3000, trails of the unreleased 1500,
+		// tombstones 1500.
+		if n := m.Len(); n != 1500+3000+1500+1500 {
+			t.Fatalf("Len = %d, want 7500", n)
 		}
 		time.Sleep(2 * time.Second) // locks expired
-		if n := m.Len(); n != 2*3000+1500+1500 {
-			t.Fatalf("Len = %d, want 9000 (counters, markers, trails, tombstones)", n)
+		if n := m.Len(); n != 3000+1500+1500 {
+			t.Fatalf("Len = %d, want 6000 (counters, trails, tombstones)", n)
 		}
 		time.Sleep(time.Minute) // tombstones expired
-		if n := m.Len(); n != 2*3000+1500 {
-			t.Fatalf("Len = %d, want 7500 (counters, markers, trails)", n)
+		if n := m.Len(); n != 3000+1500 {
+			t.Fatalf("Len = %d, want 4500 (counters, trails)", n)
 		}
 		time.Sleep(time.Hour)
 		if n := m.Len(); n != 0 {

@@ -276,7 +276,7 @@ func invalidOwnerArguments(f *fixture) {
 	check("force release without name", err)
 	_, err = f.n.Scan(ctx, node.ScanArgs{Count: -1})
 	check("scan with a negative count", err)
-	if h := f.inspect(name); h != (node.Holding{}) {
+	if h := f.inspect(name); !empty(h) {
 		f.t.Fatalf("rejected calls left %+v", h)
 	}
 }

@@ -462,7 +462,7 @@ func rwInvalidArguments(f *rwFixture) {
 			f.t.Errorf("%s: err = %v, want ErrInvalidArgument", what, err)
 		}
 	}
-	if h := f.inspect(name); h != (node.Holding{}) {
+	if h := f.inspect(name); !empty(h) {
 		f.t.Fatalf("invalid calls left %+v", h)
 	}
 	f.want("reader after the invalid calls", f.acquire(r, name, "a", long), true)

@@ -24,8 +24,9 @@ import (
 // tombstones in one slot), a *redis.Ring, or any redis.Scripter. It is safe
 // for concurrent use.
 type Node struct {
-	name   string
-	client redis.Scripter
+	name    string
+	client  redis.Scripter
+	perSlot bool // a Redis Cluster: one standing record per hash slot (wire.RecordKey)
 }
 
 var _ node.Node = (*Node)(nil)
@@ -44,12 +45,13 @@ func New(client redis.Scripter) *Node {
 	if o, ok := client.(interface{ Options() *redis.Options }); ok && o.Options() != nil && o.Options().Addr != "" {
 		name = o.Options().Addr
 	}
-	return &Node{name: name, client: client}
+	return NewNamed(name, client)
 }
 
 // NewNamed is New with an explicit name for errors and logs.
 func NewNamed(name string, client redis.Scripter) *Node {
-	return &Node{name: name, client: client}
+	_, perSlot := client.(*redis.ClusterClient)
+	return &Node{name: name, client: client, perSlot: perSlot}
 }
 
 // Name implements Node.
@@ -65,12 +67,12 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if err := a.Validate(); err != nil {
 		return node.AcquireReply{}, err
 	}
-	s := acquireArgsCache.Get(a, a.Token, acquireArgs)
+	s := n.acquireArgs(a)
 	vals, err := runScript(ctx, n.client, acquireScript, s).Slice()
 	if err != nil {
 		return node.AcquireReply{}, err
 	}
-	if len(vals) < 2 || len(vals) > 6 {
+	if len(vals) < 2 || len(vals) > 4 {
 		return node.AcquireReply{}, fmt.Errorf("node: unexpected acquire reply %v", vals)
 	}
 	ok, err1 := replyInt(vals[0])
@@ -82,23 +84,22 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	if len(vals) >= 3 {
 		third, _ = vals[2].(string)
 	}
-	age, creator := int64(-1), int64(0)
-	if len(vals) >= 4 {
-		if a, ok := vals[3].(int64); ok {
-			age = a
-		}
-	}
-	if len(vals) >= 5 {
-		creator, _ = vals[4].(int64)
-	}
-	touched := int64(-1)
-	if len(vals) == 6 {
-		if a, ok := vals[5].(int64); ok {
-			touched = a
-		}
-	}
 	r := wire.AcquireReplyOf(ok == 1, v, third)
-	return wire.WithDataTouchedAge(wire.WithDataCreator(wire.WithDataAge(r, age), creator), touched), nil
+	if len(vals) == 4 {
+		if r.Standing, err = wire.StandingOf(vals[3]); err != nil {
+			return node.AcquireReply{}, err
+		}
+	}
+	return r, nil
+}
+
+// acquireArgs are the script arguments of a, shared by the nodes of one
+// call, except a cluster's (its record key is the name's slot's).
+func (n *Node) acquireArgs(a node.AcquireArgs) *scriptArgs {
+	if n.perSlot {
+		return acquireArgsFor(a, true)
+	}
+	return acquireArgsCache.Get(a, a.Token, acquireArgs)
 }
 
 // scriptArgs are the KEYS and ARGV of one script call.
@@ -175,13 +176,15 @@ var (
 	releaseArgsCache = wire.NewCache[node.ReleaseArgs, *scriptArgs]()
 )
 
-func acquireArgs(a node.AcquireArgs) *scriptArgs {
+func acquireArgs(a node.AcquireArgs) *scriptArgs { return acquireArgsFor(a, false) }
+
+func acquireArgsFor(a node.AcquireArgs, perSlot bool) *scriptArgs {
 	k := wire.KeysOf(a.Name, a.Token)
 	return newScriptArgs(acquireSHA,
-		[]string{k.Lock, k.Counter, k.Tombstone, k.Trail, k.Marker},
+		[]string{k.Lock, k.Counter, k.Tombstone, k.Trail, wire.RecordKey(a.Name, perSlot)},
 		[]string{a.Token, strconv.FormatInt(wire.Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
 			strconv.FormatInt(wire.Millis(wire.RetentionOrDefault(a.Retention)), 10), maxSkewMicros, wire.Micros(a.At), a.Owner,
-			wire.WaiterArg(a.Waiter), strconv.FormatInt(wire.Millis(a.MarkerRetention), 10)})
+			wire.WaiterArg(a.Waiter), strconv.FormatInt(wire.Millis(a.Recovery), 10)})
 }
 
 // replyInt reads an integer reply, or a counter sent as a string (which
@@ -263,12 +266,12 @@ func (n *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 
 func extendKeys(op node.ExtendArgs) []string {
 	k := wire.KeysOf(op.Name, op.Token)
-	return []string{k.Lock, k.Counter, k.Tombstone, k.Trail, k.Marker}
+	return []string{k.Lock, k.Counter, k.Tombstone, k.Trail}
 }
 
 func extendArgs(op node.ExtendArgs) []any {
 	return []any{op.Token, wire.Millis(op.TTL), strconv.FormatUint(op.Fence, 10), wire.Millis(wire.RetentionOrDefault(op.Retention)),
-		wire.Micros(op.At), op.Owner, wire.Millis(op.MarkerRetention)}
+		wire.Micros(op.At), op.Owner}
 }
 
 func extendResult(v int64, err error) (node.ExtendResult, error) {
@@ -450,11 +453,11 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	if name == "" {
 		return node.Holding{}, wire.Invalid("empty name")
 	}
-	vals, err := inspectScript.Run(ctx, n.client, []string{name, wire.CounterKey(name), wire.MarkerKey(name)}).Slice()
+	vals, err := inspectScript.Run(ctx, n.client, []string{name, wire.CounterKey(name), wire.RecordKey(name, n.perSlot)}).Slice()
 	if err != nil {
 		return node.Holding{}, err
 	}
-	if len(vals) != 4 && len(vals) != 5 {
+	if len(vals) != 4 {
 		return node.Holding{}, fmt.Errorf("node: unexpected inspect reply %v", vals)
 	}
 	value, _ := vals[0].(string)
@@ -464,15 +467,22 @@ func (n *Node) Inspect(ctx context.Context, name string) (node.Holding, error) {
 		return node.Holding{}, fmt.Errorf("node: inspect reply %v: %w", vals, err)
 	}
 	h := wire.HoldingOf(value, ms, f)
-	if age, ok := vals[3].(int64); ok { // false (nil or false): no marker
-		h.DataAge, h.DataAgeKnown = time.Duration(age)*time.Millisecond, true
-	}
-	if len(vals) == 5 {
-		if age, ok := vals[4].(int64); ok { // false: not recorded
-			h.DataTouchedAge, h.DataTouchedKnown = time.Duration(age)*time.Millisecond, true
-		}
+	if h.Standing, err = wire.StandingOf(vals[3]); err != nil {
+		return node.Holding{}, err
 	}
 	return h, nil
+}
+
+// Learn implements node.Learner.
+func (n *Node) Learn(ctx context.Context, a node.LearnArgs) (node.Standing, error) {
+	if err := a.Validate(); err != nil {
+		return node.Standing{}, err
+	}
+	v, err := learnScript.Run(ctx, n.client, []string{wire.RecordKey(a.Name, n.perSlot)}, wire.Millis(a.Recovery), a.Promote).Result()
+	if err != nil {
+		return node.Standing{}, err
+	}
+	return wire.StandingOf(v)
 }
 
 // Identify implements Node: INFO through the client when it has Info, else

@@ -297,27 +297,38 @@ func TestRedisIdentifyWithoutRunID(t *testing.T) {
 	}
 }
 
-// A marker written before markers recorded their creator ("since" alone)
-// keeps its age, reports creator 0, and is kept as such.
-func TestRedisMarkerWithoutCreator(t *testing.T) {
+// The node's record is lost with its data: after FLUSHALL the node learns
+// from zero, whatever it was before; a record it cannot read (written by
+// someone else) reads as lost, never as voting.
+func TestRedisStandingIsLostWithTheData(t *testing.T) {
 	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
-	ctx, name := ctxFor(t), "lock:{old-marker}"
-	now, err := c.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	since := now.Add(-time.Minute).UnixMicro()
-	if err := c.Set(ctx, wire.MarkerKey(name), since, time.Hour).Err(); err != nil {
-		t.Fatal(err)
-	}
+	ctx, name := ctxFor(t), "lock:{standing}"
 	n := redisnode.New(c)
-	for _, token := range []string{"a", "b"} {
-		r, err := n.Acquire(ctx, node.AcquireArgs{Name: name, Token: token, TTL: time.Minute, At: time.Now()})
+	learn := func(promote string) node.Standing {
+		t.Helper()
+		s, err := n.Learn(ctx, node.LearnArgs{Name: name, Recovery: time.Hour, Promote: promote})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !r.DataAgeKnown || r.DataAge < time.Minute || r.DataCreator != 0 {
-			t.Fatalf("acquire %s over an old marker = %+v: want its age (a minute or more) and creator 0", token, r)
-		}
+		return s
+	}
+	s := learn("")
+	if !s.Known || s.Voting || s.Scope != wire.NodeRecordKey {
+		t.Fatalf("a new server = %+v, want learning under %q", s, wire.NodeRecordKey)
+	}
+	if s := learn(s.ID); !s.Voting {
+		t.Fatalf("promoted = %+v", s)
+	}
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if s := learn(""); s.Voting || s.Learned != 0 {
+		t.Fatalf("after FLUSHALL = %+v, want learning from zero", s)
+	}
+	if err := c.Set(ctx, wire.NodeRecordKey, "V but not quite", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if s := learn(""); s.Voting || s.Learned != 0 {
+		t.Fatalf("over an unreadable record = %+v, want learning from zero", s)
 	}
 }

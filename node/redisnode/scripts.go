@@ -10,6 +10,7 @@ import (
 // go-redis under the SHA-1 of their text.
 var (
 	acquireScript      = redis.NewScript(wire.Scripts().Acquire)
+	learnScript        = redis.NewScript(wire.Scripts().Learn)
 	extendScript       = redis.NewScript(wire.Scripts().Extend)
 	releaseScript      = redis.NewScript(wire.Scripts().Release)
 	raiseScript        = redis.NewScript(wire.Scripts().RaiseFence)

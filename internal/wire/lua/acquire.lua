@@ -1,46 +1,22 @@
--- Acquire. KEYS: lock, counter, tombstone of the token, trail, marker.
--- ARGV: token, ttl ms, seed (client clock, µs), retention ms, max seed skew µs,
--- acquisition time (client clock, µs), owner, waiter (unused: a key held
+-- Acquire. KEYS: lock, counter, tombstone of the token, trail, the node's
+-- record (see standing.lua).
+-- ARGV: token, ttl ms, seed (client clock, µs), retention ms, max seed skew
+-- µs, acquisition time (client clock, µs), owner, waiter (unused: a key held
 -- by another is only read, whoever asks; releases are always announced),
--- marker retention ms (optional).
--- Reply: {1, counter, previous trail or false, age, creator, touched}
--- acquired (a resend: the counter unchanged), {0, pttl, holder's release
--- id, age, creator, touched} held by another, {0, 0, false, age, creator,
--- touched} refused by the token's tombstone. age is how long, in ms by this
--- server's clock, the marker says this node has kept data for the key: the
--- marker holds "since creator touched stale keep", the server's time (µs)
--- when it was first written, the acquisition time (ARGV[6]) of the
--- acquisition that wrote it (0 in a marker written before creators were
--- recorded), the server's time of a touch by an acquire or extension, how
--- far (ms) that touch may trail the key's last one, and how long (ms) it
--- was kept beyond twice that (see touchMarker); touched is how long (ms)
--- before this call the key was last touched, at most (-1 when the marker
--- does not record it). It is written when missing and touched as
--- touchMarker says: a busy key's marker costs no write per acquire. A new
--- acquisition runs 5 commands (6 when it touches the marker): MGET, TIME,
--- then SET of the lock, the counter and the trail.
+-- recovery period ms (0 or absent: the record is left alone).
+-- Reply: {1, counter, previous trail or false, standing} acquired (a
+-- resend: the counter unchanged), {0, pttl, holder's release id, standing}
+-- held by another, {0, 0, false, standing} refused by the token's
+-- tombstone; standing as stand returns it, false when not asked. On a
+-- voting node and a key used before, a new acquisition runs 4 commands:
+-- MGET, then SET of the lock, the counter and the trail (TIME too when the
+-- counter is missing).
 local got = redis.call('MGET', KEYS[3], KEYS[2], KEYS[4], KEYS[5])
-local t = redis.call('TIME')
-local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local since, creator, touched, stale, kept = parseMarker(got[4])
-local keep = math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[9] or '0'))
-local write = not since
-if write then
-  since, creator, touched = clock, math.max(tonumber(ARGV[6]) or 0, 0), clock
-elseif math.max(since, touched or since) > clock then
-  -- The server's clock went back: the node has kept its data since before
-  -- the step, for how long its clock cannot tell. The marker stays old:
-  -- dated twice keep before now (past any recovery period), or as far
-  -- back as it spans, whichever is older, and touched now (the touch its
-  -- record shows is at most stale ago, not in the future).
-  since, write = clock - math.max(2 * keep * 1000, math.max(since, touched or since) - since), true
-end
-local touchAge = -1
-if touched then touchAge = math.max(0, math.floor((clock - touched) / 1000) - (stale or 0)) end
-touchMarker(KEYS[5], {since, creator, touched, stale, kept}, clock, write, keep, tonumber(ARGV[9] or '0'))
-local age = math.floor((clock - since) / 1000)
+local period = tonumber(ARGV[9] or '0')
+local standing = false
+if period > 0 then standing = stand(KEYS[5], got[4], period) end
 if got[1] then
-  return {0, 0, false, age, creator, touchAge}
+  return {0, 0, false, standing}
 end
 local value = ARGV[1] .. ' ' .. ARGV[6] .. ' ' .. ARGV[7]
 local cur = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[2], 'GET')
@@ -49,9 +25,9 @@ if cur then
   if tok == ARGV[1] then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     redis.call('PEXPIRE', KEYS[2], ARGV[4])
-    return {1, got[2] or '0', false, age, creator, touchAge}
+    return {1, got[2] or '0', false, standing}
   end
-  return {0, redis.call('PTTL', KEYS[1]), string.sub(redis.sha1hex(tok), 1, 16), age, creator, touchAge}
+  return {0, redis.call('PTTL', KEYS[1]), string.sub(redis.sha1hex(tok), 1, 16), standing}
 end
 local n
 local count = tonumber(got[2])
@@ -68,6 +44,8 @@ else
   -- the skew ahead of this server's clock (every node of an attempt then
   -- agrees), else from the clock: never below it, so that fences keep
   -- growing after the node lost its data.
+  local t = redis.call('TIME')
+  local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
   local seed = tonumber(ARGV[3])
   if not (seed >= clock and seed - clock <= tonumber(ARGV[5])) then
     seed = clock
@@ -80,6 +58,6 @@ end
 redis.call('SET', KEYS[4], n .. ' ' .. value, 'PX', ARGV[4])
 local prev = got[3]
 if prev and trailToken(prev) ~= ARGV[1] then
-  return {1, n, prev, age, creator, touchAge}
+  return {1, n, prev, standing}
 end
-return {1, n, false, age, creator, touchAge}
+return {1, n, false, standing}

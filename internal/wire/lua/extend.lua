@@ -1,9 +1,5 @@
--- Extend one lock. KEYS: lock, counter, tombstone of the token, trail,
--- marker (touched as acquire touches it: its last-touch time set to now and
--- its expiry reset when that touch is older than its bound; a missing one
--- stays missing: the next acquire writes it).
--- ARGV: token, ttl ms, fence, retention ms, acquisition time µs, owner,
--- marker retention ms (optional).
+-- Extend one lock. KEYS: lock, counter, tombstone of the token, trail.
+-- ARGV: token, ttl ms, fence, retention ms, acquisition time µs, owner.
 -- Reply: 1 extended, 2 re-asserted a missing key, 0 not held (another
 -- token holds it, or the token was released here).
 local cur = redis.call('GET', KEYS[1])
@@ -25,10 +21,4 @@ end
 redis.call('PEXPIRE', KEYS[2], ARGV[4])
 raiseTrail(KEYS[4], ARGV[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[4], ARGV[4])
-local m = {parseMarker(redis.call('GET', KEYS[5]))}
-if m[1] then
-  local t = redis.call('TIME')
-  touchMarker(KEYS[5], m, tonumber(t[1]) * 1000000 + tonumber(t[2]), false,
-    math.max(tonumber(ARGV[4]), tonumber(ARGV[2]), tonumber(ARGV[7] or '0')), tonumber(ARGV[7] or '0'))
-end
 return res

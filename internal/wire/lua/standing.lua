@@ -1,0 +1,35 @@
+-- Prepended to the scripts that judge a node's standing (node.Standing).
+-- The node's record, one per server (per hash slot in a Redis Cluster):
+-- "V" once it counts; "L id learned last" while it learns: id is the
+-- server's time (µs) when the record was written (after the node lost its
+-- data, or on a new deployment), learned how long (µs) it has kept its data
+-- since, counted in steps of at most a second of its clock (a clock that
+-- steps moves it on by a second at most), last the time (µs) of the last
+-- step. Anything else reads as missing. It never expires: a node that lost
+-- it lost its data.
+local function standingOf(v)
+  if v == 'V' then return 'V' end
+  local id, learned, last = string.match(v or '', '^L (%d+) (%d+) (%d+)$')
+  if id then return 'L', id, tonumber(learned), tonumber(last) end
+  return nil
+end
+-- stand advances the record at key (value v) by the time since its last
+-- step, writes it (a missing one as new), makes it "V" once it has learned
+-- period ms, and returns the standing: "V", or "L id learned-ms key".
+local function stand(key, v, period)
+  local state, id, learned, last = standingOf(v)
+  if state == 'V' then return 'V' end
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if state then
+    learned = learned + math.min(math.max(now - last, 0), 1000000)
+  else
+    id, learned = string.format('%d', now), 0
+  end
+  if learned >= period * 1000 then
+    redis.call('SET', key, 'V')
+    return 'V'
+  end
+  redis.call('SET', key, string.format('L %s %d %d', id, learned, now))
+  return string.format('L %s %d %s', id, math.floor(learned / 1000), key)
+end
