@@ -52,7 +52,7 @@ func memNodes(n int) []*memnode.Node {
 	for i := range out {
 		out[i] = memnode.New(string(rune('a' + i)))
 	}
-	return out
+	return promoteMem(out...)
 }
 
 func asNodes(ms []*memnode.Node) []node.Node {
@@ -70,4 +70,14 @@ func mustNew(t *testing.T, nodes []node.Node, opts ...Option) *Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// promoteMem makes memory nodes vote, as nodes of a deployment that ran
+// before the test (a new one learns until every node answered a round).
+func promoteMem(ms ...*memnode.Node) []*memnode.Node {
+	for _, m := range ms {
+		s, _ := m.Learn(context.Background(), node.LearnArgs{Name: "x", Recovery: time.Hour})
+		_, _ = m.Learn(context.Background(), node.LearnArgs{Name: "x", Recovery: time.Hour, Promote: s.ID})
+	}
+	return ms
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -352,5 +353,22 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	}
+}
+
+// votingMem returns a memory node that votes, as a node of a deployment
+// that ran before the test (a new one learns until every node answered a
+// round: see recovery).
+func votingMem(name string) *memnode.Node {
+	m := memnode.New(name)
+	promoteMem(m)
+	return m
+}
+
+// promoteMem makes memory nodes vote.
+func promoteMem(ms ...*memnode.Node) {
+	for _, m := range ms {
+		s, _ := m.Learn(context.Background(), node.LearnArgs{Name: "x", Recovery: time.Hour})
+		_, _ = m.Learn(context.Background(), node.LearnArgs{Name: "x", Recovery: time.Hour, Promote: s.ID})
 	}
 }

@@ -193,7 +193,7 @@ func TestEvictionWarnedOnce(t *testing.T) {
 // noeviction the same option works.
 func TestEvictionRefused(t *testing.T) {
 	t.Parallel()
-	cl := startCluster(t, 3)
+	cl := redistest.StartTWithOptions(t, 3, redistest.Options{Fresh: true}) // no key on the nodes
 	evicting := cl.Nodes()[1]
 	setEvictionPolicy(t, evicting, "allkeys-lru")
 	ctx := ctxFor(t)

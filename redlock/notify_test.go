@@ -349,7 +349,7 @@ func TestNotifyCloseStopsGoroutines(t *testing.T) {
 // Memory nodes announce releases in process, with the same waking.
 func TestNotifyMemoryNodes(t *testing.T) {
 	t.Parallel()
-	nodes := []node.Node{memnode.New("m0"), memnode.New("m1"), memnode.New("m2")}
+	nodes := []node.Node{votingMem("m0"), votingMem("m1"), votingMem("m2")}
 	obs := &eventCounter{}
 	holder := newClient(t, nodes)
 	waiter := newClient(t, nodes, redlock.WithObserver(obs), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)))
@@ -364,7 +364,7 @@ func TestNotifyMemoryNodes(t *testing.T) {
 func TestNotifyFIFOAndPassOn(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		nodes := []node.Node{memnode.New("m0"), memnode.New("m1"), memnode.New("m2")}
+		nodes := []node.Node{votingMem("m0"), votingMem("m1"), votingMem("m2")}
 		c, err := redlock.New(nodes, redlock.WithRetry(retry.Constant(10, 10*time.Second, 0)))
 		if err != nil {
 			t.Fatal(err)
@@ -474,7 +474,7 @@ func TestNotifyUndoDoesNotWakeWaiters(t *testing.T) {
 		var nodes []node.Node
 		var mems []*memnode.Node
 		for i := range 5 {
-			m := memnode.New("m" + string(rune('0'+i)))
+			m := votingMem("m" + string(rune('0'+i)))
 			mems = append(mems, m)
 			nodes = append(nodes, m)
 		}
@@ -559,8 +559,8 @@ func (n lateNode) Release(ctx context.Context, a node.ReleaseArgs) (bool, error)
 func TestNotifyWokenAheadOfTheRelease(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		nodes := []node.Node{memnode.New("m0"),
-			lateNode{memnode.New("m1"), 2 * time.Millisecond}, lateNode{memnode.New("m2"), 2 * time.Millisecond}}
+		nodes := []node.Node{votingMem("m0"),
+			lateNode{votingMem("m1"), 2 * time.Millisecond}, lateNode{votingMem("m2"), 2 * time.Millisecond}}
 		holder, err := redlock.New(nodes)
 		if err != nil {
 			t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -127,7 +128,7 @@ func Start(ctx context.Context, n int, opts Options) (*Cluster, error) {
 		wg.Go(func() { errs[i] = node.start(ctx, true) })
 	}
 	wg.Wait()
-	if !opts.Fresh {
+	if !opts.Fresh && !slices.Contains(opts.ExtraArgs, "--cluster-enabled") { // a cluster's records are per slot, and its slots are not served yet
 		for i, node := range c.nodes {
 			if errs[i] == nil {
 				errs[i] = node.markVoting(ctx)
