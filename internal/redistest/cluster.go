@@ -60,6 +60,10 @@ type Options struct {
 	// ExtraArgs are appended to every redis-server command line, e.g.
 	// "--maxmemory", "64mb". Later args override earlier ones.
 	ExtraArgs []string
+
+	// clusterNodeTimeout > 0 makes every node a Redis Cluster node with
+	// this cluster-node-timeout (StartSharded; process backend only).
+	clusterNodeTimeout time.Duration
 }
 
 // backend creates the per-node drivers of one cluster.
@@ -104,6 +108,9 @@ func Start(ctx context.Context, n int, opts Options) (*Cluster, error) {
 	}
 	if name == "" {
 		name = BackendProcess
+	}
+	if opts.clusterNodeTimeout > 0 && name != BackendProcess {
+		return nil, fmt.Errorf("redistest: sharded clusters run on the %q backend only, not %q", BackendProcess, name)
 	}
 	be, err := newBackend(ctx, name, opts)
 	if err != nil {
