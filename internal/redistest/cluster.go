@@ -67,6 +67,10 @@ type Options struct {
 	// test: a test may stop nodes before its first lock. A restart empties
 	// a server either way, and it then learns, as a real one would.
 	Fresh bool
+
+	// clusterNodeTimeout > 0 makes every node a Redis Cluster node with
+	// this cluster-node-timeout (StartSharded; process backend only).
+	clusterNodeTimeout time.Duration
 }
 
 // backend creates the per-node drivers of one cluster.
@@ -112,6 +116,9 @@ func Start(ctx context.Context, n int, opts Options) (*Cluster, error) {
 	if name == "" {
 		name = BackendProcess
 	}
+	if opts.clusterNodeTimeout > 0 && name != BackendProcess {
+		return nil, fmt.Errorf("redistest: sharded clusters run on the %q backend only, not %q", BackendProcess, name)
+	}
 	be, err := newBackend(ctx, name, opts)
 	if err != nil {
 		return nil, err
@@ -128,7 +135,7 @@ func Start(ctx context.Context, n int, opts Options) (*Cluster, error) {
 		wg.Go(func() { errs[i] = node.start(ctx, true) })
 	}
 	wg.Wait()
-	if !opts.Fresh && !slices.Contains(opts.ExtraArgs, "--cluster-enabled") { // a cluster's records are per slot, and its slots are not served yet
+	if !opts.Fresh && opts.clusterNodeTimeout == 0 && !slices.Contains(opts.ExtraArgs, "--cluster-enabled") { // a cluster's records are per slot, and its slots are not served yet
 		for i, node := range c.nodes {
 			if errs[i] == nil {
 				errs[i] = node.markVoting(ctx)

@@ -5,6 +5,10 @@
 // own free loopback port, started with persistence disabled, so a restarted
 // node always comes back empty — exactly the failure Redlock has to survive.
 //
+// StartShardedT (and StartSharded) is the exception: a real Redis Cluster
+// of masters, one per shard, with the slots split evenly among them; its
+// RestartEmpty brings a shard back empty but still serving its slots.
+//
 // In a test:
 //
 //	c := redistest.StartT(t, 5) // skipped if redis-server is missing

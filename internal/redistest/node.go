@@ -236,3 +236,14 @@ func (n *Node) shutdown() error {
 	}
 	return err
 }
+
+// busPort is the node's cluster bus port (cluster mode, process backend),
+// or 0.
+func (n *Node) busPort() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if p, ok := n.drv.(*procDriver); ok {
+		return p.bus
+	}
+	return 0
+}

@@ -29,6 +29,9 @@ type processBackend struct {
 	dir       string
 	removeDir bool // dir is our temp dir
 	extraArgs []string
+	// clusterNodeTimeout > 0 runs every node as a Redis Cluster node
+	// (StartSharded): its own bus port and nodes.conf, kept across restarts.
+	clusterNodeTimeout time.Duration
 }
 
 func newProcessBackend(opts Options) (*processBackend, error) {
@@ -36,7 +39,7 @@ func newProcessBackend(opts Options) (*processBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &processBackend{bin: bin, dir: opts.Dir, extraArgs: opts.ExtraArgs}
+	b := &processBackend{bin: bin, dir: opts.Dir, extraArgs: opts.ExtraArgs, clusterNodeTimeout: opts.clusterNodeTimeout}
 	if b.dir == "" {
 		if b.dir, err = os.MkdirTemp("", "redistest-"); err != nil {
 			return nil, fmt.Errorf("redistest: %w", err)
@@ -77,6 +80,7 @@ type procDriver struct {
 	b      *processBackend
 	dir    string
 	port   int
+	bus    int // cluster bus port, in cluster mode only
 	proc   *os.Process
 	done   chan struct{} // closed once proc has been reaped
 	paused bool
@@ -89,17 +93,26 @@ func (p *procDriver) start(ctx context.Context, first bool) (string, error) {
 	if p.running() {
 		return "", errors.New("already running")
 	}
-	if err := p.resetDir(); err != nil {
-		return "", err
-	}
 	var errs []error
 	for attempt := range startAttempts {
+		// Every attempt starts from a clean dir: a nodes.conf written by a
+		// failed first attempt would name its port.
+		if err := p.resetDir(first); err != nil {
+			return "", err
+		}
 		if first || p.port == 0 {
 			port, err := pickPort()
 			if err != nil {
 				return "", err
 			}
 			p.port = port
+			if p.b.clusterNodeTimeout > 0 {
+				// Not port+10000, the default, which may be taken or
+				// beyond 65535.
+				if p.bus, err = pickPort(); err != nil {
+					return "", err
+				}
+			}
 		} else if attempt > 0 {
 			// Same port after a kill: give the kernel a moment to free it.
 			time.Sleep(50 * time.Millisecond)
@@ -118,9 +131,18 @@ func (p *procDriver) start(ctx context.Context, first bool) (string, error) {
 
 func (p *procDriver) addr() string { return "127.0.0.1:" + strconv.Itoa(p.port) }
 
+// clusterConfigFile is a cluster node's nodes.conf, in its dir.
+const clusterConfigFile = "nodes.conf"
+
 // resetDir makes sure the node starts empty even if ExtraArgs turned
-// persistence on: everything but the logs is removed.
-func (p *procDriver) resetDir() error {
+// persistence on: everything but the logs is removed, and, on a restart of a
+// cluster node, its nodes.conf, so that it rejoins its cluster as the same
+// node owning the same slots.
+func (p *procDriver) resetDir(first bool) error {
+	keep := func(name string) bool {
+		return strings.HasSuffix(name, ".log") ||
+			(!first && p.b.clusterNodeTimeout > 0 && name == clusterConfigFile)
+	}
 	if err := os.MkdirAll(p.dir, 0o755); err != nil {
 		return fmt.Errorf("redistest: %w", err)
 	}
@@ -129,7 +151,7 @@ func (p *procDriver) resetDir() error {
 		return fmt.Errorf("redistest: %w", err)
 	}
 	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".log") {
+		if !keep(e.Name()) {
 			if err := os.RemoveAll(filepath.Join(p.dir, e.Name())); err != nil {
 				return fmt.Errorf("redistest: %w", err)
 			}
@@ -150,6 +172,14 @@ func (p *procDriver) startOnce(ctx context.Context) error {
 		"--dir", p.dir,
 		"--logfile", p.logPath(),
 		"--daemonize", "no",
+	}
+	if p.b.clusterNodeTimeout > 0 {
+		args = append(args,
+			"--cluster-enabled", "yes",
+			"--cluster-config-file", clusterConfigFile, // relative to --dir
+			"--cluster-port", strconv.Itoa(p.bus),
+			"--cluster-node-timeout", strconv.FormatInt(p.b.clusterNodeTimeout.Milliseconds(), 10),
+		)
 	}
 	args = append(args, p.b.extraArgs...)
 
