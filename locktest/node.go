@@ -33,8 +33,13 @@ type Node struct {
 	late sync.WaitGroup // requests held back by a pause or a delay
 }
 
+// newNode returns a server of a deployment that has run before: it votes
+// from the start (see node.Standing); RestartEmpty makes it learn.
 func newNode(q *Quorum, name string) *Node {
-	return &Node{mem: memnode.New(name), q: q, cut: map[int]struct{}{}}
+	m := memnode.New(name)
+	s, _ := m.Learn(context.Background(), node.LearnArgs{Name: name, Recovery: time.Hour})
+	_, _ = m.Learn(context.Background(), node.LearnArgs{Name: name, Recovery: time.Hour, Promote: s.ID})
+	return &Node{mem: m, q: q, cut: map[int]struct{}{}}
 }
 
 // Name is the node's name (its address in errors and logs).
@@ -81,9 +86,10 @@ func (n *Node) Stop() { n.mem.SetDown(true, false) }
 func (n *Node) Start() { n.mem.SetDown(false, false) }
 
 // RestartEmpty restarts the server at once without its data (no
-// persistence): every lock, fence counter and tombstone on it is gone. Done
-// while a lock is held, this is outside the Redlock rules (restart no sooner
-// than the longest TTL): a second holder may get the lock. Fences still grow.
+// persistence): every lock, fence counter and tombstone on it is gone, and
+// it sits out until it has kept its data for the clients' recovery period
+// (redlock.WithRecoveryPeriod; with recovery off, a second holder may get
+// a lock it held). Fences still grow.
 func (n *Node) RestartEmpty() {
 	n.mem.SetDown(true, true)
 	n.mem.SetDown(false, false)
@@ -238,6 +244,10 @@ func (l *link) RaiseFence(ctx context.Context, name, token string, fence uint64,
 	return call(ctx, l, func(ctx context.Context) (bool, error) {
 		return l.srv.mem.RaiseFence(ctx, name, token, fence, retention)
 	})
+}
+
+func (l *link) Learn(ctx context.Context, a node.LearnArgs) (node.Standing, error) {
+	return call(ctx, l, func(ctx context.Context) (node.Standing, error) { return l.srv.mem.Learn(ctx, a) })
 }
 
 func (l *link) Inspect(ctx context.Context, name string) (node.Holding, error) {

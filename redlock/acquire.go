@@ -319,6 +319,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 		a.undo(b.heldBy())
 		return outcome{err: b.configErr, rtt: rtt}
 	case b.t.won():
+		_ = a.recovering(&b) // learners that sat out are reported, and kept moving
 		if b.rec.countedLearners(b.yes) { // a new deployment: its records vote from now on
 			c.promote(a.ctx, a.name, b.rec, timeout)
 		}
@@ -368,26 +369,17 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node
 			// The undo reaches it like every node that did not answer "held".
 			b.t.notCounted(c.nodes[v.node].Name(), "acquire", errUnidentified(c.nodes[v.node].Name()))
 		case v.val.Acquired:
-			a.note(b, v)
+			b.rec.note(v.node, v.val.Standing)
 			b.yes = append(b.yes, v)
 			if p := v.val.Previous; p.Token != "" && p.Fence >= b.prev.Fence {
 				b.prev = p
 			}
 		default:
-			a.note(b, v)
+			b.rec.note(v.node, v.val.Standing)
 			b.t.no++
 			b.others = append(b.others, v)
 		}
 		return nil
-	}
-}
-
-// note records a node's standing from its answer, and keeps a learning
-// node moving (see recovery.go).
-func (a *acquisition) note(b *ballot, v answer[node.AcquireReply]) {
-	b.rec.note(v.node, v.val.Standing)
-	if b.rec != nil && learning(v.val.Standing) {
-		a.c.watchLearner(v.node, a.name, v.val.Standing)
 	}
 }
 
@@ -469,6 +461,9 @@ func (a *acquisition) recovering(b *ballot) error {
 		return nil
 	}
 	out, left := b.rec.sittingOut(b.yes, func(i int) string { return a.c.nodes[i].Name() })
+	for _, i := range b.rec.learners() { // kept moving until they vote
+		a.c.watchLearner(i, a.name, b.rec.standing[i])
+	}
 	for _, e := range out {
 		a.c.obs.Observe(observe.Event{Kind: observe.Node, Key: a.key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: a.ctx})
 	}

@@ -301,7 +301,7 @@ func TestRedisIdentifyWithoutRunID(t *testing.T) {
 // from zero, whatever it was before; a record it cannot read (written by
 // someone else) reads as lost, never as voting.
 func TestRedisStandingIsLostWithTheData(t *testing.T) {
-	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
+	c := newClient(t, redistest.StartTWithOptions(t, 1, redistest.Options{Fresh: true}).Addrs()[0])
 	ctx, name := ctxFor(t), "lock:{standing}"
 	n := redisnode.New(c)
 	learn := func(promote string) node.Standing {
