@@ -140,6 +140,11 @@ func (l *link) Inspect(ctx context.Context, name string) (node.Holding, error) {
 	return roundTrip(ctx, l, func() (node.Holding, error) { return l.srv.inspect(name) })
 }
 
+// Learn implements node.Learner.
+func (l *link) Learn(ctx context.Context, a node.LearnArgs) (node.Standing, error) {
+	return roundTrip(ctx, l, func() (node.Standing, error) { return l.srv.learn(a) })
+}
+
 // ForceRelease implements node.Node.
 func (l *link) ForceRelease(ctx context.Context, a node.ForceReleaseArgs) (bool, error) {
 	return roundTrip(ctx, l, func() (bool, error) { return l.srv.forceRelease(a) })

@@ -131,6 +131,10 @@ func (s *server) inspect(name string) (node.Holding, error) {
 	return call(s, func() (node.Holding, error) { return s.mem.Inspect(bg, name) })
 }
 
+func (s *server) learn(a node.LearnArgs) (node.Standing, error) {
+	return call(s, func() (node.Standing, error) { return s.mem.Learn(bg, a) })
+}
+
 func (s *server) identify() (node.Identity, error) {
 	return call(s, func() (node.Identity, error) { return s.mem.Identify(bg) })
 }
