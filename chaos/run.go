@@ -171,7 +171,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// reset brings every node up and unpaused and heals the network.
+// reset brings every node up and unpaused and heals the network, and makes
+// every node vote: each scenario starts from a deployment that has run.
 func reset(ctx context.Context, cluster *redistest.Cluster, nw *Network) error {
 	if err := nw.Heal(); err != nil {
 		return err
@@ -186,6 +187,11 @@ func reset(ctx context.Context, cluster *redistest.Cluster, nw *Network) error {
 			continue
 		}
 		if err := n.Resume(); err != nil {
+			return err
+		}
+	}
+	for _, n := range cluster.Nodes() {
+		if err := n.MarkVoting(ctx); err != nil {
 			return err
 		}
 	}

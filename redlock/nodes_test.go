@@ -107,19 +107,6 @@ func lockCycle(ctx context.Context, c *redlock.Client, key string) (uint64, erro
 	return l.Fence(), nil
 }
 
-// dbSizes is the key count of every node.
-func dbSizes(t *testing.T, clients ...redis.Cmdable) []int64 {
-	t.Helper()
-	out := make([]int64, len(clients))
-	for i, c := range clients {
-		n, err := c.DBSize(context.Background()).Result()
-		if err != nil {
-			t.Fatalf("dbsize of node %d: %v", i, err)
-		}
-		out[i] = n
-	}
-	return out
-}
 
 // lockKeys counts the lock keys (not counters, trails or tombstones) on
 // the nodes.
@@ -136,13 +123,6 @@ func lockKeys(t *testing.T, cl *redistest.Cluster) int {
 	return n
 }
 
-func cmdables(cl *redistest.Cluster) []redis.Cmdable {
-	var out []redis.Cmdable
-	for _, c := range cl.Clients() {
-		out = append(out, c)
-	}
-	return out
-}
 
 // TestEvictionWarnedOnce: a node whose maxmemory-policy can evict lock keys
 // is logged as a warning exactly once, naming the node and the policy,

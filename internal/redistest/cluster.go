@@ -138,7 +138,7 @@ func Start(ctx context.Context, n int, opts Options) (*Cluster, error) {
 	if !opts.Fresh && opts.clusterNodeTimeout == 0 && !slices.Contains(opts.ExtraArgs, "--cluster-enabled") { // a cluster's records are per slot, and its slots are not served yet
 		for i, node := range c.nodes {
 			if errs[i] == nil {
-				errs[i] = node.markVoting(ctx)
+				errs[i] = node.MarkVoting(ctx)
 			}
 		}
 	}

@@ -204,9 +204,10 @@ func (n *Node) awaitClientLocked(ctx context.Context) error {
 	}
 }
 
-// markVoting writes the server's standing record as a voter's (see
-// Options.Fresh).
-func (n *Node) markVoting(ctx context.Context) error {
+// MarkVoting writes the server's standing record as a voter's (see
+// Options.Fresh): it votes from now on, as a server of a deployment that
+// has run, whatever it lost before.
+func (n *Node) MarkVoting(ctx context.Context) error {
 	rc := redis.NewClient(&redis.Options{Addr: n.Addr(), MaxRetries: -1})
 	defer rc.Close()
 	if err := rc.Set(ctx, wire.NodeRecordKey, "V", 0).Err(); err != nil {
