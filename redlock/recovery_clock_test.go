@@ -111,3 +111,37 @@ func TestLearnerCountsAfterThePeriod(t *testing.T) {
 		_ = l.Release(ctx)
 	})
 }
+
+// With exactly a quorum of nodes up, all voting, an acquisition of a new
+// key and of a key used before returns without waiting for the dead nodes
+// (on the fake clock: no node timeout passes), and nothing sits out.
+func TestExactQuorumDoesNotWaitForDeadNodes(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = time.Second
+		ms, nodes := memNodes(5)
+		c := newClient(t, nodes, redlock.WithNodeTimeout(timeout), redlock.WithRecoveryPeriod(time.Minute))
+		ctx := context.Background()
+		l, err := c.TryAcquire(ctx, "first", 10*time.Second) // a new deployment: all vote from now on
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = l.Release(ctx)
+		for _, m := range ms[3:] {
+			m.SetDown(true, false)
+		}
+		for i, key := range []string{"used", "used", "new-1", "new-2"} {
+			start := time.Now()
+			l, err := c.TryAcquire(ctx, key, 10*time.Second)
+			if err != nil {
+				t.Fatalf("attempt %d on %q with 3 of 5 up: %v", i, key, err)
+			}
+			_ = l.Release(ctx)
+			if i > 0 { // the first meets the dead nodes for the first time
+				if d := time.Since(start); d >= timeout {
+					t.Fatalf("attempt %d on %q took %s: it waited for the dead nodes", i, key, d)
+				}
+			}
+		}
+	})
+}
