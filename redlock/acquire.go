@@ -319,7 +319,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 		a.undo(b.heldBy())
 		return outcome{err: b.configErr, rtt: rtt}
 	case b.t.won():
-		_ = a.recovering(&b) // learners that sat out are reported, and kept moving
+		_ = a.recovering(&b)              // learners that sat out are reported, and kept moving
 		if b.rec.countedLearners(b.yes) { // a new deployment: its records vote from now on
 			c.promote(a.ctx, a.name, b.rec, timeout)
 		}

@@ -107,7 +107,6 @@ func lockCycle(ctx context.Context, c *redlock.Client, key string) (uint64, erro
 	return l.Fence(), nil
 }
 
-
 // lockKeys counts the lock keys (not counters, trails or tombstones) on
 // the nodes.
 func lockKeys(t *testing.T, cl *redistest.Cluster) int {
@@ -122,7 +121,6 @@ func lockKeys(t *testing.T, cl *redistest.Cluster) int {
 	}
 	return n
 }
-
 
 // TestEvictionWarnedOnce: a node whose maxmemory-policy can evict lock keys
 // is logged as a warning exactly once, naming the node and the policy,
