@@ -25,7 +25,7 @@ func TestDoctorHealthy(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"3 of 3 nodes usable (all usable), quorum 2", "fault tolerance: the quorum survives 1 more node failure", "restart: safe: 3 of 3 usable nodes (n1, n2, n3) forget locks on restart, and the clients sit such a node out of each key it lost for the recovery period 10m0s", "verdict: OK"} {
+	for _, want := range []string{"3 of 3 nodes usable (all usable), quorum 2", "fault tolerance: the quorum survives 1 more node failure", "restart: safe: 3 of 3 usable nodes (n1, n2, n3) forget locks on restart, and the clients sit such a node out until it has kept its data for the recovery period 10m0s", "verdict: OK"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, r.stdout)
 		}
