@@ -321,7 +321,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	case b.t.won():
 		_ = a.recovering(&b)              // learners that sat out are reported, and kept moving
 		if b.rec.countedLearners(b.yes) { // a new deployment: its records vote from now on
-			c.promote(a.ctx, a.name, b.rec, timeout)
+			c.learning.promote(a.ctx, a.name, b.rec)
 		}
 		return a.acquired(&b, start, args, rtt)
 	case b.t.unreachable():
@@ -462,7 +462,7 @@ func (a *acquisition) recovering(b *ballot) error {
 	}
 	out, left := b.rec.sittingOut(b.yes, func(i int) string { return a.c.nodes[i].Name() })
 	for _, i := range b.rec.learners() { // kept moving until they vote
-		a.c.watchLearner(i, a.name, b.rec.standing[i])
+		a.c.learning.watch(i, a.name, b.rec.standing[i])
 	}
 	for _, e := range out {
 		a.c.obs.Observe(observe.Event{Kind: observe.Node, Key: a.key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: a.ctx})

@@ -79,6 +79,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	}
 	c.notify.off, c.notify.nodes, c.notify.channel, c.notify.logger = cfg.noNotify, c.nodes, c.releaseChannel, logger
 	c.notify.timeout = c.cfg.adminTimeout()
+	c.learning.nodes, c.learning.period, c.learning.timeout = c.nodes, cfg.recovery, c.cfg.adminTimeout()
 	c.health = make(health, len(nodes))
 	c.ident.strict, c.ident.logger = cfg.strict, logger
 	for _, n := range c.nodes {
@@ -112,7 +113,7 @@ func (c *Client) Close() error {
 	c.closing.cut()
 	c.bg.Wait()
 	c.checks.WaitFor(c.cfg.adminTimeout())
-	c.stopLearning()
+	c.learning.stop()
 	c.notify.close()
 	return nil
 }

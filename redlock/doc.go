@@ -23,8 +23,8 @@
 //
 // Clients that try one key at once agree on one winner. No late request of a
 // released lock creates its key on a node that processed the release. A node
-// that lost its data sits out the keys it lost (WithRecoveryPeriod), unless
-// every node lost it, or a majority did while those that kept it are silent.
+// that lost its data does not vote until it has kept its data for the
+// recovery period (WithRecoveryPeriod), unless every node lost it within one.
 // Every error wraps one sentinel below (or ctx.Err()). Mechanics:
 // docs/design.md; promises, tests, limits: docs/guarantees.md.
 package redlock

@@ -161,10 +161,13 @@ const learnEvery = node.LearnStep / 2
 // learners keeps the learning nodes a client saw moving: each is asked to
 // step every learnEvery until it votes, or the client is closed.
 type learners struct {
+	nodes   []node.Node
+	period  time.Duration // the client's recovery period
+	timeout time.Duration // of one request
 	mu      sync.Mutex
 	watched map[learnerKey]string // the lock name to ask with, by node and record
 	running bool
-	stop    chan struct{}
+	halt    chan struct{}
 	done    sync.WaitGroup
 }
 
@@ -173,38 +176,36 @@ type learnerKey struct {
 	scope string
 }
 
-// watch adds node i's record (scope), seen learning for name.
-func (c *Client) watchLearner(i int, name string, s node.Standing) {
-	if _, ok := c.nodes[i].(node.Learner); !ok {
+// watch adds node i's record (s.Scope), seen learning for name.
+func (l *learners) watch(i int, name string, s node.Standing) {
+	if _, ok := l.nodes[i].(node.Learner); !ok {
 		return
 	}
-	l := &c.learning
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.watched == nil {
 		l.watched = map[learnerKey]string{}
 	}
-	if l.stop == nil {
-		l.stop = make(chan struct{})
+	if l.halt == nil {
+		l.halt = make(chan struct{})
 	}
 	l.watched[learnerKey{i, s.Scope}] = name
 	if !l.running {
 		l.running = true
 		l.done.Add(1)
-		go c.keepLearning(l.stop)
+		go l.keep(l.halt)
 	}
 }
 
-// keepLearning asks each watched record to step every learnEvery, and
-// forgets those that vote, until none is left or stop is closed.
-func (c *Client) keepLearning(stop chan struct{}) {
-	l := &c.learning
+// keep asks each watched record to step every learnEvery, and forgets
+// those that vote, until none is left or halt is closed.
+func (l *learners) keep(halt chan struct{}) {
 	defer l.done.Done()
 	t := time.NewTicker(learnEvery)
 	defer t.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-halt:
 			return
 		case <-t.C:
 		}
@@ -215,10 +216,7 @@ func (c *Client) keepLearning(stop chan struct{}) {
 		}
 		l.mu.Unlock()
 		for k, name := range batch {
-			ctx, cancel := context.WithTimeout(context.Background(), c.cfg.adminTimeout())
-			s, err := c.nodes[k.node].(node.Learner).Learn(ctx, node.LearnArgs{Name: name, Recovery: c.cfg.recovery})
-			cancel()
-			if err == nil && !learning(s) {
+			if l.step(k.node, name) {
 				l.mu.Lock()
 				delete(l.watched, k)
 				l.mu.Unlock()
@@ -234,13 +232,21 @@ func (c *Client) keepLearning(stop chan struct{}) {
 	}
 }
 
-// stopLearning stops the asking (Close); a later round starts it again.
-func (c *Client) stopLearning() {
-	l := &c.learning
+// step asks node i's record of name to step, and reports whether it votes.
+func (l *learners) step(i int, name string) (votes bool) {
+	defer func() { _ = recover() }() // a node's panic is its own failure
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+	defer cancel()
+	s, err := l.nodes[i].(node.Learner).Learn(ctx, node.LearnArgs{Name: name, Recovery: l.period})
+	return err == nil && !learning(s)
+}
+
+// stop stops the asking (Close); a later round starts it again.
+func (l *learners) stop() {
 	l.mu.Lock()
-	if l.stop != nil {
-		close(l.stop)
-		l.stop = nil
+	if l.halt != nil {
+		close(l.halt)
+		l.halt = nil
 	}
 	l.running = false
 	l.mu.Unlock()
@@ -251,21 +257,19 @@ func (c *Client) stopLearning() {
 // found every node learning, and won on them. Each record is promoted only
 // if it is still the one the round saw (a node that lost its data again
 // since keeps learning). Failures are left: the next such round promotes.
-func (c *Client) promote(ctx context.Context, name string, r *recovery, timeout time.Duration) {
+func (l *learners) promote(ctx context.Context, name string, r *recovery) {
 	var wg sync.WaitGroup
 	for _, i := range r.learners() {
-		l, ok := c.nodes[i].(node.Learner)
+		n, ok := l.nodes[i].(node.Learner)
 		if !ok {
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { _ = recover() }() // a node's panic is its own failure
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
 			defer cancel()
-			_, _ = l.Learn(ctx, node.LearnArgs{Name: name, Recovery: c.cfg.recovery, Promote: r.standing[i].ID})
-		}()
+			_, _ = n.Learn(ctx, node.LearnArgs{Name: name, Recovery: l.period, Promote: r.standing[i].ID})
+		})
 	}
 	wg.Wait()
 }
