@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"net"
 	"sync"
 	"time"
 
@@ -33,9 +34,19 @@ const (
 // newClient is the go-redis client every library gets, one per node: both
 // libraries honour context deadlines through ContextTimeoutEnabled.
 func newClient(addr string, hook redis.Hook) *redis.Client {
+	return newDialClient(addr, hook, nil)
+}
+
+// dialFunc is a go-redis Options.Dialer.
+type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// newDialClient is newClient dialling through dial (go-redis's own dialer
+// when nil).
+func newDialClient(addr string, hook redis.Hook, dial dialFunc) *redis.Client {
 	c := redis.NewClient(&redis.Options{
 		Addr:                  addr,
-		DialTimeout:           500 * time.Millisecond,
+		Dialer:                dial,
+		DialTimeout:           clientDialTimeout,
 		ReadTimeout:           time.Second,
 		WriteTimeout:          time.Second,
 		ContextTimeoutEnabled: true,
@@ -45,6 +56,9 @@ func newClient(addr string, hook redis.Hook) *redis.Client {
 	}
 	return c
 }
+
+// clientDialTimeout is the dial timeout of every library's go-redis clients.
+const clientDialTimeout = 500 * time.Millisecond
 
 // clientSet is one go-redis client per node address.
 type clientSet struct {
@@ -110,7 +124,12 @@ func qlNodes(clients []*redis.Client) []node.Node {
 
 // newQL builds a quorumlock client over its own go-redis clients.
 func newQL(addrs []string, ttl time.Duration, hooks []*harness.Counter, opts ...redlock.Option) (*locker, *redlock.Client, error) {
-	cs := newClientSet(addrs, hooks)
+	return newQLOver(newClientSet(addrs, hooks), ttl, opts...)
+}
+
+// newQLOver builds a quorumlock client over cs, which its close closes (as
+// does a failed build).
+func newQLOver(cs *clientSet, ttl time.Duration, opts ...redlock.Option) (*locker, *redlock.Client, error) {
 	nodes := qlNodes(cs.clients)
 	opts = append([]redlock.Option{redlock.WithKeyPrefix("bench:ql:")}, opts...)
 	c, err := redlock.New(nodes, opts...)
@@ -133,7 +152,11 @@ func newQL(addrs []string, ttl time.Duration, hooks []*harness.Counter, opts ...
 
 // newRS builds a redsync instance over its own go-redis clients.
 func newRS(name string, addrs []string, ttl time.Duration, hooks []*harness.Counter, opts ...redsync.Option) (*locker, *redsync.Redsync) {
-	cs := newClientSet(addrs, hooks)
+	return newRSOver(name, newClientSet(addrs, hooks), ttl, opts...)
+}
+
+// newRSOver builds a redsync instance over cs, which its close closes.
+func newRSOver(name string, cs *clientSet, ttl time.Duration, opts ...redsync.Option) (*locker, *redsync.Redsync) {
 	pools := make([]redsyncredis.Pool, len(cs.clients))
 	for i, c := range cs.clients {
 		pools[i] = goredis.NewPool(c)

@@ -26,7 +26,7 @@ func libRank(l string) int {
 var scenarioTitle = map[string]string{
 	"floor": "Floor", "uncontended": "Uncontended", "parallel": "Parallel",
 	"contended": "Contended", "degraded": "Degraded", "silent": "Silent", "held": "Held",
-	"split": "Split", "scale": "Scale",
+	"split": "Split", "scale": "Scale", "spread": "Spread",
 }
 
 // panel builds one chart panel of unit for a scenario: cases in the order
@@ -109,6 +109,11 @@ func (e *env) chart(s string) error {
 		ps = splitPanels(rp, sc)
 	case "scale":
 		ps = scalePanels(rp, sc)
+	case "spread":
+		ps = []harness.Panel{
+			panel(rp, sc, "p50-ns", "Nodes in zones: uncontended cycle p50 (log)", "ms", 1e6, true),
+			panel(rp, sc, "p99-ns", "Nodes in zones: uncontended cycle p99 (log)", "ms", 1e6, true),
+		}
 	case "held":
 		ps = []harness.Panel{
 			panel(rp, sc, "cpu-cores", "Held locks: client CPU", "cores", 1, false),
@@ -136,6 +141,7 @@ var summaryUnits = map[string][]string{
 	"Silent":      {"p50-ns", "p99-ns", "max-ns", "acquired"},
 	"Split":       {"p50-ns", "p99-ns", "max-ns", "rounds", "nobody-frac", "acq/s", "wait-p50-ns", "wait-p99-ns", "wait-max-ns", "failed"},
 	"Scale":       {"keys-before", "keys-after-release", "keys-after-expiry", "expiry-s", "release-errors", "heap-B/lock", "extended", "lost", "acquire-errors", "acquire-s"},
+	"Spread":      {"p50-ns", "p99-ns", "max-ns", "cycles/s", "allocs/op", "errors"},
 	"Held":        {"cpu-cores", "cmds/s/node", "rounds/s/node", "server-cmds/s/node", "rounds/node/tick", "lost"},
 }
 
@@ -318,6 +324,7 @@ func ratios(rp *harness.Report) []harness.Ratio {
 	}
 	splitRatios(add, abs)
 	scaleRatios(abs)
+	spreadRatios(add)
 	const h = "Held"
 	for _, r := range rp.Results {
 		if r.Scenario != h || !strings.HasPrefix(r.Lib, libQL) {
