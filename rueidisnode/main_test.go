@@ -14,6 +14,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
@@ -115,7 +116,7 @@ func tokensOn(t *testing.T, ctx context.Context, cl *redistest.Cluster, name str
 			t.Fatal(err)
 		}
 		v, _ := vals[0].(string)
-		out = append(out, v)
+		out = append(out, wire.ParseLockValue(v).Token)
 	}
 	return out
 }

@@ -176,7 +176,7 @@ func (n *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 		cmds := make(rueidis.Commands, len(ops))
 		for i, op := range ops {
 			k := wire.KeysOf(op.Name, op.Token)
-			keys := []string{k.Lock, k.Counter, k.Tombstone, k.Trail}
+			keys := []string{k.Lock, k.Tombstone}
 			args := []string{op.Token, ms(op.TTL), u64(op.Fence), ms(wire.RetentionOrDefault(op.Retention)),
 				wire.Micros(op.At), op.Owner}
 			if eval {
@@ -234,7 +234,7 @@ func (n *Node) ForceRelease(ctx context.Context, a node.ForceReleaseArgs) (bool,
 	if a.Tombstone > 0 {
 		tomb = ms(a.Tombstone)
 	}
-	keys := []string{a.Name, wire.CounterKey(a.Name), wire.TombstoneKey(a.Name, a.Token)}
+	keys := []string{a.Name, wire.TombstoneKey(a.Name, a.Token)}
 	args := []string{a.Token, u64(a.Fence), ms(wire.RetentionOrDefault(a.Retention)), tomb, a.Channel}
 	v, err := forceLua.Exec(ctx, n.client, keys, args).AsInt64()
 	return err == nil && v == 1, err
@@ -274,7 +274,7 @@ func (n *Node) RaiseFence(ctx context.Context, name, token string, fence uint64,
 	if err := wire.ValidateRaise(name, token, fence, retention); err != nil {
 		return false, err
 	}
-	keys := []string{name, wire.CounterKey(name), wire.TrailKey(name)}
+	keys := []string{name}
 	v, err := raiseLua.Exec(ctx, n.client, keys, []string{token, u64(fence), ms(wire.RetentionOrDefault(retention))}).AsInt64()
 	return err == nil && v == 1, err
 }

@@ -34,7 +34,7 @@ func TestCacheSharesOneCallsBuild(t *testing.T) {
 func TestKeysOfMatchesTheKeyNames(t *testing.T) {
 	for _, tc := range []struct{ name, token string }{{"lock:{k}", "tok"}, {"p{}", ""}, {"", "t"}} {
 		k := KeysOf(tc.name, tc.token)
-		want := LockKeys{tc.name, CounterKey(tc.name), TombstoneKey(tc.name, tc.token), TrailKey(tc.name)}
+		want := LockKeys{tc.name, TombstoneKey(tc.name, tc.token)}
 		if k != want {
 			t.Errorf("KeysOf(%q, %q) = %+v, want %+v", tc.name, tc.token, k, want)
 		}

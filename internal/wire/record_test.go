@@ -22,3 +22,29 @@ func TestRecordKeyLandsInTheNamesSlot(t *testing.T) {
 		t.Error("a plain server has one record")
 	}
 }
+
+// A record reads back as the holder it names, with its fence, count and
+// until; a released one as its count; anything else is no record.
+func TestParseRecord(t *testing.T) {
+	h, c, til, ok := ParseRecord("12 10 1700000000000 tok 1700000000000000 worker 7")
+	if !ok || c != 12 || til != 1700000000000 || h.Token != "tok" || h.Fence != 10 || h.Owner != "worker 7" || h.AcquiredAt.UnixMicro() != 1700000000000000 {
+		t.Fatalf("held record = %+v, %d, %d, %v", h, c, til, ok)
+	}
+	if h, c, _, ok := ParseRecord("12"); !ok || c != 12 || h.Token != "" {
+		t.Fatalf("released record = %+v, %d, %v", h, c, ok)
+	}
+	for _, v := range []string{"", "tok 1700000000000000 worker", "12 x 3 tok 4"} {
+		if _, _, _, ok := ParseRecord(v); ok {
+			t.Errorf("ParseRecord(%q) is a record", v)
+		}
+	}
+	if got := ParseLockValue("12 10 0 tok 1700000000000000 worker").Token; got != "tok" {
+		t.Errorf("ParseLockValue of a record: token %q", got)
+	}
+	if got := ParseLockValue("12").Token; got != "" {
+		t.Errorf("ParseLockValue of a released record: token %q", got)
+	}
+	if got := ParseLockValue("tok 1700000000000000 worker").Token; got != "tok" {
+		t.Errorf("ParseLockValue of an older value: token %q", got)
+	}
+}

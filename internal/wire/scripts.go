@@ -8,7 +8,7 @@ import (
 )
 
 // The Lua of the Redis node, one file per call. Each script gets every key
-// it touches in KEYS (the lock, CounterKey, TombstoneKey), so that Redis
+// it touches in KEYS (the lock, TombstoneKey, the node's record), so that Redis
 // Cluster routes it to the lock's slot. Each is idempotent for one token,
 // since clients resend calls whose replies were lost. The scripts that read
 // a lock key's value start with lua/value.lua, which parses it.
@@ -43,7 +43,7 @@ var src = LuaScripts{
 	Extend:       valueLua + extendLua,
 	Release:      valueLua + releaseLua,
 	RaiseFence:   valueLua + raiseLua,
-	Inspect:      inspectLua,
+	Inspect:      valueLua + inspectLua,
 	Identify:     identifyLua,
 	ForceRelease: valueLua + forceReleaseLua,
 }
@@ -55,14 +55,14 @@ var src = LuaScripts{
 // milliseconds rounded up.
 // Times are µs since the Unix epoch ("0": unknown).
 type LuaScripts struct {
-	Acquire      string // KEYS lock, counter, tombstone, trail, record; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs, at µs, owner, waiter ("1" or "0"), recovery (AcquireScriptArgs builds them all)
+	Acquire      string // KEYS lock, tombstone, node's record; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs, at µs, owner, waiter ("1" or "0"), recovery (AcquireScriptArgs builds them all)
 	Learn        string // KEYS record; ARGV recovery, id to promote ("": none)
-	Extend       string // one op; KEYS lock, counter, tombstone, trail; ARGV token, ttl, fence, retention, at µs, owner
-	Release      string // KEYS lock, tombstone, trail; ARGV token, tombstone (0: none), channel ("": none)
-	RaiseFence   string // KEYS lock, counter, trail; ARGV token, fence, retention
-	Inspect      string // KEYS lock, counter[, record]
+	Extend       string // one op; KEYS lock, tombstone; ARGV token, ttl, fence, retention, at µs, owner
+	Release      string // KEYS lock, tombstone; ARGV token, tombstone (0: none), channel ("": none)
+	RaiseFence   string // KEYS lock; ARGV token, fence, retention
+	Inspect      string // KEYS lock, read-write counter[, node's record]
 	Identify     string // no keys; replies INFO server and INFO memory
-	ForceRelease string // KEYS lock, counter, tombstone; ARGV token, fence, retention, tombstone (0: none), channel ("": none)
+	ForceRelease string // KEYS lock, tombstone; ARGV token, fence, retention, tombstone (0: none), channel ("": none)
 }
 
 // Scripts returns the Lua sources of the Redis node.

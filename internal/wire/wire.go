@@ -15,12 +15,12 @@ import (
 	"github.com/quorumlock/quorumlock/node"
 )
 
-// CounterKey is the name of the fence counter of the lock key name.
+// CounterKey is the name of the fence counter of a read-write lock on the
+// lock key name (a mutex keeps its fence in its record: see lua/value.lua).
 func CounterKey(name string) string { return name + ":fence" }
 
-// TrailKey is the name of the trail of the lock key name: "fence token at
-// owner" of its last acquisition that was not released, kept as long as
-// the counter.
+// TrailKey is the name of the trail that clients before 0.5 kept beside a
+// lock key; it is only listed among companions.
 func TrailKey(name string) string { return name + ":holder" }
 
 // IsCompanion reports whether a key name is a counter, tombstone or trail
@@ -53,9 +53,43 @@ func Micros(t time.Time) string {
 // (every release is announced); values that carry it are still read.
 const WaitedMark = "!"
 
+// ParseRecord reads a lock key's record (see lua/value.lua): the token that
+// holds or last held it (empty once released) with its acquisition time,
+// owner and fence, the key's count, and until, the server's time (ms) its
+// hold ends (in the past: expired; 0: evicted). ok is false for a value
+// that is not a record (an older client's "token at owner").
+func ParseRecord(v string) (h node.Holding, count uint64, until int64, ok bool) {
+	f := strings.SplitN(v, " ", 6)
+	c, err := strconv.ParseUint(f[0], 10, 64)
+	if err != nil {
+		return node.Holding{}, 0, 0, false
+	}
+	if len(f) == 1 {
+		return node.Holding{}, c, 0, true
+	}
+	if len(f) < 5 {
+		return node.Holding{}, 0, 0, false
+	}
+	fence, err1 := strconv.ParseUint(f[1], 10, 64)
+	til, err2 := strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil {
+		return node.Holding{}, 0, 0, false
+	}
+	h = ParseLockValue(strings.Join(f[3:], " "))
+	h.Fence = fence
+	return h, c, til, true
+}
+
 // ParseLockValue reads a lock key's value into h (token, acquisition time,
-// owner). A bare token has no time or owner.
+// owner): "token at owner" (a bare token has no time or owner), or a
+// record (see ParseRecord), whose holder it reads whether or not its hold
+// has ended.
 func ParseLockValue(v string) (h node.Holding) {
+	if v != "" && v[0] >= '0' && v[0] <= '9' && (strings.Count(v, " ") >= 4 || !strings.Contains(v, " ")) {
+		if r, _, _, ok := ParseRecord(v); ok {
+			return r // a released record ("count") holds nothing
+		}
+	}
 	v = strings.TrimPrefix(v, WaitedMark)
 	h.Token, v, _ = strings.Cut(v, " ")
 	at, owner, _ := strings.Cut(v, " ")
@@ -88,17 +122,14 @@ func TombstoneKey(name, token string) string { return name + ":gone:" + token }
 
 // LockKeys are the names of the keys a request of token on the lock key
 // name may touch, in one allocation (they are built on every call): the
-// lock, CounterKey, TombstoneKey and TrailKey.
+// lock (its record) and TombstoneKey.
 type LockKeys struct {
-	Lock, Counter, Tombstone, Trail string
+	Lock, Tombstone string
 }
 
 // KeysOf returns the LockKeys of a request of token on the lock key name.
 func KeysOf(name, token string) LockKeys {
-	all := name + ":fence" + name + ":gone:" + token + name + ":holder"
-	counter := len(name) + len(":fence")
-	tomb := counter + len(name) + len(":gone:") + len(token)
-	return LockKeys{Lock: name, Counter: all[:counter], Tombstone: all[counter:tomb], Trail: all[tomb:]}
+	return LockKeys{Lock: name, Tombstone: TombstoneKey(name, token)}
 }
 
 // Invalid is an error wrapping node.ErrInvalidArgument.

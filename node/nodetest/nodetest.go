@@ -509,7 +509,8 @@ func inspectFreeKey(f *fixture) {
 
 func counterExpires(f *fixture) {
 	name := f.name()
-	r := f.acquireArgs(node.AcquireArgs{Name: name, Token: "a", TTL: long, Retention: 50 * time.Millisecond})
+	// (A node may keep the counter as long as the lock's TTL, when longer.)
+	r := f.acquireArgs(node.AcquireArgs{Name: name, Token: "a", TTL: 50 * time.Millisecond, Retention: 50 * time.Millisecond})
 	f.release(name, "a", 0)
 	f.eventually("the counter to expire", func() bool { return f.inspect(name).Fence == 0 })
 	// A new counter starts from the seed again, not from the old value.

@@ -181,7 +181,7 @@ func acquireArgs(a node.AcquireArgs) *scriptArgs { return acquireArgsFor(a, fals
 func acquireArgsFor(a node.AcquireArgs, perSlot bool) *scriptArgs {
 	k := wire.KeysOf(a.Name, a.Token)
 	return newScriptArgs(acquireSHA,
-		[]string{k.Lock, k.Counter, k.Tombstone, k.Trail, wire.RecordKey(a.Name, perSlot)},
+		[]string{k.Lock, k.Tombstone, wire.RecordKey(a.Name, perSlot)},
 		[]string{a.Token, strconv.FormatInt(wire.Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
 			strconv.FormatInt(wire.Millis(wire.RetentionOrDefault(a.Retention)), 10), maxSkewMicros, wire.Micros(a.At), a.Owner,
 			wire.WaiterArg(a.Waiter), strconv.FormatInt(wire.Millis(a.Recovery), 10)})
@@ -266,7 +266,7 @@ func (n *Node) Extend(ctx context.Context, ops []node.ExtendArgs) ([]node.Extend
 
 func extendKeys(op node.ExtendArgs) []string {
 	k := wire.KeysOf(op.Name, op.Token)
-	return []string{k.Lock, k.Counter, k.Tombstone, k.Trail}
+	return []string{k.Lock, k.Tombstone}
 }
 
 func extendArgs(op node.ExtendArgs) []any {
@@ -306,7 +306,7 @@ func releaseArgs(a node.ReleaseArgs) *scriptArgs {
 	}
 	k := wire.KeysOf(a.Name, a.Token)
 	return newScriptArgs(releaseSHA,
-		[]string{k.Lock, k.Tombstone, k.Trail},
+		[]string{k.Lock, k.Tombstone},
 		[]string{a.Token, tomb, a.Channel})
 }
 
@@ -319,7 +319,7 @@ func (n *Node) ForceRelease(ctx context.Context, a node.ForceReleaseArgs) (bool,
 	if a.Tombstone > 0 {
 		tomb = wire.Millis(a.Tombstone)
 	}
-	keys := []string{a.Name, wire.CounterKey(a.Name), wire.TombstoneKey(a.Name, a.Token)}
+	keys := []string{a.Name, wire.TombstoneKey(a.Name, a.Token)}
 	v, err := forceReleaseScript.Run(ctx, n.client, keys, a.Token, strconv.FormatUint(a.Fence, 10),
 		wire.Millis(wire.RetentionOrDefault(a.Retention)), tomb, a.Channel).Int64()
 	return err == nil && v == 1, err
@@ -443,7 +443,7 @@ func (n *Node) RaiseFence(ctx context.Context, name, token string, fence uint64,
 	if err := wire.ValidateRaise(name, token, fence, retention); err != nil {
 		return false, err
 	}
-	v, err := raiseScript.Run(ctx, n.client, []string{name, wire.CounterKey(name), wire.TrailKey(name)},
+	v, err := raiseScript.Run(ctx, n.client, []string{name},
 		token, strconv.FormatUint(fence, 10), wire.Millis(wire.RetentionOrDefault(retention))).Int64()
 	return err == nil && v == 1, err
 }

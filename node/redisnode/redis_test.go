@@ -140,7 +140,7 @@ func TestRedisExtendAfterScriptFlush(t *testing.T) {
 func TestRedisExtendErrorFailsBatch(t *testing.T) {
 	c := newClient(t, redistest.StartT(t, 1).Addrs()[0])
 	ctx := ctxFor(t)
-	if err := c.Set(ctx, "wrongtype:fence", "x", 0).Err(); err != nil { // not a number: the script errs
+	if err := c.HSet(ctx, "wrongtype", "f", "x").Err(); err != nil { // not a string: the script's GET errs
 		t.Fatal(err)
 	}
 	n := redisnode.New(c)

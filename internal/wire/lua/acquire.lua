@@ -1,63 +1,56 @@
--- Acquire. KEYS: lock, counter, tombstone of the token, trail, the node's
--- record (see standing.lua).
+-- Acquire. KEYS: lock (its record, see value.lua), tombstone of the token,
+-- the node's record (see standing.lua).
 -- ARGV: token, ttl ms, seed (client clock, µs), retention ms, max seed skew
 -- µs, acquisition time (client clock, µs), owner, waiter (unused: a key held
 -- by another is only read, whoever asks; releases are always announced),
--- recovery period ms (0 or absent: the record is left alone).
--- Reply: {1, counter, previous trail or false, standing} acquired (a
--- resend: the counter unchanged), {0, pttl, holder's release id, standing}
+-- recovery period ms (0 or absent: the node's record is left alone).
+-- Reply: {1, fence, previous holder or false, standing} acquired (a
+-- resend: the fence unchanged), {0, pttl, holder's release id, standing}
 -- held by another, {0, 0, false, standing} refused by the token's
--- tombstone; standing as stand returns it, false when not asked. On a
--- voting node and a key used before, a new acquisition runs 4 commands:
--- MGET, then SET of the lock, the counter and the trail (TIME too when the
--- counter is missing).
-local got = redis.call('MGET', KEYS[3], KEYS[2], KEYS[4], KEYS[5])
+-- tombstone; standing as stand returns it, false when not asked. The
+-- previous holder ("fence token at owner") is the record's when another
+-- token held it and let it expire or was evicted. A new acquisition runs 3
+-- commands: MGET, TIME and the record's SET (and EXISTS on a new key).
+local got = redis.call('MGET', KEYS[1], KEYS[2], KEYS[3])
+local now, clock = nowMs()
 local period = tonumber(ARGV[9] or '0')
 local standing = false
-if period > 0 then standing = stand(KEYS[5], got[4], period) end
-if got[1] then
+if period > 0 then standing = stand(KEYS[3], got[3], period, clock) end
+if got[2] then
   return {0, 0, false, standing}
 end
-local value = ARGV[1] .. ' ' .. ARGV[6] .. ' ' .. ARGV[7]
-local cur = redis.call('SET', KEYS[1], value, 'NX', 'PX', ARGV[2], 'GET')
-if cur then
-  local tok = tokenOf(cur)
-  if tok == ARGV[1] then
-    redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    redis.call('PEXPIRE', KEYS[2], ARGV[4])
-    return {1, got[2] or '0', false, standing}
+local wrong = notString(got[1], KEYS[1])
+if wrong then return wrong end
+local rec = parseRecord(got[1])
+if rec and rec.old then
+  return {0, redis.call('PTTL', KEYS[1]), rid(rec.token), standing}
+end
+local ttl = tonumber(ARGV[2])
+local keep = math.max(tonumber(ARGV[4]), ttl)
+if rec and rec.token and rec.til > now then
+  if rec.token ~= ARGV[1] then
+    return {0, rec.til - now, rid(rec.token), standing}
   end
-  return {0, redis.call('PTTL', KEYS[1]), string.sub(redis.sha1hex(tok), 1, 16), standing}
+  -- A resend: the holder's TTL is refreshed, the fence unchanged.
+  redis.call('SET', KEYS[1], record(rec.count, rec.fence, now + ttl, rec.token, rec.at, rec.owner), 'PX', keep)
+  return {1, rec.fence, false, standing}
 end
 local n
-local count = tonumber(got[2])
-if count and count < 2^53 then
-  -- (Lua's doubles count exactly below 2^53.)
-  n = string.format('%d', count + 1)
-  redis.call('SET', KEYS[2], n, 'PX', ARGV[4])
-elseif count then -- Redis counts exactly; read back as a string
-  redis.call('INCR', KEYS[2])
-  redis.call('PEXPIRE', KEYS[2], ARGV[4])
-  n = redis.call('GET', KEYS[2])
+if rec then
+  n = incr(rec.count)
 else
-  -- A missing counter starts from the client's seed when that is at most
-  -- the skew ahead of this server's clock (every node of an attempt then
-  -- agrees), else from the clock: never below it, so that fences keep
-  -- growing after the node lost its data.
-  local t = redis.call('TIME')
-  local clock = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  -- A missing record starts its fence from the client's seed when that is
+  -- at most the skew ahead of this server's clock (every node of an
+  -- attempt then agrees), else from the clock: never below it, so that
+  -- fences keep growing after the node lost its data.
   local seed = tonumber(ARGV[3])
   if not (seed >= clock and seed - clock <= tonumber(ARGV[5])) then
     seed = clock
   end
   n = string.format('%d', seed + 1)
-  redis.call('SET', KEYS[2], n, 'PX', ARGV[4])
 end
--- The trail: ours now; the one we replace, if another token's, is a holder
--- that never released here.
-redis.call('SET', KEYS[4], n .. ' ' .. value, 'PX', ARGV[4])
-local prev = got[3]
-if prev and trailToken(prev) ~= ARGV[1] then
-  return {1, n, prev, standing}
+redis.call('SET', KEYS[1], record(n, n, now + ttl, ARGV[1], ARGV[6], ARGV[7]), 'PX', keep)
+if rec and rec.token and rec.token ~= ARGV[1] then
+  return {1, n, rec.fence .. ' ' .. rec.token .. ' ' .. rec.at .. ' ' .. rec.owner, standing}
 end
 return {1, n, false, standing}

@@ -1,22 +1,33 @@
--- Force release. KEYS: lock, counter, tombstone of the token.
+-- Force release. KEYS: lock, tombstone of the token.
 -- ARGV: token, fence, retention ms, tombstone ms (0: none), channel ('': none).
--- Raises the counter to at least the evicted holder's fence, tombstones its
--- token, and deletes the key if the token holds it (announcing it as
--- release.lua does). The trail stays, for the next acquisition to report.
--- Reply: 1 deleted, 0 not.
-if tonumber(redis.call('GET', KEYS[2]) or '0') < tonumber(ARGV[2]) then
-  redis.call('SET', KEYS[2], ARGV[2])
-end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
+-- Raises the record's count to at least the evicted holder's fence,
+-- tombstones its token, and ends its hold if the token holds the key
+-- (announcing it as release.lua does): the record keeps the holder,
+-- evicted (until 0), for the next acquisition to report. Reply: 1 ended,
+-- 0 not.
+local rec = parseRecord(redis.call('GET', KEYS[1]))
 if tonumber(ARGV[4]) > 0 then
-  redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[4])
 end
-local cur = redis.call('GET', KEYS[1])
-if cur and tokenOf(cur) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
+if rec and rec.old then
+  return 0
+end
+if not rec then
+  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+  return 0
+end
+local count = maxOf(rec.count, ARGV[2])
+if not rec.token then
+  redis.call('SET', KEYS[1], count, 'PX', ARGV[3])
+  return 0
+end
+local now = nowMs()
+if rec.token == ARGV[1] and rec.til > now then
+  redis.call('SET', KEYS[1], record(count, rec.fence, 0, rec.token, rec.at, rec.owner), 'PX', ARGV[3])
   if ARGV[5] ~= '' then
-    redis.pcall('PUBLISH', ARGV[5], string.sub(redis.sha1hex(ARGV[1]), 1, 16) .. ' ' .. KEYS[1])
+    redis.pcall('PUBLISH', ARGV[5], rid(ARGV[1]) .. ' ' .. KEYS[1])
   end
   return 1
 end
+redis.call('SET', KEYS[1], record(count, rec.fence, rec.til, rec.token, rec.at, rec.owner), 'PX', math.max(tonumber(ARGV[3]), rec.til - now))
 return 0

@@ -1,22 +1,33 @@
--- Inspect. KEYS: lock, counter, and optionally the node's record (see
--- standing.lua). Reply: {token or false, pttl, counter}, and with the
--- record the standing as it stands: "V", "L id learned-ms key" (the step
--- since the last one included, as the next acquire would count it; a
--- missing record as "L 0 0 key": it would start learning), unchanged.
-local cur = redis.call('GET', KEYS[1])
-local ttl = 0
-if cur then ttl = redis.call('PTTL', KEYS[1]) end
-local reply = {cur, ttl, redis.call('GET', KEYS[2]) or '0'}
+-- Inspect. KEYS: lock, the counter of a read-write lock of the same name,
+-- and optionally the node's record (see standing.lua). Reply: {"token at
+-- owner" of the holder or false, pttl, the larger count}, and with the node's record its standing as it stands: "V", "L id
+-- learned-ms key" (the step since the last one included, as the next
+-- acquire would count it; a missing record as "L 0 0 key": it would start
+-- learning), unchanged.
+local got = redis.call('MGET', KEYS[1], KEYS[2])
+local v = got[1]
+local wrong = notString(v, KEYS[1])
+if wrong then return wrong end
+local rec = parseRecord(v)
+local now, clock = nowMs()
+local reply = {false, 0, got[2] or '0'}
+if rec and rec.old then
+  reply[1], reply[2] = v, redis.call('PTTL', KEYS[1])
+elseif rec then
+  reply[3] = maxOf(rec.count, reply[3])
+  if rec.token and rec.til > now then
+    reply[1] = rec.token .. ' ' .. rec.at .. ' ' .. rec.owner
+    reply[2] = rec.til - now
+  end
+end
 if KEYS[3] then
-  local v = redis.call('GET', KEYS[3])
-  if v == 'V' then
+  local s = redis.call('GET', KEYS[3])
+  if s == 'V' then
     reply[4] = 'V'
   else
-    local id, learned, last = string.match(v or '', '^L (%d+) (%d+) (%d+)$')
+    local id, learned, last = string.match(s or '', '^L (%d+) (%d+) (%d+)$')
     if id then
-      local t = redis.call('TIME')
-      local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-      learned = tonumber(learned) + math.min(math.max(now - tonumber(last), 0), 1000000)
+      learned = tonumber(learned) + math.min(math.max(clock - tonumber(last), 0), 1000000)
       reply[4] = string.format('L %s %d %s', id, math.floor(learned / 1000), KEYS[3])
     else
       reply[4] = 'L 0 0 ' .. KEYS[3]

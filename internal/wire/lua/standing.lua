@@ -15,12 +15,15 @@ local function standingOf(v)
 end
 -- stand advances the record at key (value v) by the time since its last
 -- step, writes it (a missing one as new), makes it "V" once it has learned
--- period ms, and returns the standing: "V", or "L id learned-ms key".
-local function stand(key, v, period)
+-- period ms, and returns the standing: "V", or "L id learned-ms key". now
+-- is the server's time (µs) when the caller has read it.
+local function stand(key, v, period, now)
   local state, id, learned, last = standingOf(v)
   if state == 'V' then return 'V' end
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
   if state then
     learned = learned + math.min(math.max(now - last, 0), 1000000)
   else
