@@ -56,8 +56,8 @@ type Node interface {
 	// key here).
 	// A missing counter starts from Seed when Seed is at or ahead of the
 	// server's clock (in microseconds) by at most MaxSeedSkew, from the
-	// server's clock otherwise: never below the clock. The counter's expiry is reset to Retention on every
-	// acquisition. Acquiring again with the token that holds the key
+	// server's clock otherwise: never below the clock. The counter's expiry is reset to Retention (or the
+	// TTL, when longer) on every acquisition. Acquiring again with the token that holds the key
 	// refreshes its TTL and reports the counter unchanged. A key held by
 	// another token, or holding a value that is not a lock's, is only read:
 	// it is never changed, whatever a.Waiter says.
@@ -98,7 +98,8 @@ type Inspector interface {
 	Inspect(ctx context.Context, name string) (Holding, error)
 
 	// Scan returns one page of the names of lock keys (never counters,
-	// tombstones or trails) matching the Redis glob a.Match, as Redis's
+	// tombstones or trails; a released key may be listed while the node
+	// keeps its counter) matching the Redis glob a.Match, as Redis's
 	// SCAN does: start with an empty cursor and pass each page's Cursor
 	// back until it is empty. A name present for the whole scan is
 	// returned at least once; a page may be empty before the end. Each

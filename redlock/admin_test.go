@@ -249,9 +249,7 @@ func TestInspectFenceOnceAcquisitionReturned(t *testing.T) {
 		redlock.WithNodeTimeout(testNodeTimeout))
 	name := holder.KeyName(key)
 	for i, count := range []int{1_000_000, 100, 100} {
-		if err := cl.Clients()[i].Set(ctx, wire.CounterKey(name), count, 0).Err(); err != nil {
-			t.Fatal(err)
-		}
+		setCount(t, ctx, cl.Clients()[i], name, uint64(count))
 	}
 	looker := newClient(t, []node.Node{uninspectableNode{real[0].(Node)}, real[1], real[2]}, redlock.WithNodeTimeout(testNodeTimeout))
 
@@ -308,9 +306,7 @@ func TestInspectFenceAboveHoldersWhenCountersDrift(t *testing.T) {
 	c := newClient(t, []node.Node{real[0], real[1], lateAnswerNode{real[2].(Node), gate}}, redlock.WithNodeTimeout(testNodeTimeout))
 	name := c.KeyName(key)
 	for i, count := range []int{100, 100, 1_000_000} {
-		if err := cl.Clients()[i].Set(ctx, wire.CounterKey(name), count, 0).Err(); err != nil {
-			t.Fatal(err)
-		}
+		setCount(t, ctx, cl.Clients()[i], name, uint64(count))
 	}
 	l, err := c.TryAcquire(ctx, key, time.Minute)
 	close(gate)
@@ -511,9 +507,7 @@ func TestForceReleaseRaisesLaggingCounters(t *testing.T) {
 	// acquisition, which must not land after the counters are set back.
 	_ = holder.Close()
 	for _, rc := range cl.Clients()[1:] {
-		if err := rc.Set(ctx, wire.CounterKey(c.KeyName(key)), old.Fence()-100, 0).Err(); err != nil {
-			t.Fatal(err)
-		}
+		setCount(t, ctx, rc, c.KeyName(key), old.Fence()-100)
 	}
 	if _, err := c.ForceRelease(ctx, key, ""); err != nil {
 		t.Fatal(err)

@@ -127,8 +127,10 @@ func TestClusterMode(t *testing.T) {
 				if err := errors.Join(err1, err2); err != nil || s1 != s2 {
 					t.Fatalf("cluster node %d: %q in slot %d, its counter %q in slot %d (%v)", i, name, s1, wire.CounterKey(name), s2, err)
 				}
-				if f, err := cc.Get(ctx, wire.CounterKey(name)).Uint64(); err != nil || f == 0 {
-					t.Fatalf("cluster node %d: counter %q = %d, %v; want a count", i, wire.CounterKey(name), f, err)
+				if v, err := cc.Get(ctx, name).Result(); err != nil {
+					t.Fatalf("cluster node %d: record %q: %v", i, name, err)
+				} else if _, f, _, ok := wire.ParseRecord(v); !ok || f == 0 {
+					t.Fatalf("cluster node %d: record %q = %q; want a count", i, name, v)
 				}
 			}
 

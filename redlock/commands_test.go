@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
-	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
 )
@@ -142,19 +141,13 @@ func TestCommandsPerCycle(t *testing.T) {
 			// The counters of "cmds" may have started apart (see above):
 			// make them agree, as a fence settle would, so that no
 			// settle round runs in the count.
-			counter := wire.CounterKey(c.KeyName("cmds"))
+			name := c.KeyName("cmds")
 			var top uint64
 			for _, n := range cl.Nodes() {
-				v, err := n.Client().Get(ctx, counter).Uint64()
-				if err != nil {
-					t.Fatal(err)
-				}
-				top = max(top, v)
+				top = max(top, countOf(ctx, n.Client(), name))
 			}
 			for _, n := range cl.Nodes() {
-				if err := n.Client().Set(ctx, counter, top, time.Hour).Err(); err != nil {
-					t.Fatal(err)
-				}
+				setCount(t, ctx, n.Client(), name, top)
 			}
 			for !counted.Identified() { // before its first attempt, so that every yes counts
 				if _, err := counted.Inspect(ctx, "cmds"); err != nil {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/redistest"
-	"github.com/quorumlock/quorumlock/internal/wire"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/node/redisnode"
@@ -328,10 +327,10 @@ func TestKeepAlive10kOneRoundPerNodePerTick(t *testing.T) {
 		if lost > 0 {
 			break // a lost lock's keys are deleted, tombstones left
 		}
-		// Each lock has its key, its fence counter and its trail; the
-		// server has its standing record.
-		if size := node.Client().DBSize(context.Background()).Val(); size != 3*n+1 {
-			t.Errorf("node %d holds %d keys, want %d", i, size, 3*n+1)
+		// Each lock has its key (its record); the server has its
+		// standing record.
+		if size := node.Client().DBSize(context.Background()).Val(); size != int64(n)+1 {
+			t.Errorf("node %d holds %d keys, want %d", i, size, n+1)
 		}
 	}
 }
@@ -402,7 +401,7 @@ func TestRuleExtendMovesValidity(t *testing.T) {
 	// its way.
 	extended := 0
 	for _, n := range cl.Nodes() {
-		if ttl := n.Client().PTTL(ctx, c.KeyName(l.Key())).Val(); ttl >= 4*time.Second {
+		if ttl := holdLeft(ctx, n.Client(), c.KeyName(l.Key())); ttl >= 4*time.Second {
 			extended++
 		}
 	}
@@ -464,7 +463,7 @@ func TestRuleExtendReassertsRestartedNode(t *testing.T) {
 	if h := holders(t, cl, name); countEqual(h, l.Token()) != 3 {
 		t.Fatalf("after extend nodes hold %v, want our token on all 3", h)
 	}
-	fence, _ := cl.Nodes()[0].Client().Get(ctx, wire.CounterKey(name)).Uint64()
+	fence := countOf(ctx, cl.Nodes()[0].Client(), name)
 	if fence < l.Fence() {
 		t.Fatalf("restarted node's fence counter %d below the lock's fence %d", fence, l.Fence())
 	}

@@ -174,7 +174,7 @@ func TestFenceCountersExpireWhenIdle(t *testing.T) {
 		}
 		fences[key] = l.Fence()
 		names = append(names, key)
-		counter := wire.CounterKey(c.KeyName(key))
+		counter := c.KeyName(key) // the record keeps the counter
 		for j, n := range cl.Nodes() {
 			pttl, err := n.Client().PTTL(ctx, counter).Result()
 			switch {
@@ -241,8 +241,9 @@ func TestFenceCountersExpireWhenIdle(t *testing.T) {
 			t.Fatalf("%q: fence %d after its counter expired is not above its earlier fence %d", key, l.Fence(), fences[key])
 		}
 		t.Logf("%q: fence %d before expiry, %d after", key, fences[key], l.Fence())
-		// The new counter expires too: its expiry is the retention.
-		counter := wire.CounterKey(c2.KeyName(key))
+		// The new counter expires too: its expiry is the retention, or the
+		// lock's TTL while it is held, when longer.
+		counter := c2.KeyName(key) // the record keeps the counter
 		for i, n := range cl.Nodes() {
 			pttl, err := n.Client().PTTL(ctx, counter).Result()
 			if err != nil {
@@ -250,8 +251,8 @@ func TestFenceCountersExpireWhenIdle(t *testing.T) {
 			}
 			// -2: this node's acquire may still be on its way (Acquire
 			// returns at a majority); -1 would be a counter that never expires.
-			if pttl == -1 || pttl > retention {
-				t.Fatalf("node %d: counter %s has pttl %v; want at most the retention %v", i, counter, pttl, retention)
+			if pttl == -1 || pttl > max(retention, longTTL) {
+				t.Fatalf("node %d: counter %s has pttl %v; want at most the retention %v or the TTL %v", i, counter, pttl, retention, longTTL)
 			}
 		}
 		if err := l.Release(ctx); err != nil {
@@ -420,9 +421,7 @@ func TestRuleFenceSurvivesDivergedCounters(t *testing.T) {
 	key := uniqueKey(t)
 	name := c.KeyName(key)
 	const ahead = 1 << 52 // above any clock-seeded counter of the other nodes
-	if err := cl.Nodes()[2].Client().Set(ctx, wire.CounterKey(name), ahead, 0).Err(); err != nil {
-		t.Fatal(err)
-	}
+	setCount(t, ctx, cl.Nodes()[2].Client(), name, ahead)
 	// Node 0 is busy, so the first acquisition is decided by nodes 1 and 2:
 	// node 2's counter is the maximum, node 1's lags behind it.
 	setOn(t, cl, name, "other", 10*time.Second, 0)
@@ -477,9 +476,7 @@ func TestTookOverFenceWithDriftingCounters(t *testing.T) {
 				redlock.WithOwner("holder"), redlock.WithNodeTimeout(testNodeTimeout))
 			name := holderClient.KeyName(key)
 			for i, count := range []int{1_000_000, 1_000_000, 100} {
-				if err := cl.Clients()[i].Set(ctx, wire.CounterKey(name), count, 0).Err(); err != nil {
-					t.Fatal(err)
-				}
+				setCount(t, ctx, cl.Clients()[i], name, uint64(count))
 			}
 			held, err := holderClient.TryAcquire(ctx, key, time.Minute)
 			close(gate)
@@ -498,10 +495,8 @@ func TestTookOverFenceWithDriftingCounters(t *testing.T) {
 				}
 			}
 			_ = holderClient.Close()          // dies without Release; Close waits for its requests in flight
-			for _, rc := range cl.Clients() { // its key expires (deleted rather than waited for)
-				if err := rc.Del(ctx, name).Err(); err != nil {
-					t.Fatal(err)
-				}
+			for _, rc := range cl.Clients() { // its hold expires (ended rather than waited for)
+				expireHold(t, ctx, rc, name)
 			}
 			undoneAttempt(t, ctx, real[1], name)
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -68,21 +69,54 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
-// holders reads the token of a lock key on every node ("" when absent or
-// the node is down).
+// holders reads the token that holds a lock key on every node ("" when
+// free, its hold over by the node's clock, or the node down).
 func holders(t *testing.T, c *redistest.Cluster, name string) []string {
 	t.Helper()
 	out := make([]string, 0, len(c.Nodes()))
 	for _, n := range c.Nodes() {
 		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 		v, err := n.Client().Get(ctx, name).Result()
+		now, terr := n.Client().Time(ctx).Result()
 		cancel()
-		if err != nil && !errors.Is(err, redis.Nil) {
+		if err != nil && !errors.Is(err, redis.Nil) || terr != nil {
 			v = ""
 		}
-		out = append(out, wire.ParseLockValue(v).Token)
+		h, _, until, ok := wire.ParseRecord(v)
+		switch {
+		case !ok:
+			h = wire.ParseLockValue(v) // an older client's value, or none
+		case until <= now.UnixMilli():
+			h.Token = ""
+		}
+		out = append(out, h.Token)
 	}
 	return out
+}
+
+// countOf reads the counter a node keeps for the lock key name, in the
+// key's record (0 when there is none).
+func countOf(ctx context.Context, rc *redis.Client, name string) uint64 {
+	v, _ := rc.Get(ctx, name).Result()
+	_, count, _, _ := wire.ParseRecord(v)
+	return count
+}
+
+// setCount sets the counter a node keeps for the lock key name, in the
+// key's record, leaving its holder as it is.
+func setCount(t *testing.T, ctx context.Context, rc *redis.Client, name string, n uint64) {
+	t.Helper()
+	v, err := rc.Get(ctx, name).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		t.Fatal(err)
+	}
+	rec := strconv.FormatUint(n, 10)
+	if _, rest, held := strings.Cut(v, " "); held {
+		rec += " " + rest
+	}
+	if err := rc.Set(ctx, name, rec, redis.KeepTTL).Err(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func countEqual(vals []string, want string) int {
@@ -192,7 +226,7 @@ func rawValues(t *testing.T, cl *redistest.Cluster, name string) []string {
 	var out []string
 	for _, n := range cl.Nodes() {
 		v, err := n.Client().Get(context.Background(), name).Result()
-		if err != nil {
+		if err != nil && !errors.Is(err, redis.Nil) {
 			t.Fatalf("get %s: %v", name, err)
 		}
 		out = append(out, v)
@@ -371,4 +405,37 @@ func promoteMem(ms ...*memnode.Node) {
 		s, _ := m.Learn(context.Background(), node.LearnArgs{Name: "x", Recovery: time.Hour})
 		_, _ = m.Learn(context.Background(), node.LearnArgs{Name: "x", Recovery: time.Hour, Promote: s.ID})
 	}
+}
+
+// expireHold ends the hold recorded in a node's record of the lock key
+// name, as its expiry would: the record keeps the holder, as the trail.
+func expireHold(t *testing.T, ctx context.Context, rc *redis.Client, name string) {
+	t.Helper()
+	v, err := rc.Get(ctx, name).Result()
+	if err != nil {
+		return // no record: nothing held
+	}
+	f := strings.SplitN(v, " ", 4) // count fence until rest
+	if len(f) < 4 {
+		return
+	}
+	f[2] = "1" // the server's ms: long past
+	if err := rc.Set(ctx, name, strings.Join(f, " "), redis.KeepTTL).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// holdLeft reads how long a node's record of the lock key name still
+// holds, by the node's clock (0 when free or over).
+func holdLeft(ctx context.Context, rc *redis.Client, name string) time.Duration {
+	v, err := rc.Get(ctx, name).Result()
+	now, terr := rc.Time(ctx).Result()
+	if err != nil || terr != nil {
+		return 0
+	}
+	h, _, until, ok := wire.ParseRecord(v)
+	if !ok || h.Token == "" {
+		return 0
+	}
+	return max(time.Duration(until-now.UnixMilli())*time.Millisecond, 0)
 }

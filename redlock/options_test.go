@@ -130,10 +130,16 @@ func TestLockDelayAfterKilledHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := "lock:{" + key + "}"
+	// (A majority: the holder was killed right after its acquisition
+	// returned, maybe before its request reached the last node.)
+	delayed := 0
 	for _, c := range cl.Clients() {
-		if pttl := c.PTTL(ctx, name).Val(); pttl <= delayedTTL {
-			t.Fatalf("the killed holder's key lives %s on %s: want its TTL %s and the delay", pttl, c.Options().Addr, delayedTTL)
+		if holdLeft(ctx, c, name) > delayedTTL {
+			delayed++
 		}
+	}
+	if delayed < 2 {
+		t.Fatalf("the killed holder's key lives its TTL %s and the delay on %d nodes, want a majority", delayedTTL, delayed)
 	}
 	for now := printed; now.Sub(printed) <= delayedTTL; {
 		if err := sleepCtx(ctx, 50*time.Millisecond); err != nil {
