@@ -153,4 +153,3 @@ func forEachOrder(xs []int, f func([]int)) {
 	}
 	perm(0)
 }
-
