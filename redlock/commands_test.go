@@ -74,13 +74,13 @@ func (r releasedNode) Release(ctx context.Context, a node.ReleaseArgs) (bool, er
 
 // The server commands of one uncontended TryAcquire + Release, counted as
 // INFO commandstats counts them (each EVALSHA and each command its script
-// runs): at most 9 per node (45 on 5 nodes) for a key used before, of
-// which 1 is the release's announcement (PUBLISH: every release is
-// announced, so that waiters write nothing to the holder's value), and 10
-// for a new key (its counter starts from the server's TIME). Recovery
-// costs nothing on nodes that vote: their record is read with the keys'
-// MGET. A plain Redlock (SET NX PX, then a compare-and-delete script: GET,
-// DEL) runs 4 per node. The breakdown is logged (go test -v).
+// runs): at most 8 per node (40 on 5 nodes) for a key used before: the
+// acquire's EVALSHA, MGET (the key's record, the token's tombstone, the
+// node's standing record), TIME and SET of the record; the release's
+// EVALSHA, GET, SET and PUBLISH (every release is announced, so that
+// waiters write nothing to the holder's value). A new key costs one EXISTS
+// more (9). A plain Redlock (SET NX PX, then a compare-and-delete script:
+// GET, DEL) runs 4 per node. The breakdown is logged (go test -v).
 func TestCommandsPerCycle(t *testing.T) {
 	t.Parallel()
 	const cycles = 20
@@ -90,11 +90,11 @@ func TestCommandsPerCycle(t *testing.T) {
 		key   func(i int) string
 		max   int // per cycle
 	}{
-		{"same key", 5, func(int) string { return "cmds" }, 45},
+		{"same key", 5, func(int) string { return "cmds" }, 40},
 		// On one node: on several, the new counters may start apart (see
 		// "Fences": a seed that arrives late starts from the node's
 		// clock), and the fence settle's round then adds its commands.
-		{"new keys", 1, func(i int) string { return fmt.Sprintf("cmds-%d", i) }, 10},
+		{"new keys", 1, func(i int) string { return fmt.Sprintf("cmds-%d", i) }, 9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cl := redistest.StartT(t, tc.nodes)
@@ -192,11 +192,10 @@ func (a acquiredNode) Acquire(ctx context.Context, args node.AcquireArgs) (node.
 // The server commands of an attempt that finds the key held by another
 // client, made by a client that waits for its release (it watches the key
 // with Released), the first attempt on each hold, counted as
-// TestCommandsPerCycle counts them: the acquire script reads (MGET, TIME,
-// the SET NX that finds the key held, PTTL) and writes nothing to the
-// holder's value, so the SETs are the probe's one (the data marker's runs
-// at most once per eighth of the recovery period). The breakdown is logged
-// (go test -v).
+// TestCommandsPerCycle counts them: the acquire script reads (MGET, TIME)
+// and writes nothing, so the SETs counted are other calls' stragglers (the
+// previous release landing late), never the attempt's. The breakdown is
+// logged (go test -v).
 func TestCommandsPerContendedAttempt(t *testing.T) {
 	t.Parallel()
 	const attempts, nodeCount = 20, 3
@@ -249,7 +248,7 @@ func TestCommandsPerContendedAttempt(t *testing.T) {
 		parts = append(parts, fmt.Sprintf("%s %.2f", name, float64(calls[name])/attempts/nodeCount))
 	}
 	t.Logf("%.2f commands per contended attempt per node: %s", float64(total)/attempts/nodeCount, strings.Join(parts, ", "))
-	if w := float64(calls["set"]) / attempts / nodeCount; w > 1.5 {
-		t.Errorf("%.2f SETs per contended attempt per node, want the probe's 1 (and the marker's occasional one)", w)
+	if w := float64(calls["set"]) / attempts / nodeCount; w >= 1 {
+		t.Errorf("%.2f SETs per contended attempt per node, want none but stragglers", w)
 	}
 }
