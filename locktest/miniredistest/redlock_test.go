@@ -49,8 +49,10 @@ func TestRedlockOverMiniredis(t *testing.T) {
 	if _, err := b.TryAcquire(t.Context(), "job", 30*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
 		t.Fatalf("second client: %v, want ErrNotAcquired", err)
 	}
+	later := time.Now().Add(31 * time.Second) // the holder stalled past its TTL:
 	for _, m := range servers {
-		m.FastForward(31 * time.Second) // the holder stalled past its TTL
+		m.SetTime(later)                // the server's clock, which ends the hold a record names,
+		m.FastForward(31 * time.Second) // and the keys' expiry
 	}
 	lb, err := b.TryAcquire(t.Context(), "job", 30*time.Second)
 	if err != nil || lb.Fence() <= la.Fence() {
