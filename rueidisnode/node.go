@@ -132,9 +132,12 @@ func (n *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	return r, nil
 }
 
-// standingOf reads a standing from a script's reply: a string, or Lua
-// false (nil in RESP2, false in RESP3) when not asked.
+// standingOf reads a standing from a script's reply: 1 (it votes), a
+// string, or Lua false (nil in RESP2, false in RESP3) when not asked.
 func standingOf(m rueidis.RedisMessage) (node.Standing, error) {
+	if n, err := m.AsInt64(); err == nil && m.IsInt64() && n == 1 {
+		return node.Standing{Known: true, Voting: true}, nil
+	}
 	if !m.IsString() {
 		if m.IsNil() || m.IsBool() {
 			return node.Standing{}, nil

@@ -157,10 +157,14 @@ func ParseIdentity(info ...string) (node.Identity, error) {
 	return id, nil
 }
 
-// StandingOf reads a standing as the scripts report it: "V", "L id
-// learned-ms scope", or nil (not asked). Anything else is an error.
+// StandingOf reads a standing as the scripts report it: 1 or "V" (it
+// votes), "L id learned-ms scope", or nil (not asked). Anything else is an
+// error.
 func StandingOf(v any) (node.Standing, error) {
 	str, ok := v.(string)
+	if n, isInt := v.(int64); isInt && n == 1 {
+		return node.Standing{Known: true, Voting: true}, nil
+	}
 	if v == nil || v == false {
 		return node.Standing{}, nil
 	}

@@ -33,7 +33,7 @@ if rec and rec.token and rec.til > now then
   end
   -- A resend: the holder's TTL is refreshed, the fence unchanged.
   redis.call('SET', KEYS[1], record(rec.count, rec.fence, now + ttl, rec.token, rec.at, rec.owner), 'PX', keep)
-  return {1, rec.fence, false, standing}
+  return {1, num(rec.fence), false, standing}
 end
 local n
 if rec then
@@ -51,6 +51,6 @@ else
 end
 redis.call('SET', KEYS[1], record(n, n, now + ttl, ARGV[1], ARGV[6], ARGV[7]), 'PX', keep)
 if rec and rec.token and rec.token ~= ARGV[1] then
-  return {1, n, rec.fence .. ' ' .. rec.token .. ' ' .. rec.at .. ' ' .. rec.owner, standing}
+  return {1, num(n), rec.fence .. ' ' .. rec.token .. ' ' .. rec.at .. ' ' .. rec.owner, standing}
 end
-return {1, n, false, standing}
+return {1, num(n), false, standing}

@@ -8,7 +8,7 @@ if ARGV[2] ~= '' then
   local state, id = standingOf(v)
   if state == 'L' and id == ARGV[2] then
     redis.call('SET', KEYS[1], 'V')
-    return 'V'
+    return 1
   end
 end
 return stand(KEYS[1], v, tonumber(ARGV[1]))

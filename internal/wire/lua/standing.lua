@@ -15,11 +15,12 @@ local function standingOf(v)
 end
 -- stand advances the record at key (value v) by the time since its last
 -- step, writes it (a missing one as new), makes it "V" once it has learned
--- period ms, and returns the standing: "V", or "L id learned-ms key". now
+-- period ms, and returns the standing: 1 when it votes (a number: nothing
+-- for the client to allocate), or "L id learned-ms key". now
 -- is the server's time (µs) when the caller has read it.
 local function stand(key, v, period, now)
   local state, id, learned, last = standingOf(v)
-  if state == 'V' then return 'V' end
+  if state == 'V' then return 1 end
   if not now then
     local t = redis.call('TIME')
     now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -31,7 +32,7 @@ local function stand(key, v, period, now)
   end
   if learned >= period * 1000 then
     redis.call('SET', key, 'V')
-    return 'V'
+    return 1
   end
   redis.call('SET', key, string.format('L %s %d %d', id, learned, now))
   return string.format('L %s %d %s', id, math.floor(learned / 1000), key)

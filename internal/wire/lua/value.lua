@@ -64,3 +64,10 @@ local function notString(v, key)
   end
   return nil
 end
+-- num is a decimal string as the reply carries it: a number below 10^15
+-- (exact in Lua's doubles, and no string for the client to allocate), the
+-- string itself above.
+local function num(s)
+  if #s < 16 then return tonumber(s) end
+  return s
+end
