@@ -20,9 +20,9 @@ type Client struct {
 	quorum   int
 	cfg      config
 	logger   *slog.Logger
-	obs      observe.Observer       // never nil; see observe.go
+	obs      observe.Observer       // never nil; see events.go
 	notify   notifyHub              // release notifications and waiters; see notify.go
-	keeper   *extend.Watchdog[kept] // auto-extension; see extend.go
+	keeper   *extend.Watchdog[kept] // auto-extension; see extension.go
 	ident    identity               // first-contact checks of the nodes; see nodes.go
 	health   health                 // nodes failing recently; see nodes.go
 	learning learners               // learning nodes kept moving; see recovery.go

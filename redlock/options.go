@@ -63,7 +63,7 @@ type config struct {
 	recovery    time.Duration    // WithRecoveryPeriod; see recovery.go
 	lockDelay   time.Duration    // WithLockDelay: keys are kept ttl+lockDelay
 
-	keep []extend.Option // WithKeepAlive; see extend.go
+	keep []extend.Option // WithKeepAlive; see extension.go
 }
 
 func defaultConfig() config {
