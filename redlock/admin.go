@@ -373,3 +373,32 @@ func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, err
 	}
 	return c.notify.watch(ctx, c.keyName(key)), nil
 }
+
+// markRecovering sets the Recovering of each node's Info: how long it
+// still sits out (zero when it counts), by the acquire rounds' own rule
+// (quorum.Votes.WithLearners), as if every learner had said yes.
+func (c *config) markRecovering(nodes []Info, holdings []node.Holding) {
+	if c.recovery <= 0 {
+		return
+	}
+	v, learners, voter := quorum.Votes{N: len(nodes)}, 0, false
+	for i, h := range holdings {
+		switch {
+		case nodes[i].Err != nil:
+			v.Failed++
+		case learning(h.Standing):
+			learners++
+		default:
+			v.Refused++ // an answer; yes or no does not matter here
+			voter = true
+		}
+	}
+	if v.WithLearners(learners, voter).Out == 0 {
+		return // none, or a new deployment's: they count
+	}
+	for i, h := range holdings {
+		if nodes[i].Err == nil && learning(h.Standing) {
+			nodes[i].Recovering = max(c.recovery-h.Standing.Learned, time.Millisecond)
+		}
+	}
+}

@@ -131,29 +131,6 @@ func (r *recovery) learners() []int {
 	return ids
 }
 
-// markRecovering sets the Recovering of each node's Info: how long it
-// still sits out (zero when it counts), judged as an acquire round judges
-// it: a learner sits out unless every node answered and none votes.
-func (c *config) markRecovering(nodes []Info, holdings []node.Holding) {
-	if c.recovery <= 0 {
-		return
-	}
-	fresh := true
-	for i, h := range holdings {
-		if nodes[i].Err != nil || !learning(h.Standing) {
-			fresh = false
-		}
-	}
-	if fresh {
-		return
-	}
-	for i, h := range holdings {
-		if nodes[i].Err == nil && learning(h.Standing) {
-			nodes[i].Recovering = max(c.recovery-h.Standing.Learned, time.Millisecond)
-		}
-	}
-}
-
 // learnEvery is how often a client asks a learning node to step, below
 // node.LearnStep so that the node learns at its clock's rate.
 const learnEvery = node.LearnStep / 2

@@ -43,7 +43,7 @@ var src = LuaScripts{
 	Extend:       valueLua + extendLua,
 	Release:      valueLua + releaseLua,
 	RaiseFence:   valueLua + raiseLua,
-	Inspect:      valueLua + inspectLua,
+	Inspect:      valueLua + standingLua + inspectLua,
 	Identify:     identifyLua,
 	ForceRelease: valueLua + forceReleaseLua,
 }

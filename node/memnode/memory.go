@@ -71,8 +71,13 @@ func (s memStanding) peek(now time.Time) node.Standing {
 	case !s.exists:
 		return node.Standing{Known: true, ID: "0", Scope: wire.NodeRecordKey}
 	}
-	learned := s.learned + min(max(now.Sub(s.last), 0), node.LearnStep)
-	return node.Standing{Known: true, ID: s.id, Learned: learned.Truncate(time.Millisecond), Scope: wire.NodeRecordKey}
+	return node.Standing{Known: true, ID: s.id, Learned: s.step(now).Truncate(time.Millisecond), Scope: wire.NodeRecordKey}
+}
+
+// step is how long a learning record has learned at now: what it records,
+// plus the time since its last step, at least 0 and at most a LearnStep.
+func (s memStanding) step(now time.Time) time.Duration {
+	return s.learned + min(max(now.Sub(s.last), 0), node.LearnStep)
 }
 
 // stand advances the record by the step since its last one (a missing one
@@ -84,7 +89,7 @@ func (m *Node) stand(now time.Time, period time.Duration) node.Standing {
 	case s.voting:
 		return node.Standing{Known: true, Voting: true}
 	case s.exists:
-		s.learned += min(max(now.Sub(s.last), 0), node.LearnStep)
+		s.learned = s.step(now)
 	default:
 		*s = memStanding{exists: true, id: strconv.FormatInt(now.UnixMicro(), 10)}
 	}

@@ -3,6 +3,7 @@ package redisnode_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -330,5 +331,40 @@ func TestRedisStandingIsLostWithTheData(t *testing.T) {
 	}
 	if s := learn(""); s.Voting || s.Learned != 0 {
 		t.Fatalf("over an unreadable record = %+v, want learning from zero", s)
+	}
+}
+
+// The Lua counts a learner's period in steps of at most node.LearnStep, by
+// the server's own clock: a last step an hour in the past (the clock
+// stepped forward since) adds a second, one in the future (it stepped
+// back) adds nothing. The record's last step is moved, as a step of the
+// server's clock would move it relative to now.
+func TestRedisLearnerStepsAtMostASecond(t *testing.T) {
+	c := newClient(t, redistest.StartTWithOptions(t, 1, redistest.Options{Fresh: true}).Addrs()[0])
+	ctx, name := ctxFor(t), "lock:{steps}"
+	n := redisnode.New(c)
+	for _, tc := range []struct {
+		what  string
+		shift time.Duration // the last step, from the server's now
+		max   time.Duration // what the call may add
+	}{
+		{"the clock stepped forward an hour", -time.Hour, node.LearnStep},
+		{"the clock stepped back an hour", time.Hour, 0},
+	} {
+		now, err := c.Time(ctx).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := now.Add(tc.shift).UnixMicro()
+		if err := c.Set(ctx, wire.NodeRecordKey, fmt.Sprintf("L 7 5000000 %d", last), 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		s, err := n.Learn(ctx, node.LearnArgs{Name: name, Recovery: time.Hour})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Voting || s.ID != "7" || s.Learned < 5*time.Second || s.Learned > 5*time.Second+tc.max {
+			t.Fatalf("%s: %+v, want learning from 5s by at most %s", tc.what, s, tc.max)
+		}
 	}
 }

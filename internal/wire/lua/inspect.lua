@@ -1,9 +1,10 @@
 -- Inspect. KEYS: lock, the counter of a read-write lock of the same name,
 -- and optionally the node's record (see standing.lua). Reply: {"token at
--- owner" of the holder or false, pttl, the larger count}, and with the node's record its standing as it stands: "V", "L id
--- learned-ms key" (the step since the last one included, as the next
+-- owner" of the holder or false, pttl, the larger count}, and with the
+-- node's record its standing as it stands, unchanged: 1 when it votes, "L
+-- id learned-ms key" (the step since the last one included, as the next
 -- acquire would count it; a missing record as "L 0 0 key": it would start
--- learning), unchanged.
+-- learning).
 local got = redis.call('MGET', KEYS[1], KEYS[2])
 local v = got[1]
 local wrong = notString(v, KEYS[1])
@@ -21,17 +22,13 @@ elseif rec then
   end
 end
 if KEYS[3] then
-  local s = redis.call('GET', KEYS[3])
-  if s == 'V' then
-    reply[4] = 'V'
+  local state, id, learned, last = standingOf(redis.call('GET', KEYS[3]))
+  if state == 'V' then
+    reply[4] = 1
+  elseif state then
+    reply[4] = string.format('L %s %d %s', id, math.floor(step(learned, last, clock) / 1000), KEYS[3])
   else
-    local id, learned, last = string.match(s or '', '^L (%d+) (%d+) (%d+)$')
-    if id then
-      learned = tonumber(learned) + math.min(math.max(clock - tonumber(last), 0), 1000000)
-      reply[4] = string.format('L %s %d %s', id, math.floor(learned / 1000), KEYS[3])
-    else
-      reply[4] = 'L 0 0 ' .. KEYS[3]
-    end
+    reply[4] = 'L 0 0 ' .. KEYS[3]
   end
 end
 return reply

@@ -16,7 +16,6 @@ local function addReader(tok, ttl)
   redis.call('ZADD', KEYS[2], now + ttl, tok)
   redis.call('PEXPIRE', KEYS[2], lastReader())
 end
-local function rid(tok) return string.sub(redis.sha1hex(tok), 1, 16) end
 -- firstReader: the smallest release id among the readers, the holder a
 -- refused writer is told of, comparable with the writer's own id.
 local function firstReader()

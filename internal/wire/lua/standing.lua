@@ -13,6 +13,12 @@ local function standingOf(v)
   if id then return 'L', id, tonumber(learned), tonumber(last) end
   return nil
 end
+-- step is how long a learning record has learned at now (µs): what it
+-- records, plus the time since its last step, at least 0 and at most a
+-- second.
+local function step(learned, last, now)
+  return learned + math.min(math.max(now - last, 0), 1000000)
+end
 -- stand advances the record at key (value v) by the time since its last
 -- step, writes it (a missing one as new), makes it "V" once it has learned
 -- period ms, and returns the standing: 1 when it votes (a number: nothing
@@ -26,7 +32,7 @@ local function stand(key, v, period, now)
     now = tonumber(t[1]) * 1000000 + tonumber(t[2])
   end
   if state then
-    learned = learned + math.min(math.max(now - last, 0), 1000000)
+    learned = step(learned, last, now)
   else
     id, learned = string.format('%d', now), 0
   end
