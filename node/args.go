@@ -83,8 +83,8 @@ func (a AcquireArgs) Validate() error {
 	if err := CheckOwner(a.Owner); err != nil {
 		return err
 	}
-	if a.Recovery < 0 {
-		return invalid("negative recovery period %s of %q", a.Recovery, a.Name)
+	if a.Recovery < 0 || a.Hold < 0 {
+		return invalid("negative recovery period %s or hold %s of %q", a.Recovery, a.Hold, a.Name)
 	}
 	return checkFence(a.Name, 0, a.Retention)
 }

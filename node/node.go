@@ -164,9 +164,13 @@ type AcquireArgs struct {
 	At        time.Time     // the client's clock at the attempt; zero: unknown
 	// Recovery is the client's recovery period: the node's record (see
 	// Standing) is read, created or advanced, and reported in the reply;
-	// a learning record that has learned this long votes again. 0: the
-	// client does not judge recovery, and the record is left alone.
+	// a learning record that has learned this long (and Hold) votes
+	// again. 0: the client does not judge recovery, and the record is left
+	// alone.
 	Recovery time.Duration
+	// Hold is the longest hold the client knows of (Standing.Hold): the
+	// node keeps the longest it was told, learning or voting.
+	Hold time.Duration
 	// Waiter says that the client waits for release notifications. Nodes
 	// need not act on it: they announce every release (see Release), and
 	// never write to a key another token holds. It is kept for nodes that

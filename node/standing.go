@@ -11,8 +11,9 @@ import (
 // (in a Redis Cluster, one per hash slot): a node that lost its data (a
 // restart without persistence, FLUSHALL, a failover to an empty replica)
 // has lost that record too, writes a new one and learns: it keeps its data
-// for the client's recovery period, counted by its own clock in steps of at
-// most LearnStep, before it votes again. A node whose record is missing or
+// for the client's recovery period, or for the longest hold (Hold) if that
+// is longer, counted by its own clock in steps of at most LearnStep, before
+// it votes again. A node whose record is missing or
 // learning on every node of an answering round is a new deployment: the
 // client then promotes each record (Learner.Learn) and they vote at once.
 type Standing struct {
@@ -30,6 +31,22 @@ type Standing struct {
 	// Scope is the record's key on the node: one per server, or one per
 	// hash slot in a Redis Cluster.
 	Scope string
+	// Hold is the longest hold past the recovery period that the node was
+	// told of (AcquireArgs.Hold, LearnArgs.Hold): a learning node keeps its
+	// data this long too before it votes, so that no hold it lost is still
+	// in force. A node reports it only when it is longer than the period
+	// asked with.
+	Hold time.Duration
+}
+
+// Remaining is how long a learning node still sits out, by its own clock,
+// under a client's recovery period: zero once it has learned the period
+// and its Hold.
+func (s Standing) Remaining(period time.Duration) time.Duration {
+	if !s.Known || s.Voting {
+		return 0
+	}
+	return max(period, s.Hold) - s.Learned
 }
 
 // LearnStep is the most a learning node's record adds per call: the time
@@ -54,6 +71,7 @@ type LearnArgs struct {
 	Name     string        // a lock name: its scope's record
 	Recovery time.Duration // the client's recovery period (positive)
 	Promote  string        // the ID of the learning record to promote; "": none
+	Hold     time.Duration // the longest hold the client knows of (Standing.Hold); 0: none
 }
 
 // Validate reports ErrInvalidArgument for arguments no node can carry out.
@@ -63,6 +81,8 @@ func (a LearnArgs) Validate() error {
 		return invalid("empty name")
 	case a.Recovery <= 0:
 		return invalid("recovery period %s of %q is not positive", a.Recovery, a.Name)
+	case a.Hold < 0:
+		return invalid("negative hold %s of %q", a.Hold, a.Name)
 	case strings.ContainsAny(a.Promote, " \t\n"):
 		return invalid("record id %q has a space", a.Promote)
 	}

@@ -294,7 +294,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: a.name, Token: a.token, TTL: c.cfg.nodeTTL(a.ttl),
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery}
+		Owner: c.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.hold.get()}
 	sent := a.sent
 	sent.send(false)
 	r := startRoundAt(c, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
@@ -304,7 +304,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	})
 	defer r.close()
 
-	b := ballot{t: c.newTally(), rec: c.cfg.newRecovery(len(c.nodes)), // nodes that lost their data sit out: recovery.go
+	b := ballot{t: c.newTally(), rec: c.cfg.newRecovery(len(c.nodes), &c.learning.hold), // nodes that lost their data sit out: recovery.go
 		yes: make([]answer[node.AcquireReply], 0, len(c.nodes))}
 	count := a.counter(&b, timeout)
 	// Once a majority replied, the rest get a moment, not their timeout: a

@@ -398,7 +398,7 @@ func (c *config) markRecovering(nodes []Info, holdings []node.Holding) {
 	}
 	for i, h := range holdings {
 		if nodes[i].Err == nil && learning(h.Standing) {
-			nodes[i].Recovering = max(c.recovery-h.Standing.Learned, time.Millisecond)
+			nodes[i].Recovering = max(h.Standing.Remaining(c.recovery), time.Millisecond)
 		}
 	}
 }

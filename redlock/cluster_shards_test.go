@@ -34,13 +34,16 @@ func keyOnShard(t *testing.T, s *redistest.Sharded, shard int, tag string) strin
 // held, and new keys there are acquired at once).
 func TestClusterShardRestartedEmptySitsOutItsSlotsOnly(t *testing.T) {
 	t.Parallel()
+	if testing.Short() {
+		t.Skip(redistest.SkipShort) // StartShardedT's skip would end only its goroutine
+	}
 	clusters := make([]*redistest.Sharded, 3)
 	var wg sync.WaitGroup
 	for i := range clusters {
 		wg.Go(func() { clusters[i] = redistest.StartShardedT(t, 3) })
 	}
 	wg.Wait()
-	if t.Failed() {
+	if t.Failed() || t.Skipped() {
 		t.FailNow()
 	}
 	nodes := make([]node.Node, len(clusters))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/quorum"
@@ -22,7 +23,10 @@ import (
 // its data is always heard, however late it answers (the round waits for
 // it, up to the node timeout), and no clock is compared across servers.
 // While a node is learning, the client asks it every learnEvery, so that
-// it learns at its clock's rate even when no lock is taken.
+// it learns at its clock's rate even when no lock is taken. A hold past
+// the period (Lock.HoldAtLeast, a tick's records) is told to every node
+// first, and every request carries the longest the client knows of
+// (longestHold): a learner sits out that long too.
 
 // checkRecoveryTTL refuses a TTL the recovery period does not cover.
 func (c *config) checkRecoveryTTL(ttl time.Duration) error {
@@ -44,20 +48,36 @@ func recoveringError(name string, learned, remaining time.Duration) *NodeError {
 // and of an attempt lost because nodes sat out.
 const reasonRecovering = "recovering"
 
+// longestHold is the longest hold past the recovery period a client knows
+// of: told by a node (node.Standing.Hold) or asked by the client itself.
+type longestHold struct{ ns atomic.Int64 }
+
+func (h *longestHold) get() time.Duration { return time.Duration(h.ns.Load()) }
+
+// raise makes d the longest hold if it is longer.
+func (h *longestHold) raise(d time.Duration) {
+	for cur := h.ns.Load(); int64(d) > cur; cur = h.ns.Load() {
+		if h.ns.CompareAndSwap(cur, int64(d)) {
+			return
+		}
+	}
+}
+
 // recovery judges, within one acquire round, whose yes votes count.
 type recovery struct {
 	period        time.Duration
+	hold          *longestHold    // raised by the holds the nodes report
 	voterAnswered bool            // a voter answered (yes or no)
 	standing      []node.Standing // per node, from its answer
 	room          [7]node.Standing
 }
 
 // newRecovery returns the judge of one round, or nil when recovery is off.
-func (c *config) newRecovery(nodes int) *recovery {
+func (c *config) newRecovery(nodes int, hold *longestHold) *recovery {
 	if c.recovery <= 0 {
 		return nil
 	}
-	r := &recovery{period: c.recovery}
+	r := &recovery{period: c.recovery, hold: hold}
 	r.standing = r.room[:]
 	if nodes > len(r.room) {
 		r.standing = make([]node.Standing, nodes)
@@ -75,6 +95,7 @@ func (r *recovery) note(i int, s node.Standing) {
 		return
 	}
 	r.standing[i] = s
+	r.hold.raise(s.Hold)
 	if !learning(s) {
 		r.voterAnswered = true
 	}
@@ -109,7 +130,7 @@ func (r *recovery) sittingOut(yes []answer[node.AcquireReply], name func(i int) 
 	}
 	for _, a := range yes {
 		if s := r.standing[a.node]; learning(s) {
-			rest := max(r.period-s.Learned, 0)
+			rest := max(s.Remaining(r.period), 0)
 			left = max(left, rest)
 			out = append(out, recoveringError(name(a.node), s.Learned, rest))
 		}
@@ -140,6 +161,7 @@ const learnEvery = node.LearnStep / 2
 type learners struct {
 	nodes   []node.Node
 	period  time.Duration // the client's recovery period
+	hold    longestHold
 	timeout time.Duration // of one request
 	mu      sync.Mutex
 	watched map[learnerKey]string // the lock name to ask with, by node and record
@@ -214,7 +236,8 @@ func (l *learners) step(i int, name string) (votes bool) {
 	defer func() { _ = recover() }() // a node's panic is its own failure
 	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
-	s, err := l.nodes[i].(node.Learner).Learn(ctx, node.LearnArgs{Name: name, Recovery: l.period})
+	s, err := l.nodes[i].(node.Learner).Learn(ctx, node.LearnArgs{Name: name, Recovery: l.period, Hold: l.hold.get()})
+	l.hold.raise(s.Hold)
 	return err == nil && !learning(s)
 }
 
@@ -245,7 +268,33 @@ func (l *learners) promote(ctx context.Context, name string, r *recovery) {
 			defer func() { _ = recover() }() // a node's panic is its own failure
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
 			defer cancel()
-			_, _ = n.Learn(ctx, node.LearnArgs{Name: name, Recovery: l.period, Promote: r.standing[i].ID})
+			_, _ = n.Learn(ctx, node.LearnArgs{Name: name, Recovery: l.period, Promote: r.standing[i].ID, Hold: l.hold.get()})
+		})
+	}
+	wg.Wait()
+}
+
+// tell makes hold, a hold of name past the recovery period, the longest
+// this client knows of, and tells every node before the hold is written,
+// so that a node that loses its data later learns it from the others. A
+// node that misses it learns it from the next request of a client that
+// knows it.
+func (l *learners) tell(ctx context.Context, name string, hold time.Duration) {
+	if l.period <= 0 || hold <= l.period {
+		return
+	}
+	l.hold.raise(hold)
+	var wg sync.WaitGroup
+	for _, n := range l.nodes {
+		n, ok := n.(node.Learner)
+		if !ok {
+			continue
+		}
+		wg.Go(func() {
+			defer func() { _ = recover() }() // a node's panic is its own failure
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
+			defer cancel()
+			_, _ = n.Learn(ctx, node.LearnArgs{Name: name, Recovery: l.period, Hold: l.hold.get()})
 		})
 	}
 	wg.Wait()

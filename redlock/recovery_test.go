@@ -2,6 +2,7 @@ package redlock_test
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -267,5 +268,60 @@ func TestInspectShowsRecoveringNode(t *testing.T) {
 		if n.Recovering != 0 {
 			t.Fatalf("recovery off, %s shows recovering %s", n.Node, n.Recovering)
 		}
+	}
+}
+
+// A hold longer than the recovery period (Lock.HoldAtLeast, a tick's
+// records) survives a rolling restart: two of three nodes restarted empty
+// one after the other, each followed by the period. A node that lost its
+// data learns the longest hold from the others' clients and sits out until
+// that much has passed, so no competitor gets in before the hold ends, and
+// Inspect says how long it still sits out.
+func TestHoldLongerThanThePeriodSurvivesARollingRestart(t *testing.T) {
+	t.Parallel()
+	const period, hold = 3 * time.Second, 15 * time.Second
+	cl := redistest.StartT(t, 3)
+	holder := newClient(t, nodesOf(cl), recoveringOpts(period)...)
+	competitor := newClient(t, nodesOf(cl), recoveringOpts(period)...)
+	ctx, key := ctxFor(t), uniqueKey(t)
+	start := time.Now()
+	l, err := holder.TryAcquire(ctx, key, period)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.HoldAtLeast(hold)
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_ = holder.Close()
+	end := start.Add(hold - 500*time.Millisecond) // the drift, and the server's clock read a little later
+	try := func(when string) {
+		t.Helper()
+		l2, err := competitor.TryAcquire(ctx, key, period)
+		if err == nil {
+			_ = l2.Release(ctx)
+			if time.Now().Before(end) {
+				t.Fatalf("%s: a competitor acquired %s into a hold of %s", when, time.Since(start).Round(time.Millisecond), hold)
+			}
+		}
+	}
+	for i, n := range cl.Nodes()[:2] {
+		if err := n.FlushAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for wiped := time.Now(); time.Since(wiped) < period+500*time.Millisecond; time.Sleep(100 * time.Millisecond) {
+			try(fmt.Sprintf("node %d restarted empty %s ago", i, time.Since(wiped).Round(time.Millisecond)))
+		}
+		info, err := competitor.Inspect(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, left := info.Nodes[0].Recovering, time.Until(start.Add(hold)); r <= 0 || r > hold || (left > time.Second && r < left-time.Second) {
+			t.Fatalf("after node %d's restart and the period, node 0 sits out %s more, want about the %s left of the hold", i, r, left)
+		}
+	}
+	for time.Now().Before(end) {
+		try("two nodes restarted")
+		time.Sleep(100 * time.Millisecond)
 	}
 }

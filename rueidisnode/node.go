@@ -153,7 +153,7 @@ func (n *Node) Learn(ctx context.Context, a node.LearnArgs) (node.Standing, erro
 	if err := a.Validate(); err != nil {
 		return node.Standing{}, err
 	}
-	m, err := learnLua.Exec(ctx, n.client, []string{wire.RecordKey(a.Name, n.perSlot)}, []string{ms(a.Recovery), a.Promote}).ToMessage()
+	m, err := learnLua.Exec(ctx, n.client, []string{wire.RecordKey(a.Name, n.perSlot)}, []string{ms(a.Recovery), a.Promote, ms(a.Hold)}).ToMessage()
 	if err != nil {
 		return node.Standing{}, err
 	}

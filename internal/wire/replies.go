@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +34,7 @@ func acquireStringsFor(a node.AcquireArgs, perSlot bool) *scriptStrings {
 		keys: []string{k.Lock, k.Tombstone, RecordKey(a.Name, perSlot)},
 		argv: []string{a.Token, strconv.FormatInt(Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
 			strconv.FormatInt(Millis(RetentionOrDefault(a.Retention)), 10), MaxSkewMicros, Micros(a.At), a.Owner, WaiterArg(a.Waiter),
-			strconv.FormatInt(Millis(a.Recovery), 10)},
+			strconv.FormatInt(Millis(a.Recovery), 10), strconv.FormatInt(Millis(a.Hold), 10)},
 	}
 }
 
@@ -157,9 +158,9 @@ func ParseIdentity(info ...string) (node.Identity, error) {
 	return id, nil
 }
 
-// StandingOf reads a standing as the scripts report it: 1 or "V" (it
-// votes), "L id learned-ms scope", or nil (not asked). Anything else is an
-// error.
+// StandingOf reads a standing as the scripts report it: 1 or "V [hold]"
+// (it votes), "L id learned-ms scope [hold]", or nil (not asked); hold in
+// ms. Anything else is an error.
 func StandingOf(v any) (node.Standing, error) {
 	str, ok := v.(string)
 	if n, isInt := v.(int64); isInt && n == 1 {
@@ -174,18 +175,35 @@ func StandingOf(v any) (node.Standing, error) {
 	return ParseStanding(str)
 }
 
-// ParseStanding reads a standing string ("V" or "L id learned-ms scope").
+// ParseStanding reads a standing string ("V [hold]" or "L id learned-ms
+// scope [hold]").
 func ParseStanding(s string) (node.Standing, error) {
-	if s == "V" {
-		return node.Standing{Known: true, Voting: true}, nil
-	}
 	f := strings.Fields(s)
-	if len(f) != 4 || f[0] != "L" {
-		return node.Standing{}, fmt.Errorf("node: unreadable standing %q", s)
+	bad := fmt.Errorf("node: unreadable standing %q", s)
+	ms := func(field string) (time.Duration, bool) {
+		n, err := strconv.ParseInt(field, 10, 64)
+		return time.Duration(n) * time.Millisecond, err == nil && n >= 0 && n < math.MaxInt64/int64(time.Millisecond)
 	}
-	ms, err := strconv.ParseInt(f[2], 10, 64)
-	if err != nil || ms < 0 {
-		return node.Standing{}, fmt.Errorf("node: unreadable standing %q", s)
+	switch {
+	case len(f) == 1 && f[0] == "V":
+		return node.Standing{Known: true, Voting: true}, nil
+	case len(f) == 2 && f[0] == "V":
+		hold, ok := ms(f[1])
+		if !ok {
+			return node.Standing{}, bad
+		}
+		return node.Standing{Known: true, Voting: true, Hold: hold}, nil
+	case (len(f) == 4 || len(f) == 5) && f[0] == "L":
+		st := node.Standing{Known: true, ID: f[1], Scope: f[3]}
+		learned, ok := ms(f[2])
+		if len(f) == 5 && ok {
+			st.Hold, ok = ms(f[4])
+		}
+		if !ok {
+			return node.Standing{}, bad
+		}
+		st.Learned = learned
+		return st, nil
 	}
-	return node.Standing{Known: true, ID: f[1], Learned: time.Duration(ms) * time.Millisecond, Scope: f[3]}, nil
+	return node.Standing{}, bad
 }

@@ -55,7 +55,7 @@ var src = LuaScripts{
 // milliseconds rounded up.
 // Times are µs since the Unix epoch ("0": unknown).
 type LuaScripts struct {
-	Acquire      string // KEYS lock, tombstone, node's record; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs, at µs, owner, waiter ("1" or "0"), recovery (AcquireScriptArgs builds them all)
+	Acquire      string // KEYS lock, tombstone, node's record; ARGV token, ttl, seed µs, retention, MaxSeedSkew µs, at µs, owner, waiter ("1" or "0"), recovery, hold (AcquireScriptArgs builds them all)
 	Learn        string // KEYS record; ARGV recovery, id to promote ("": none)
 	Extend       string // one op; KEYS lock, tombstone; ARGV token, ttl, fence, retention, at µs, owner
 	Release      string // KEYS lock, tombstone; ARGV token, tombstone (0: none), channel ("": none)

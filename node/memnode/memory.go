@@ -54,24 +54,39 @@ type memTrail struct {
 }
 
 // memStanding is the node's record of its standing (node.Standing), as
-// lua/standing.lua keeps it: missing, learning or voting.
+// lua/standing.lua keeps it: missing, learning or voting, with the longest
+// hold it was told of.
 type memStanding struct {
 	exists, voting bool
 	id             string
 	learned        time.Duration
 	last           time.Time
+	hold           time.Duration
+}
+
+// report is the standing as a reply carries it: a voter's hold only when
+// it is longer than period (as the script's).
+func (s memStanding) report(period time.Duration) node.Standing {
+	if s.voting {
+		st := node.Standing{Known: true, Voting: true}
+		if s.hold > period {
+			st.Hold = s.hold
+		}
+		return st
+	}
+	return node.Standing{Known: true, ID: s.id, Learned: s.learned.Truncate(time.Millisecond), Scope: wire.NodeRecordKey, Hold: s.hold}
 }
 
 // peek is the standing as it stands at now, the step since the last one
 // counted, without writing it (Inspect).
 func (s memStanding) peek(now time.Time) node.Standing {
 	switch {
-	case s.voting:
-		return node.Standing{Known: true, Voting: true}
 	case !s.exists:
 		return node.Standing{Known: true, ID: "0", Scope: wire.NodeRecordKey}
+	case !s.voting:
+		s.learned = s.step(now)
 	}
-	return node.Standing{Known: true, ID: s.id, Learned: s.step(now).Truncate(time.Millisecond), Scope: wire.NodeRecordKey}
+	return s.report(0)
 }
 
 // step is how long a learning record has learned at now: what it records,
@@ -81,24 +96,26 @@ func (s memStanding) step(now time.Time) time.Duration {
 }
 
 // stand advances the record by the step since its last one (a missing one
-// is written new), makes it voting once it has learned period, and returns
-// the standing.
-func (m *Node) stand(now time.Time, period time.Duration) node.Standing {
+// is written new), keeps the longer of its hold and told, makes it voting
+// once it has learned period and its hold, and returns the standing.
+func (m *Node) stand(now time.Time, period, told time.Duration) node.Standing {
 	s := &m.standing
+	told = told.Truncate(time.Millisecond) // as the script's, in ms
 	switch {
 	case s.voting:
-		return node.Standing{Known: true, Voting: true}
 	case s.exists:
 		s.learned = s.step(now)
 	default:
 		*s = memStanding{exists: true, id: strconv.FormatInt(now.UnixMicro(), 10)}
 	}
-	s.last = now
-	if s.learned >= period {
-		*s = memStanding{exists: true, voting: true}
-		return node.Standing{Known: true, Voting: true}
+	s.hold = max(s.hold, told)
+	if !s.voting {
+		s.last = now
+		if s.learned >= max(period, s.hold) {
+			*s = memStanding{exists: true, voting: true, hold: s.hold}
+		}
 	}
-	return node.Standing{Known: true, ID: s.id, Learned: s.learned.Truncate(time.Millisecond), Scope: wire.NodeRecordKey}
+	return s.report(period)
 }
 
 // Learn implements node.Learner.
@@ -111,10 +128,10 @@ func (m *Node) Learn(ctx context.Context, a node.LearnArgs) (node.Standing, erro
 	}
 	defer m.mu.Unlock()
 	if s := &m.standing; a.Promote != "" && s.exists && !s.voting && s.id == a.Promote {
-		*s = memStanding{exists: true, voting: true}
-		return node.Standing{Known: true, Voting: true}, nil
+		*s = memStanding{exists: true, voting: true, hold: max(s.hold, a.Hold.Truncate(time.Millisecond))}
+		return s.report(a.Recovery), nil
 	}
-	return m.stand(m.now(), a.Recovery), nil
+	return m.stand(m.now(), a.Recovery, a.Hold), nil
 }
 
 type memCount struct {
@@ -304,7 +321,7 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	retention := wire.RetentionOrDefault(a.Retention)
 	var mark node.Standing
 	if a.Recovery > 0 {
-		mark = m.stand(now, a.Recovery)
+		mark = m.stand(now, a.Recovery, a.Hold)
 	}
 	if m.tombstoned(a.Name, a.Token, now) {
 		return withStanding(node.AcquireReply{}, mark), nil

@@ -184,7 +184,7 @@ func acquireArgsFor(a node.AcquireArgs, perSlot bool) *scriptArgs {
 		[]string{k.Lock, k.Tombstone, wire.RecordKey(a.Name, perSlot)},
 		[]string{a.Token, strconv.FormatInt(wire.Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
 			strconv.FormatInt(wire.Millis(wire.RetentionOrDefault(a.Retention)), 10), maxSkewMicros, wire.Micros(a.At), a.Owner,
-			wire.WaiterArg(a.Waiter), strconv.FormatInt(wire.Millis(a.Recovery), 10)})
+			wire.WaiterArg(a.Waiter), strconv.FormatInt(wire.Millis(a.Recovery), 10), strconv.FormatInt(wire.Millis(a.Hold), 10)})
 }
 
 // replyInt reads an integer reply, or a counter sent as a string (which
@@ -478,7 +478,7 @@ func (n *Node) Learn(ctx context.Context, a node.LearnArgs) (node.Standing, erro
 	if err := a.Validate(); err != nil {
 		return node.Standing{}, err
 	}
-	v, err := learnScript.Run(ctx, n.client, []string{wire.RecordKey(a.Name, n.perSlot)}, wire.Millis(a.Recovery), a.Promote).Result()
+	v, err := learnScript.Run(ctx, n.client, []string{wire.RecordKey(a.Name, n.perSlot)}, wire.Millis(a.Recovery), a.Promote, wire.Millis(a.Hold)).Result()
 	if err != nil {
 		return node.Standing{}, err
 	}

@@ -3,7 +3,8 @@
 -- ARGV: token, ttl ms, seed (client clock, µs), retention ms, max seed skew
 -- µs, acquisition time (client clock, µs), owner, waiter (unused: a key held
 -- by another is only read, whoever asks; releases are always announced),
--- recovery period ms (0 or absent: the node's record is left alone).
+-- recovery period ms (0 or absent: the node's record is left alone), the
+-- longest hold the client knows of (ms, see standing.lua).
 -- Reply: {1, fence, previous holder or false, standing} acquired (a
 -- resend: the fence unchanged), {0, pttl, holder's release id, standing}
 -- held by another, {0, 0, false, standing} refused by the token's
@@ -15,7 +16,7 @@ local got = redis.call('MGET', KEYS[1], KEYS[2], KEYS[3])
 local now, clock = nowMs()
 local period = tonumber(ARGV[9] or '0')
 local standing = false
-if period > 0 then standing = stand(KEYS[3], got[3], period, clock) end
+if period > 0 then standing = stand(KEYS[3], got[3], period, clock, tonumber(ARGV[10] or '0')) end
 if got[2] then
   return {0, 0, false, standing}
 end
