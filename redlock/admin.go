@@ -381,19 +381,20 @@ func (c *config) markRecovering(nodes []Info, holdings []node.Holding) {
 	if c.recovery <= 0 {
 		return
 	}
-	v, learners, voter := quorum.Votes{N: len(nodes)}, 0, false
+	v, learners, earlier := quorum.Votes{N: len(nodes)}, 0, false
 	for i, h := range holdings {
 		switch {
 		case nodes[i].Err != nil:
 			v.Failed++
 		case learning(h.Standing):
 			learners++
+			earlier = earlier || h.Standing.Hold > 0 // told of a hold: an earlier deployment's
 		default:
 			v.Refused++ // an answer; yes or no does not matter here
-			voter = true
+			earlier = true
 		}
 	}
-	if v.WithLearners(learners, voter).Out == 0 {
+	if v.WithLearners(learners, earlier).Out == 0 {
 		return // none, or a new deployment's: they count
 	}
 	for i, h := range holdings {

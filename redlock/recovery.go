@@ -18,8 +18,9 @@ import (
 // with its data: a node without it learns, and votes again once it has kept
 // its data for the recovery period, counted by its own clock in steps of
 // at most node.LearnStep. A learner's yes counts only when every node
-// answered the round and none is a voter: a new deployment, whose records
-// the client then promotes (quorum.Votes.WithLearners). So a node that kept
+// answered the round and none is a voter or a learner told of a hold: a
+// new deployment, whose records the client then promotes
+// (quorum.Votes.WithLearners). So a node that kept
 // its data is always heard, however late it answers (the round waits for
 // it, up to the node timeout), and no clock is compared across servers.
 // While a node is learning, the client asks it every learnEvery, so that
@@ -65,11 +66,11 @@ func (h *longestHold) raise(d time.Duration) {
 
 // recovery judges, within one acquire round, whose yes votes count.
 type recovery struct {
-	period        time.Duration
-	hold          *longestHold    // raised by the holds the nodes report
-	voterAnswered bool            // a voter answered (yes or no)
-	standing      []node.Standing // per node, from its answer
-	room          [7]node.Standing
+	period   time.Duration
+	hold     *longestHold    // raised by the holds the nodes report
+	earlier  bool            // an earlier deployment answered: a voter, or a learner told of a hold
+	standing []node.Standing // per node, from its answer
+	room     [7]node.Standing
 }
 
 // newRecovery returns the judge of one round, or nil when recovery is off.
@@ -96,8 +97,8 @@ func (r *recovery) note(i int, s node.Standing) {
 	}
 	r.standing[i] = s
 	r.hold.raise(s.Hold)
-	if !learning(s) {
-		r.voterAnswered = true
+	if !learning(s) || s.Hold > 0 {
+		r.earlier = true
 	}
 }
 
@@ -115,7 +116,7 @@ func (r *recovery) count(v quorum.Votes, yes []answer[node.AcquireReply]) (quoru
 	if r == nil {
 		return v, 0
 	}
-	return v.WithLearners(learners, r.voterAnswered), learners
+	return v.WithLearners(learners, r.earlier), learners
 }
 
 // learner reports whether node i answered as a learner.
@@ -303,7 +304,7 @@ func (l *learners) tell(ctx context.Context, name string, hold time.Duration) {
 // countedLearners reports whether learners' yes votes counted in a won
 // round: every node answered as a learner.
 func (r *recovery) countedLearners(yes []answer[node.AcquireReply]) bool {
-	if r == nil || r.voterAnswered {
+	if r == nil || r.earlier {
 		return false
 	}
 	for _, a := range yes {

@@ -321,14 +321,13 @@ Flags:
   --retention D  how long a tick's record turns replicas away (default
                  twice --once-per, or 24h with --tick)
   --min-hold D   a plain lock stays at least D after it was taken, even
-                 when CMD exits sooner (lockAtLeastFor); at most
-                 --recovery-period
+                 when CMD exits sooner (lockAtLeastFor)
   --recovery-period D  how long a node that lost its data (restarted
-                 empty, flushed) sits out of the keys it lost (default
-                 10m; 0: off). Use the same on every client of the nodes.
-                 --ttl and --min-hold may not exceed it (exit 2): a node
-                 that counts again no longer has the key. A tick's
-                 --retention may: its records are read from every node
+                 empty, flushed) sits out (default 10m; 0: off), or the
+                 longest --min-hold or tick --retention, if longer. Use
+                 the same on every client of the nodes. --ttl may not
+                 exceed it (exit 2): a node that counts again no longer
+                 has the key
 
 Without --shared or --exclusive, exec takes KEY's mutex, which is a lock
 apart from KEY's read-write lock: a plain exec and a --shared or

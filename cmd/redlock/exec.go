@@ -83,7 +83,7 @@ func parseExec(args []string, stdout io.Writer) (*execArgs, error) {
 	if err := checkSlots(a); err != nil {
 		return nil, err
 	}
-	if err := checkRecovery("exec", a.recovery, a.ttl, a.tick.minHold); err != nil {
+	if err := checkRecovery("exec", a.recovery, a.ttl); err != nil {
 		return nil, err
 	}
 	if err := checkTick(a); err != nil {

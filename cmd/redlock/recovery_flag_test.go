@@ -7,8 +7,8 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redistest"
 )
 
-// A TTL or a --min-hold longer than the recovery period is a usage error
-// that names --recovery-period, before any node is dialled.
+// A TTL longer than the recovery period is a usage error that names
+// --recovery-period, before any node is dialled.
 func TestExecRefusesWhatTheRecoveryPeriodDoesNotCover(t *testing.T) {
 	nodes := []string{"127.0.0.1:1"} // never dialled: usage is checked first
 	for _, c := range []struct {
@@ -17,7 +17,6 @@ func TestExecRefusesWhatTheRecoveryPeriodDoesNotCover(t *testing.T) {
 	}{
 		{[]string{"--ttl", "20m"}, "--ttl 20m0s is longer than --recovery-period 10m0s"},
 		{[]string{"--ttl", "2m", "--recovery-period", "1m"}, "--ttl 2m0s is longer than --recovery-period 1m0s"},
-		{[]string{"--min-hold", "20m"}, "--min-hold 20m0s is longer than --recovery-period 10m0s"},
 		{[]string{"--once-per", "1h", "--ttl", "20m"}, "--ttl 20m0s is longer than --recovery-period 10m0s"},
 		{[]string{"--recovery-period", "-1s"}, "--recovery-period -1s is negative"},
 	} {
@@ -33,14 +32,15 @@ func TestExecRefusesWhatTheRecoveryPeriodDoesNotCover(t *testing.T) {
 	}
 }
 
-// --recovery-period reaches the client: a TTL and a hold over the default
-// period run with a longer period, or with recovery off, in every mode.
+// --recovery-period reaches the client: a TTL over the default period runs
+// with a longer period, or with recovery off, in every mode; a hold over
+// the period runs with the default one (the nodes are told of it).
 func TestExecRecoveryPeriodAllowsLongerTTLs(t *testing.T) {
 	c := redistest.StartT(t, 3)
 	for _, args := range [][]string{
 		{"--ttl", "20m", "--recovery-period", "30m", "-n", "job:long"},
 		{"--ttl", "20m", "--recovery-period", "0", "-n", "job:off"},
-		{"--min-hold", "20m", "--recovery-period", "30m", "job:held"},
+		{"--min-hold", "20m", "job:held"},
 		{"--ttl", "20m", "--recovery-period", "30m", "--slots", "2", "job:slots"},
 		{"--ttl", "20m", "--recovery-period", "30m", "--exclusive", "job:rw"},
 		{"--once-per", "1h", "--ttl", "20m", "--recovery-period", "30m", "job:tick"},

@@ -155,14 +155,15 @@ func (v Votes) Final(q Question) bool {
 // WithLearners places in v the yes votes of learners, nodes that lost their
 // data and have not kept it for the recovery period yet (v counts none of
 // them: its Granted are voters' yes votes). They count as granted once every
-// node answered and none is a voter (a new deployment: no node kept data
-// that could contradict them); they stay pending while that may still
-// happen (no voter answered and nothing failed); otherwise they sit out.
+// node answered and none shows an earlier deployment (a voter, or a learner
+// told of a hold clients asked of it: a new deployment, where no node kept
+// data that could contradict them); they stay pending while that may still
+// happen (no such answer yet and nothing failed); otherwise they sit out.
 // The rule needs no timing: a voter that answers late is waited for.
-func (v Votes) WithLearners(learnerYes int, voterAnswered bool) Votes {
+func (v Votes) WithLearners(learnerYes int, earlier bool) Votes {
 	switch {
 	case learnerYes == 0:
-	case voterAnswered || v.Failed > 0:
+	case earlier || v.Failed > 0:
 		v.Out += learnerYes
 	case v.Pending() == learnerYes:
 		v.Granted += learnerYes

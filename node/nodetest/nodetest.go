@@ -84,6 +84,7 @@ var cases = []struct {
 	{"InvalidOwnerArguments", invalidOwnerArguments},
 	{"AcquireReportsStanding", acquireReportsStanding},
 	{"LearnPromotesOnlyItsRecord", learnPromotesOnlyItsRecord},
+	{"LearnerSitsOutTheHold", learnerSitsOutTheHold},
 	{"LearnInvalidArguments", learnInvalidArguments},
 }
 

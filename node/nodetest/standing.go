@@ -88,9 +88,41 @@ func learnPromotesOnlyItsRecord(f *fixture) {
 	}
 }
 
+// A learning node told of a hold longer than the period sits out until it
+// has learned the hold too, and keeps the longest hold it was told of
+// once it votes, reporting it when it is longer than the period asked.
+func learnerSitsOutTheHold(f *fixture) {
+	const hold = 60 * time.Millisecond
+	name := f.name()
+	s := f.learn(node.LearnArgs{Name: name, Recovery: time.Millisecond, Hold: hold})
+	if s.Voting {
+		f.t.Skip("the node's record votes already (the server is shared): nothing learns")
+	}
+	if s.Hold != hold {
+		f.t.Fatalf("a learner told a hold of %s reports %+v", hold, s)
+	}
+	time.Sleep(5 * time.Millisecond)
+	if got := f.learn(node.LearnArgs{Name: name, Recovery: time.Millisecond}); got.Voting || got.Hold != hold {
+		f.t.Fatalf("learn after the period, within the hold = %+v, want learning with the hold", got)
+	}
+	if r := f.acquireArgs(node.AcquireArgs{Name: name, Token: "a", TTL: long, Recovery: time.Millisecond}); !r.Acquired || r.Standing.Voting {
+		f.t.Fatalf("acquire within the hold = %+v, want acquired, learning", r)
+	}
+	time.Sleep(hold)
+	if got := f.learn(node.LearnArgs{Name: name, Recovery: time.Millisecond, Hold: hold / 2}); !got.Voting || got.Hold != hold {
+		f.t.Fatalf("learn after the hold = %+v, want voting with the longer hold", got)
+	}
+	if got := f.learn(node.LearnArgs{Name: name, Recovery: time.Hour}); got != (node.Standing{Known: true, Voting: true}) {
+		f.t.Fatalf("a voter asked with a period longer than its hold = %+v, want voting, no hold", got)
+	}
+	if h := f.inspect(name); !h.Standing.Voting || h.Standing.Hold != hold {
+		f.t.Fatalf("inspect = %+v, want voting with the hold", h.Standing)
+	}
+}
+
 // Learn refuses arguments no node can carry out.
 func learnInvalidArguments(f *fixture) {
-	for _, a := range []node.LearnArgs{{Recovery: time.Hour}, {Name: f.name()}, {Name: f.name(), Recovery: time.Hour, Promote: "a b"}} {
+	for _, a := range []node.LearnArgs{{Recovery: time.Hour}, {Name: f.name()}, {Name: f.name(), Recovery: time.Hour, Promote: "a b"}, {Name: f.name(), Recovery: time.Hour, Hold: -1}} {
 		if _, err := f.learner().Learn(f.ctx(), a); !errors.Is(err, node.ErrInvalidArgument) {
 			f.t.Errorf("Learn(%+v) = %v, want ErrInvalidArgument", a, err)
 		}
