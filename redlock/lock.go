@@ -178,7 +178,7 @@ func (l *Lock) releaseVerdict(ctx context.Context, t tally, ended bool, start, v
 }
 
 // HoldAtLeast makes an earlier Release leave the key until d after the
-// acquisition (lockAtLeastFor); past the recovery period, if no node lost it.
+// acquisition (lockAtLeastFor); nodes that lost their data sit it out.
 func (l *Lock) HoldAtLeast(d time.Duration) {
 	if l == nil {
 		return

@@ -165,9 +165,9 @@ func WithReleaseNotifications(on bool) Option {
 // it. Default "host/pid/program"; 1 to 256 bytes, no control characters.
 func WithOwner(owner string) Option { return func(c *config) { c.owner = owner } }
 
-// WithRecoveryPeriod sets how long a node that lost its data sits out, by
-// its own clock. Default 10 minutes; 0: off. It must be at least the longest
-// TTL any client of these nodes uses (longer TTLs: ErrInvalidArgument).
+// WithRecoveryPeriod sets how long a node that lost its data sits out (or a
+// longer HoldAtLeast's hold), by its own clock. Default 10 minutes; 0: off;
+// at least any client's longest TTL (longer TTLs: ErrInvalidArgument).
 func WithRecoveryPeriod(d time.Duration) Option {
 	return func(c *config) { c.recovery = d }
 }

@@ -51,6 +51,7 @@
 // and start delays within half a period and the retention. The fence is
 // per tick: compare fences of one tick, not across ticks. The tick's
 // claim is a lock like any other, with the client's guarantees and limits.
-// The retention may exceed the client's recovery period: records are read,
-// not acquired, and count when any answering node has them.
+// A retention longer than the client's recovery period is told to the
+// nodes: a node that lost its data sits out that long, so a rolling
+// restart loses no record (and a daily tick sits such a node out a day).
 package tick

@@ -215,7 +215,7 @@ func judgeRestart(reports []*nodeReport, recovery time.Duration) string {
 	case len(forget) == 0:
 		return "restart: safe: every usable node fsyncs each write (appendfsync always), so a restarted node remembers its locks"
 	case recovery > 0:
-		return fmt.Sprintf("restart: safe: %d of %d usable nodes (%s) forget locks on restart, and the clients sit such a node out until it has kept its data for the recovery period %s (at least the longest TTL any client uses); in a rolling restart, wait the period between two nodes, or a majority sits out until then",
+		return fmt.Sprintf("restart: safe: %d of %d usable nodes (%s) forget locks on restart, and the clients sit such a node out until it has kept its data for the recovery period %s (at least the longest TTL any client uses), or the longest hold told to the nodes if longer; in a rolling restart, wait until the restarted node counts again (redlock inspect), or a majority sits out until then",
 			len(forget), usable, strings.Join(forget, ", "), recovery)
 	}
 	return fmt.Sprintf("restart: NOT SAFE: %d of %d usable nodes (%s) forget locks on restart and the clients' recovery period is off: restart such a node no sooner than the longest TTL in use (the delayed-restart rule), run appendonly yes with appendfsync always, or turn recovery on",
