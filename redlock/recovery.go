@@ -279,9 +279,10 @@ func (l *learners) promote(ctx context.Context, name string, r *recovery) {
 // this client knows of, and tells every node before the hold is written,
 // so that a node that loses its data later learns it from the others. A
 // node that misses it learns it from the next request of a client that
-// knows it.
+// knows it. A hold no longer than the longest known needs no call: the
+// acquisition's requests carried that one.
 func (l *learners) tell(ctx context.Context, name string, hold time.Duration) {
-	if l.period <= 0 || hold <= l.period {
+	if l.period <= 0 || hold <= max(l.period, l.hold.get()) {
 		return
 	}
 	l.hold.raise(hold)
