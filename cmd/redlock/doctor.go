@@ -15,6 +15,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/defaults"
 	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/wire"
 )
 
 // Exit codes of doctor (documented in doc.go and the README).
@@ -74,6 +75,7 @@ type nodeReport struct {
 	failure     string   // the node cannot take part in a lock
 	persistence string   // what a restart forgets; "" when nothing
 	runID       string
+	hold        time.Duration // the longest hold the node's record was told of
 }
 
 func (r *nodeReport) fail(format string, args ...any) { r.failure = fmt.Sprintf(format, args...) }
@@ -126,6 +128,10 @@ func checkNode(ctx context.Context, label, addr string, c *redis.Client) *nodeRe
 	r.facts = append(r.facts, "persistence: "+forgets+" ("+settings+")")
 
 	checkCommands(ctx, c, r)
+	// A Redis Cluster keeps one record per slot: this reads none (MOVED).
+	if v, err := c.Get(ctx, wire.NodeRecordKey).Result(); err == nil {
+		r.hold = wire.RecordHold(v)
+	}
 	return r
 }
 
@@ -197,12 +203,13 @@ func restartForgets(ctx context.Context, c *redis.Client, info map[string]string
 // line that says whether a restart is safe.
 func judgeRestart(reports []*nodeReport, recovery time.Duration) string {
 	var forget []string
-	usable := 0
+	usable, hold := 0, time.Duration(0)
 	for _, r := range reports {
 		if r.failure != "" {
 			continue
 		}
 		usable++
+		hold = max(hold, r.hold)
 		if r.persistence == "" {
 			continue
 		}
@@ -215,8 +222,12 @@ func judgeRestart(reports []*nodeReport, recovery time.Duration) string {
 	case len(forget) == 0:
 		return "restart: safe: every usable node fsyncs each write (appendfsync always), so a restarted node remembers its locks"
 	case recovery > 0:
-		return fmt.Sprintf("restart: safe: %d of %d usable nodes (%s) forget locks on restart, and the clients sit such a node out until it has kept its data for the recovery period %s (at least the longest TTL any client uses), or the longest hold told to the nodes if longer; in a rolling restart, wait until the restarted node counts again (redlock inspect), or a majority sits out until then",
-			len(forget), usable, strings.Join(forget, ", "), recovery)
+		sitOut := ""
+		if hold > recovery {
+			sitOut = fmt.Sprintf(", here %s: the longest hold told to the nodes (HoldAtLeast, --min-hold, a tick's retention)", hold)
+		}
+		return fmt.Sprintf("restart: safe: %d of %d usable nodes (%s) forget locks on restart, and the clients sit such a node out until it has kept its data for the recovery period %s (at least the longest TTL any client uses), or the longest hold told to the nodes if longer%s; in a rolling restart, wait until the restarted node counts again (redlock inspect), or a majority sits out until then",
+			len(forget), usable, strings.Join(forget, ", "), recovery, sitOut)
 	}
 	return fmt.Sprintf("restart: NOT SAFE: %d of %d usable nodes (%s) forget locks on restart and the clients' recovery period is off: restart such a node no sooner than the longest TTL in use (the delayed-restart rule), run appendonly yes with appendfsync always, or turn recovery on",
 		len(forget), usable, strings.Join(forget, ", "))

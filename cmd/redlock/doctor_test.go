@@ -137,6 +137,16 @@ func TestDoctorRestartSafety(t *testing.T) {
 	if r := runBin(t, c.Addrs(), "doctor", "--recovery-period", "-1s"); r.code != exitUsage {
 		t.Errorf("negative recovery period: exit %d, want %d", r.code, exitUsage)
 	}
+	// A node told of a day's hold: a restarted node sits out a day, and doctor says so.
+	if strings.Contains(on.stdout, "here ") {
+		t.Errorf("no hold told, doctor names one:\n%s", on.stdout)
+	}
+	if err := cl[0].Set(t.Context(), "quorumlock:node", "V 86400000", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r := runBin(t, c.Addrs(), "doctor"); !strings.Contains(r.stdout, "recovery period 10m0s (at least the longest TTL any client uses), or the longest hold told to the nodes if longer, here 24h0m0s") {
+		t.Errorf("a hold of 24h told: the restart line does not say it:\n%s", r.stdout)
+	}
 }
 
 // The offset takes the node's reading at the middle of the round trip; a

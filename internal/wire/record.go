@@ -1,8 +1,11 @@
 package wire
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // recordPrefix starts the keys the library keeps for itself on a node:
@@ -12,6 +15,24 @@ const recordPrefix = "quorumlock:"
 // NodeRecordKey is the key of a server's record of its standing (see
 // node.Standing and lua/standing.lua).
 const NodeRecordKey = recordPrefix + "node"
+
+// RecordHold reads the longest hold a node's record (its value as stored,
+// see lua/standing.lua) was told of: zero when none, or unreadable.
+func RecordHold(v string) time.Duration {
+	f := strings.Fields(v)
+	var ms string
+	switch {
+	case len(f) == 2 && f[0] == "V":
+		ms = f[1]
+	case len(f) == 5 && f[0] == "L":
+		ms = f[4]
+	}
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/int64(time.Millisecond) {
+		return 0
+	}
+	return time.Duration(n) * time.Millisecond
+}
 
 // RecordKey is the key of the record that judges the standing of the node
 // for the lock key name: NodeRecordKey, or in a Redis Cluster (perSlot)

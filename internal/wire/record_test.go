@@ -1,6 +1,9 @@
 package wire
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // Every slot has a tag, and a name with that tag lands there; the slot of
 // a known key is Redis's (CLUSTER KEYSLOT foo is 12182).
@@ -46,5 +49,18 @@ func TestParseRecord(t *testing.T) {
 	}
 	if got := ParseLockValue("tok 1700000000000000 worker").Token; got != "tok" {
 		t.Errorf("ParseLockValue of an older value: token %q", got)
+	}
+}
+
+// RecordHold reads the hold of a voting or a learning record as stored,
+// and nothing else.
+func TestRecordHold(t *testing.T) {
+	for v, want := range map[string]time.Duration{
+		"V": 0, "V 86400000": 24 * time.Hour, "L 1 2 3": 0, "L 1 2 3 1500": 1500 * time.Millisecond,
+		"": 0, "V x": 0, "V -5": 0, "V 99999999999999999999": 0, "L 1 2 3 4 5": 0, "X 100": 0,
+	} {
+		if got := RecordHold(v); got != want {
+			t.Errorf("RecordHold(%q) = %s, want %s", v, got, want)
+		}
 	}
 }
