@@ -13,6 +13,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/hold"
 	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/wake"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/retry"
@@ -64,16 +65,16 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 	if waits {
 		// Registered before the first attempt, so that a release that
 		// lands while an attempt is in flight is not missed.
-		a.w = c.notify.joinWaiters(ctx, a.name, c.cfg.timeoutFor(ttl))
+		a.w = c.notify.Join(ctx, a.name, c.cfg.timeoutFor(ttl))
 	}
 	acquired := false
-	defer func() { c.notify.leaveWaiters(a.w, acquired) }()
+	defer func() { c.notify.Leave(a.w, acquired) }()
 	for attempts := 1; ; attempts++ {
 		if a.token == "" {
 			a.token, a.sent, a.prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
 		}
 		c.obs.Observe(observe.Event{Kind: observe.Attempt, Key: key, Attempts: attempts, Context: ctx})
-		seen := c.notify.mark(a.w, a.token)
+		seen := c.notify.Mark(a.w, a.token)
 		o := a.attempt(a.w != nil)
 		if o.prev.Token != "" && o.prev.Fence >= a.prev.Fence {
 			a.prev = o.prev
@@ -97,7 +98,7 @@ type acquisition struct {
 	ttl       time.Duration
 	policy    retry.Delays
 	began     time.Time
-	w         *waiter // nil unless the call waits for release notifications
+	w         *wake.Waiter // nil unless the call waits for release notifications
 
 	retryAt time.Time    // when the current retry delay of the policy runs out
 	token   string       // kept across rounds while we win a split
@@ -127,7 +128,7 @@ func (a *acquisition) won(o outcome, attempts int) *Lock {
 
 // lost handles a failed attempt: it returns the call's error when the call
 // gives up, or nil once it is time for the next attempt.
-func (a *acquisition) lost(o outcome, attempts int, s seen) error {
+func (a *acquisition) lost(o outcome, attempts int, s wake.Seen) error {
 	c, ctx := a.c, a.ctx
 	if !o.keep {
 		a.undone = gaveUpToken(a.undone, a.token)
@@ -163,7 +164,7 @@ func (a *acquisition) canceled(attempts int, cause error) error {
 // again once the winner can have finished, or when it releases. It reports
 // false once the call has spent maxSplitRounds in a row on splits: the
 // token is then given up and the split counts as a contended attempt.
-func (a *acquisition) resolveSplit(o outcome, attempts int, s seen) (bool, error) {
+func (a *acquisition) resolveSplit(o outcome, attempts int, s wake.Seen) (bool, error) {
 	c := a.c
 	if a.splits++; a.splits <= maxSplitRounds {
 		d := o.rtt + splitJitter(o.rtt/2+time.Microsecond)
@@ -175,7 +176,7 @@ func (a *acquisition) resolveSplit(o outcome, attempts int, s seen) (bool, error
 		if o.keep {
 			err = sleep(a.ctx, d)
 		} else {
-			err = c.notify.waitRelease(a.ctx, a.w, s, o.wake, d)
+			err = c.notify.WaitRelease(a.ctx, a.w, s, o.wake, d)
 		}
 		if err != nil {
 			a.abandon()
@@ -192,7 +193,7 @@ func (a *acquisition) resolveSplit(o outcome, attempts int, s seen) (bool, error
 // retry waits for the next attempt of a contended or failed call: the
 // policy's delay, cut short by the holder's expiry or release. It returns
 // the call's error when the policy gives up or the wait fails.
-func (a *acquisition) retry(o outcome, attempts int, s seen) error {
+func (a *acquisition) retry(o outcome, attempts int, s wake.Seen) error {
 	c := a.c
 	// A retry of the policy is used up when its delay runs out, not
 	// when a release notification or the holder's expiry brings us
@@ -213,7 +214,7 @@ func (a *acquisition) retry(o outcome, attempts int, s seen) error {
 		delay = o.wait + rand.N(2*time.Millisecond)
 	}
 	delay = a.lookAgain(o, delay)
-	if err := c.notify.waitRelease(a.ctx, a.w, s, o.wake, delay); err != nil {
+	if err := c.notify.WaitRelease(a.ctx, a.w, s, o.wake, delay); err != nil {
 		return a.canceled(attempts, err)
 	}
 	return nil
@@ -224,10 +225,10 @@ func (a *acquisition) retry(o outcome, attempts int, s seen) error {
 // announce it would leave us asleep. We look again in two round trips,
 // then four, then six, at most maxBehind times in a row.
 func (a *acquisition) lookAgain(o outcome, delay time.Duration) time.Duration {
-	if o.held && o.wake.holder != "" && a.c.notify.wokeBy(a.w) == o.wake.holder {
-		a.ahead = o.wake.holder
+	if o.held && o.wake.Holder != "" && a.c.notify.WokeBy(a.w) == o.wake.Holder {
+		a.ahead = o.wake.Holder
 	}
-	if o.held && o.wake.holder == a.ahead && a.behind < maxBehind {
+	if o.held && o.wake.Holder == a.ahead && a.behind < maxBehind {
 		a.behind++
 		return min(delay, time.Duration(a.behind)*max(2*o.rtt, time.Millisecond)+rand.N(o.rtt+time.Microsecond))
 	}
@@ -276,7 +277,7 @@ type outcome struct {
 	wait  time.Duration // until the holder's keys expire on enough nodes, when known
 	split bool          // no client holds a majority of the nodes that answered
 	held  bool          // another client holds a majority
-	wake  wakeOn        // which release announcements can help the next attempt
+	wake  wake.On       // which release announcements can help the next attempt
 	keep  bool          // split: we won it and keep our keys for the next round
 	rtt   time.Duration // how long the nodes' replies took (see round.repliedIn)
 	prev  node.Holding  // the previous holder with the largest fence that our nodes reported
@@ -345,7 +346,7 @@ func (a *acquisition) denied(b *ballot, rtt time.Duration) outcome {
 		if err := a.recovering(b); err != nil {
 			top, _ := leader(b.others, a.undone)
 			a.undo(b.heldBy())
-			return outcome{err: err, rtt: rtt, wake: wakeOn{holder: top}}
+			return outcome{err: err, rtt: rtt, wake: wake.On{Holder: top}}
 		}
 	}
 	return a.refused(b, rtt)
@@ -482,11 +483,11 @@ func (a *acquisition) unreachable(b *ballot, rtt time.Duration) outcome {
 	// Too few nodes answered. If nodes that did named a holder, its
 	// release can help (the others may only have been slow); another
 	// token's cannot.
-	var wake wakeOn
+	var on wake.On
 	if top, votes := leader(b.others, a.undone); votes > 0 {
-		wake.holder = top
+		on.Holder = top
 	}
-	return outcome{err: b.t.err(fmt.Sprintf("acquire %q", a.key)), rtt: rtt, wake: wake}
+	return outcome{err: b.t.err(fmt.Sprintf("acquire %q", a.key)), rtt: rtt, wake: on}
 }
 
 // acquired is the verdict of an attempt that a majority granted: the lock,
@@ -518,7 +519,7 @@ func (a *acquisition) refused(b *ballot, rtt time.Duration) outcome {
 		a.undo(b.heldBy())
 		return outcome{
 			err:  fmt.Errorf("%w: %q is held by another client (on %d of %d nodes)", ErrNotAcquired, a.key, votes, n),
-			wait: a.c.holderWait(b.others, n), rtt: rtt, held: true, wake: wakeOn{holder: top},
+			wait: a.c.holderWait(b.others, n), rtt: rtt, held: true, wake: wake.On{Holder: top},
 		}
 	}
 	// A split: no token holds a majority of the nodes that answered. Every
@@ -535,9 +536,9 @@ func (a *acquisition) refused(b *ballot, rtt time.Duration) outcome {
 	wait := a.c.holderWait(b.others, n)
 	if !win {
 		a.undo(b.heldBy())
-		return outcome{err: err, split: true, rtt: rtt, prev: b.prev, wake: wakeOn{holder: top}, wait: wait} // wake: the winner
+		return outcome{err: err, split: true, rtt: rtt, prev: b.prev, wake: wake.On{Holder: top}, wait: wait} // wake: the winner
 	}
-	return outcome{err: err, split: true, keep: true, rtt: rtt, prev: b.prev, wake: wakeOn{all: true}, wait: wait}
+	return outcome{err: err, split: true, keep: true, rtt: rtt, prev: b.prev, wake: wake.On{All: true}, wait: wait}
 }
 
 // leader returns the holder with the most nodes among answers (ties: the
@@ -661,3 +662,15 @@ func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn fu
 
 // doLock is Do and TryDo for a Lock.
 var doLock = hold.Kind[*Lock]{NotAcquired: ErrNotAcquired, Invalid: invalidArg, Hold: (*Lock).Hold}
+
+// sleep waits d, or until ctx ends (returning its cause).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}

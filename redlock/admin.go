@@ -357,7 +357,7 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 		}
 		return info, t.err(fmt.Sprintf("force release %q", key))
 	}
-	c.notify.releasedLocally(name, token)
+	c.notify.ReleasedLocally(name, token)
 	if c.logger.Enabled(ctx, slog.LevelInfo) {
 		c.logger.InfoContext(ctx, "redlock: force-released", "key", key, "owner", info.Owner, "fence", info.Fence)
 	}
@@ -371,7 +371,7 @@ func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, err
 	if err := checkKey(ctx, key); err != nil {
 		return nil, err
 	}
-	return c.notify.watch(ctx, c.keyName(key)), nil
+	return c.notify.Watch(ctx, c.keyName(key)), nil
 }
 
 // markRecovering sets the Recovering of each node's Info: how long it

@@ -8,6 +8,7 @@ import (
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/keyname"
 	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/wake"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/memnode"
 	"github.com/quorumlock/quorumlock/observe"
@@ -21,7 +22,7 @@ type Client struct {
 	cfg      config
 	logger   *slog.Logger
 	obs      observe.Observer       // never nil; see events.go
-	notify   notifyHub              // release notifications and waiters; see notify.go
+	notify   *wake.Hub              // release notifications and waiters; see internal/wake
 	keeper   *extend.Watchdog[kept] // auto-extension; see extension.go
 	ident    identity               // first-contact checks of the nodes; see nodes.go
 	health   health                 // nodes failing recently; see nodes.go
@@ -77,8 +78,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	if err := c.newWatchdog(); err != nil {
 		return nil, err
 	}
-	c.notify.off, c.notify.nodes, c.notify.channel, c.notify.logger = cfg.noNotify, c.nodes, c.releaseChannel, logger
-	c.notify.timeout = c.cfg.adminTimeout()
+	c.notify = wake.New(wake.Config{Off: cfg.noNotify, Nodes: c.nodes, Channel: c.releaseChannel, Logger: logger, Timeout: c.cfg.adminTimeout()})
 	c.learning.nodes, c.learning.period, c.learning.timeout = c.nodes, cfg.recovery, c.cfg.adminTimeout()
 	c.health = make(health, len(nodes))
 	c.ident.strict, c.ident.logger = cfg.strict, logger
@@ -114,7 +114,7 @@ func (c *Client) Close() error {
 	c.bg.Wait()
 	c.checks.WaitFor(c.cfg.adminTimeout())
 	c.learning.stop()
-	c.notify.close()
+	c.notify.Close()
 	return nil
 }
 

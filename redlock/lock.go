@@ -149,7 +149,7 @@ func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Tim
 			// The key is free on a majority: this client's next waiter can
 			// try now. Wait a little for the others, so that an immediate
 			// re-acquire does not find our key on a slow but healthy node.
-			c.notify.releasedLocally(l.name, l.token)
+			c.notify.ReleasedLocally(l.name, l.token)
 			linger = r.lingerFor(max(time.Since(start), time.Millisecond))
 		}
 	}

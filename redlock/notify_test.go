@@ -360,7 +360,7 @@ func TestNotifyMemoryNodes(t *testing.T) {
 // waiter that gives up while queued (its context ends) does not hold up the
 // ones behind it. Memory nodes in a synctest bubble: time is virtual, so the
 // policy's 10 s delay would show. (The hub's own rules, such as passing on
-// the wake of a woken waiter that gives up, are in notify_internal_test.go.)
+// the wake of a woken waiter that gives up, are in internal/wake.)
 func TestNotifyFIFOAndPassOn(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {

@@ -55,7 +55,7 @@ type config struct {
 	retry       retry.Policy
 	logger      *slog.Logger
 	observer    observe.Observer
-	noNotify    bool // WithReleaseNotifications(false); see notify.go
+	noNotify    bool // WithReleaseNotifications(false); see internal/wake
 	retention   time.Duration
 	strict      bool             // WithRequireNoEviction
 	wallClock   func() time.Time // seeds of new fence counters; tests skew it

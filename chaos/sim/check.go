@@ -28,7 +28,7 @@ var knownFindings = []struct{ name, kind, detail string }{
 	// beyondRecovery): counted in a row of its own; fencing is still checked.
 	{"beyond-recovery-limit", VOverlap, beyondRecoveryNote},
 	// Fixed since, each still run by its reproducer: split-loser-sleep
-	// (redlock/acquire.go) and retry-storm (redlock/notify.go).
+	// (redlock/acquire.go) and retry-storm (internal/wake).
 	// split-held-at-resume was the checker's own: a resumed server applied
 	// its queued requests in no order and at one instant, and the ground
 	// truth did not count a holder's span of zero length.

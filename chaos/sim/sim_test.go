@@ -343,7 +343,7 @@ func TestKnownIdentifyFailingMarks(t *testing.T) {
 }
 
 // TestKnownRetryStorm is the regression test of the finding retry-storm,
-// fixed in redlock/notify.go: the undo of a failed attempt announces a
+// fixed in internal/wake: the undo of a failed attempt announces a
 // release, and two clients' waiters woke each other with their undos, so
 // their Acquire loops retried without sleeping while the holder kept the
 // lock (seed 3318: 5 nodes, 3 clients, a node restarted early, one crashed,

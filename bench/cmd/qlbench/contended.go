@@ -53,7 +53,7 @@ func (e *env) contenders(addrs []string, retryCfg string) ([]*contender, error) 
 		out = append(out, c)
 	}
 	if retryCfg == "default" {
-		// Release notifications off, beside on (notify.go).
+		// Release notifications off, beside on (internal/wake).
 		cs, err := e.noNotifyContenders(addrs)
 		if err != nil {
 			return nil, err

@@ -1,4 +1,8 @@
-package redlock
+// Package wake is a redlock Client's side of release notifications: it
+// tells a waiter for a lock when a release can help its next attempt, so
+// that waiters come back on a release instead of at their retry delay. It
+// imports nothing of redlock; redlock drives it through a Hub.
+package wake
 
 import (
 	"cmp"
@@ -17,7 +21,7 @@ import (
 // so that a steady trickle of contention does not resubscribe every time.
 const subscriptionLinger = time.Minute
 
-// notifyHub is a Client's side of release notifications: one subscription
+// Hub is a Client's side of release notifications: one subscription
 // per Notifier node, shared by all waiters, and per key a queue of waiters
 // so that one release wakes one waiter (FIFO) instead of all of them. It starts
 // subscribing on the first waiter.
@@ -30,11 +34,11 @@ const subscriptionLinger = time.Minute
 // leaves while active without the lock passes the wake on to the next.
 //
 // Only the release of the holder that beat the last attempt wakes a waiter
-// (see wakeOn): the undo of another client's failed attempt also announces
+// (see On): the undo of another client's failed attempt also announces
 // a release, and two waiters woken by each other's undo would retry in a loop
 // while the holder keeps the lock.
-type notifyHub struct {
-	off     bool        // WithReleaseNotifications(false)
+type Hub struct {
+	off     bool        // Config.Off
 	nodes   []node.Node // the client's
 	channel string      // the nodes' release channel
 	logger  *slog.Logger
@@ -63,31 +67,54 @@ type nodeSub struct {
 
 type waitQueue struct {
 	members int       // registered waiters of the key, parked or not
-	waiting []*waiter // parked, by arrival order
-	active  *waiter
+	waiting []*Waiter // parked, by arrival order
+	active  *Waiter
 	own     map[string]bool // release ids of its waiters' own attempts
 	missed  []string        // announced while nobody was parked ("" wakes anyone), at most maxMissed
-	on      wakeOn          // what wakes the parked waiters: set by the last park
+	on      On              // what wakes the parked waiters: set by the last park
 	woke    string          // id of the release that last woke a waiter
+}
+
+// Config is what a Hub needs of its client.
+type Config struct {
+	Off     bool          // notifications off: no waiter registers, every wait is a plain sleep
+	Nodes   []node.Node   // the client's nodes; those that implement node.Subscriber are subscribed to
+	Channel string        // the nodes' release channel
+	Logger  *slog.Logger  // subscription breaks and restores; nil logs nothing
+	Timeout time.Duration // bounds each attempt to subscribe, so that Close never waits longer for one
+}
+
+// New returns a Hub over cfg's nodes. It subscribes on the first waiter,
+// not before.
+func New(cfg Config) *Hub {
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Hub{off: cfg.Off, nodes: cfg.Nodes, channel: cfg.Channel, logger: logger, timeout: cfg.Timeout}
 }
 
 // maxMissed bounds waitQueue.missed; past it an "" entry stands for the rest.
 const maxMissed = 8
 
-// wakeOn says which release announcements can help a waiter's next
-// attempt, from what its last attempt found.
-type wakeOn struct {
-	all    bool   // no holder with a majority was seen (a split): any release
-	holder string // the release id of the token that held a majority
+// On says which release announcements can help a waiter's next
+// attempt, from what its last attempt found. With the zero On (the attempt
+// found no quorum) no release wakes it: only a subscription coming up or a
+// wake passed on.
+type On struct {
+	All    bool   // no holder with a majority was seen (a split): any release
+	Holder string // the release id of the token that held a majority
 }
 
 // wakes reports whether an announcement of release (a release id, or "" when
 // a subscription came up or a wake is passed on) can help.
-func (o wakeOn) wakes(release string) bool {
-	return release == "" || o.all || release == o.holder
+func (o On) wakes(release string) bool {
+	return release == "" || o.All || release == o.Holder
 }
 
-type waiter struct {
+// Waiter is one Acquire call that waits for releases of its key, from Join
+// to Leave.
+type Waiter struct {
 	key   string // full name on the nodes
 	seq   uint64
 	mine  []string      // release ids of the tokens of its attempts
@@ -96,7 +123,7 @@ type waiter struct {
 	woke  string        // the release id that last woke it ("" for none or a subscription)
 }
 
-// join registers a waiter for key (the full name), starting the
+// Join registers a waiter for key (the full name), starting the
 // subscriptions if needed. It returns nil when notifications are off or
 // unavailable: the caller then just sleeps.
 //
@@ -104,11 +131,11 @@ type waiter struct {
 // up, so that its first attempt is already covered: a release during the
 // attempt is then seen, and no extra attempt is needed to make up for a
 // blind one.
-func (h *notifyHub) joinWaiters(ctx context.Context, key string, timeout time.Duration) *waiter {
-	var w *waiter
-	ready, ok := h.join(func(h *notifyHub) {
+func (h *Hub) Join(ctx context.Context, key string, timeout time.Duration) *Waiter {
+	var w *Waiter
+	ready, ok := h.register(func(h *Hub) {
 		h.seq++
-		w = &waiter{key: key, seq: h.seq, wake: make(chan struct{}, 1)}
+		w = &Waiter{key: key, seq: h.seq, wake: make(chan struct{}, 1)}
 		if h.queues == nil {
 			h.queues = map[string]*waitQueue{}
 		}
@@ -126,11 +153,11 @@ func (h *notifyHub) joinWaiters(ctx context.Context, key string, timeout time.Du
 	return w
 }
 
-// join registers a waiter or watcher (register runs with h.mu held) and
+// register adds a waiter or watcher (add runs with h.mu held) and
 // starts the subscriptions if none run. It returns the channel closed when
 // one is up (nil when one is up already, or none can be), and false when
 // notifications are off or unavailable: nothing was registered.
-func (h *notifyHub) join(register func(h *notifyHub)) (ready chan struct{}, ok bool) {
+func (h *Hub) register(add func(h *Hub)) (ready chan struct{}, ok bool) {
 	if h.off {
 		return nil, false
 	}
@@ -143,7 +170,7 @@ func (h *notifyHub) join(register func(h *notifyHub)) (ready chan struct{}, ok b
 	if h.idle != nil {
 		h.idle.Stop()
 	}
-	register(h)
+	add(h)
 	start := h.subs == nil
 	var gen uint64
 	if start {
@@ -175,18 +202,19 @@ func awaitReady(ctx context.Context, ready chan struct{}, timeout time.Duration)
 	}
 }
 
-// seen is what a waiter knew of the subscriptions when an attempt began.
-type seen struct {
+// Seen is what a waiter knew of the subscriptions when an attempt began:
+// Mark returns it, WaitRelease compares it with now.
+type Seen struct {
 	up  bool
 	ups uint64
 }
 
-// mark records the subscriptions' state before an attempt of w with
+// Mark records the subscriptions' state before an attempt of w with
 // token, and the token's release id: the undo of w's own failed attempt
 // announces a release that must not wake w's key's waiters.
-func (h *notifyHub) mark(w *waiter, token string) seen {
+func (h *Hub) Mark(w *Waiter, token string) Seen {
 	if w == nil {
-		return seen{}
+		return Seen{}
 	}
 	id := node.ReleaseID(token)
 	h.mu.Lock()
@@ -198,12 +226,12 @@ func (h *notifyHub) mark(w *waiter, token string) seen {
 		q.own[id] = true
 		w.mine = append(w.mine, id) // the undo of an earlier attempt may land later
 	}
-	return seen{up: h.up > 0, ups: h.ups}
+	return Seen{up: h.up > 0, ups: h.ups}
 }
 
 // subscribe starts one subscription per Notifier node for generation gen.
 // It runs without h.mu: nodes may report their state synchronously.
-func (h *notifyHub) subscribe(gen uint64) {
+func (h *Hub) subscribe(gen uint64) {
 	channel := h.channel
 	subscribed := false
 	ctx, cancel := context.WithTimeout(context.Background(), h.timeout)
@@ -248,7 +276,7 @@ func (h *notifyHub) subscribe(gen uint64) {
 }
 
 // subState records a subscription's change and logs breaks once.
-func (h *notifyHub) subState(gen uint64, i int, up bool, err error) {
+func (h *Hub) subState(gen uint64, i int, up bool, err error) {
 	guard.Log(h.logger, "redlock: release subscription", err, "node", h.nodes[i].Name())
 	h.mu.Lock()
 	if h.gen != gen || h.subs == nil {
@@ -282,7 +310,7 @@ func (h *notifyHub) subState(gen uint64, i int, up bool, err error) {
 			h.ping("") // a release may have gone unheard
 		}
 		for _, q := range h.queues {
-			if logRestored || (h.up == 1 && slices.ContainsFunc(q.waiting, func(x *waiter) bool { return x.blind })) {
+			if logRestored || (h.up == 1 && slices.ContainsFunc(q.waiting, func(x *Waiter) bool { return x.blind })) {
 				for _, x := range q.waiting {
 					x.blind = false
 				}
@@ -309,7 +337,7 @@ func (h *notifyHub) subState(gen uint64, i int, up bool, err error) {
 }
 
 // released handles one announcement of key (its full name).
-func (h *notifyHub) released(gen uint64, key, release string) {
+func (h *Hub) released(gen uint64, key, release string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.gen != gen || h.subs == nil {
@@ -326,7 +354,7 @@ func (h *notifyHub) released(gen uint64, key, release string) {
 // announcement of a release that already woke a waiter who then got the
 // lock wakes no one.
 // Called with h.mu.
-func (h *notifyHub) announce(q *waitQueue, release string) {
+func (h *Hub) announce(q *waitQueue, release string) {
 	if q.active != nil || len(q.waiting) == 0 {
 		q.miss(release)
 		return
@@ -348,7 +376,7 @@ func (q *waitQueue) miss(release string) {
 	}
 }
 
-func (h *notifyHub) wakeNext(q *waitQueue, release string) {
+func (h *Hub) wakeNext(q *waitQueue, release string) {
 	if len(q.waiting) == 0 {
 		q.miss(release)
 		return
@@ -363,10 +391,10 @@ func (h *notifyHub) wakeNext(q *waitQueue, release string) {
 	}
 }
 
-// waitRelease sleeps d, or until a release of w's key that on says can help
+// WaitRelease sleeps d, or until a release of w's key that on says can help
 // is announced to w, or until ctx ends. With w nil it just sleeps. s is what
 // w knew of the subscriptions when its last attempt began.
-func (h *notifyHub) waitRelease(ctx context.Context, w *waiter, s seen, on wakeOn, d time.Duration) error {
+func (h *Hub) WaitRelease(ctx context.Context, w *Waiter, s Seen, on On, d time.Duration) error {
 	if w == nil {
 		return sleep(ctx, d)
 	}
@@ -394,7 +422,7 @@ func (h *notifyHub) waitRelease(ctx context.Context, w *waiter, s seen, on wakeO
 // announced while it (or no one) was listening, or when its last attempt
 // began before a subscription came up (a release then may have gone
 // unseen): the caller tries at once, as the active waiter.
-func (h *notifyHub) park(w *waiter, s seen, on wakeOn) bool {
+func (h *Hub) park(w *Waiter, s Seen, on On) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	select {
@@ -414,8 +442,8 @@ func (h *notifyHub) park(w *waiter, s seen, on wakeOn) bool {
 	unseen := !s.up || s.ups != h.ups // the attempt began while nobody listened
 	blind := h.up > 0 && unseen
 	if (missed || blind) && q.active == nil {
-		if on.holder != "" && slices.Contains(q.missed, on.holder) {
-			w.woke = on.holder
+		if on.Holder != "" && slices.Contains(q.missed, on.Holder) {
+			w.woke = on.Holder
 		}
 		q.missed = q.missed[:0]
 		q.active = w
@@ -427,31 +455,31 @@ func (h *notifyHub) park(w *waiter, s seen, on wakeOn) bool {
 	// Still nobody listening: when a subscription comes up, it wakes this
 	// waiter to look again (a release meanwhile went unheard).
 	w.blind = unseen
-	i, _ := slices.BinarySearchFunc(q.waiting, w.seq, func(x *waiter, seq uint64) int { return cmp.Compare(x.seq, seq) })
+	i, _ := slices.BinarySearchFunc(q.waiting, w.seq, func(x *Waiter, seq uint64) int { return cmp.Compare(x.seq, seq) })
 	q.waiting = slices.Insert(q.waiting, i, w)
 	return false
 }
 
 // unpark takes w out of its queue after its timer fired. If a wake raced
 // with the timer, w stays active: it is about to try anyway.
-func (h *notifyHub) unpark(w *waiter) {
+func (h *Hub) unpark(w *Waiter) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queues[w.key]
-	q.waiting = slices.DeleteFunc(q.waiting, func(x *waiter) bool { return x == w })
+	q.waiting = slices.DeleteFunc(q.waiting, func(x *Waiter) bool { return x == w })
 }
 
-// leaveWaiters unregisters w when its Acquire returns. acquired says whether
+// Leave unregisters w when its Acquire returns. acquired says whether
 // it got the lock; if it did not and was the active waiter, the next one
 // gets its turn.
-func (h *notifyHub) leaveWaiters(w *waiter, acquired bool) {
+func (h *Hub) Leave(w *Waiter, acquired bool) {
 	if w == nil {
 		return
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queues[w.key]
-	q.waiting = slices.DeleteFunc(q.waiting, func(x *waiter) bool { return x == w })
+	q.waiting = slices.DeleteFunc(q.waiting, func(x *Waiter) bool { return x == w })
 	for _, id := range w.mine {
 		delete(q.own, id)
 	}
@@ -459,7 +487,7 @@ func (h *notifyHub) leaveWaiters(w *waiter, acquired bool) {
 		q.missed = q.missed[:0] // what was announced is ours now
 		if len(w.mine) > 0 {
 			// The lock is ours: its release is the one the others wait for.
-			q.on = wakeOn{holder: w.mine[len(w.mine)-1]}
+			q.on = On{Holder: w.mine[len(w.mine)-1]}
 		}
 	}
 	if q.active == w {
@@ -471,12 +499,12 @@ func (h *notifyHub) leaveWaiters(w *waiter, acquired bool) {
 	if q.members--; q.members == 0 {
 		delete(h.queues, w.key)
 	}
-	h.leave()
+	h.unregister()
 }
 
-// leave unregisters a waiter or watcher, and stops the subscriptions a
+// unregister drops a waiter or watcher, and stops the subscriptions a
 // while after the last one left. Called with h.mu.
-func (h *notifyHub) leave() {
+func (h *Hub) unregister() {
 	h.waiters--
 	if h.waiters == 0 && h.subs != nil && !h.closed {
 		gen := h.gen
@@ -487,7 +515,7 @@ func (h *notifyHub) leave() {
 	}
 }
 
-func (h *notifyHub) stopIdle(gen uint64) {
+func (h *Hub) stopIdle(gen uint64) {
 	h.mu.Lock()
 	if h.gen != gen || h.waiters > 0 || h.subs == nil {
 		h.mu.Unlock()
@@ -500,7 +528,9 @@ func (h *notifyHub) stopIdle(gen uint64) {
 	}
 }
 
-func (h *notifyHub) close() {
+// Close stops the subscriptions for good: no waiter or watcher registers
+// after it.
+func (h *Hub) Close() {
 	h.mu.Lock()
 	h.closed = true
 	if h.idle != nil {
@@ -515,7 +545,7 @@ func (h *notifyHub) close() {
 
 // detach forgets the current subscriptions and returns their stop
 // functions. Called with h.mu.
-func (h *notifyHub) detach() []func() {
+func (h *Hub) detach() []func() {
 	var stops []func()
 	for _, s := range h.subs {
 		if s != nil && s.stop != nil {
@@ -532,9 +562,9 @@ func (h *notifyHub) detach() []func() {
 	return stops
 }
 
-// wokeBy returns the id of the release that last woke w (or made it try at
+// WokeBy returns the id of the release that last woke w (or made it try at
 // once), "" when none did.
-func (h *notifyHub) wokeBy(w *waiter) string {
+func (h *Hub) WokeBy(w *Waiter) string {
 	if w == nil {
 		return ""
 	}
@@ -543,12 +573,12 @@ func (h *notifyHub) wokeBy(w *waiter) string {
 	return w.woke
 }
 
-// releasedLocally wakes this client's next waiter for key (its full name)
+// ReleasedLocally wakes this client's next waiter for key (its full name)
 // as soon as our own Release succeeded, without waiting for the nodes'
 // announcement to travel through Pub/Sub: within one process the handoff
 // then costs no extra round trip. The nodes' announcements of the same
 // release carry the same id and wake no one else.
-func (h *notifyHub) releasedLocally(key, token string) {
+func (h *Hub) ReleasedLocally(key, token string) {
 	if h.off {
 		return
 	}
@@ -562,12 +592,12 @@ func (h *notifyHub) releasedLocally(key, token string) {
 	}
 }
 
-// watch registers a watcher of name (a key's full name) until ctx ends:
-// the channel Client.Released returns. It waits up to a second for the
+// Watch registers a watcher of name (a key's full name) until ctx ends:
+// the channel redlock's Client.Released returns. It waits up to a second for the
 // first subscription to come up.
-func (h *notifyHub) watch(ctx context.Context, name string) <-chan struct{} {
+func (h *Hub) Watch(ctx context.Context, name string) <-chan struct{} {
 	ch := make(chan struct{}, 1)
-	ready, ok := h.join(func(h *notifyHub) {
+	ready, ok := h.register(func(h *Hub) {
 		if h.watchers == nil {
 			h.watchers = map[string]map[chan struct{}]bool{}
 		}
@@ -587,7 +617,7 @@ func (h *notifyHub) watch(ctx context.Context, name string) <-chan struct{} {
 		if len(h.watchers[name]) == 0 {
 			delete(h.watchers, name)
 		}
-		h.leave()
+		h.unregister()
 	})
 	awaitReady(ctx, ready, time.Second)
 	return ch
@@ -595,7 +625,7 @@ func (h *notifyHub) watch(ctx context.Context, name string) <-chan struct{} {
 
 // ping wakes the watchers of name, or all watchers when name is "".
 // Called with h.mu.
-func (h *notifyHub) ping(name string) {
+func (h *Hub) ping(name string) {
 	for n, set := range h.watchers {
 		if name != "" && n != name {
 			continue
