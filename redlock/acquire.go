@@ -172,13 +172,11 @@ func (a *acquisition) resolveSplit(o outcome, attempts int, s wake.Seen) (bool, 
 			d = 3*o.rtt + splitJitter(o.rtt+time.Microsecond)
 		}
 		d = max(d, 100*time.Microsecond)
-		var err error
+		w := a.w
 		if o.keep {
-			err = sleep(a.ctx, d)
-		} else {
-			err = c.notify.WaitRelease(a.ctx, a.w, s, o.wake, d)
+			w = nil // the split's winner keeps its keys and only sleeps: no release is awaited
 		}
-		if err != nil {
+		if err := c.notify.WaitRelease(a.ctx, w, s, o.wake, d); err != nil {
 			a.abandon()
 			return true, a.canceled(attempts, err)
 		}
@@ -662,15 +660,3 @@ func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn fu
 
 // doLock is Do and TryDo for a Lock.
 var doLock = hold.Kind[*Lock]{NotAcquired: ErrNotAcquired, Invalid: invalidArg, Hold: (*Lock).Hold}
-
-// sleep waits d, or until ctx ends (returning its cause).
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
-}
