@@ -1,6 +1,7 @@
 package redlock
 
 import (
+	"cmp"
 	"context"
 	crand "crypto/rand"
 	"encoding/binary"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/hold"
 	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/recovery"
 	"github.com/quorumlock/quorumlock/internal/wake"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
@@ -293,7 +295,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: a.name, Token: a.token, TTL: c.cfg.nodeTTL(a.ttl),
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.hold.get()}
+		Owner: c.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get()}
 	sent := a.sent
 	sent.send(false)
 	r := startRoundAt(c, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
@@ -303,7 +305,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	})
 	defer r.close()
 
-	b := ballot{t: c.newTally(), rec: c.cfg.newRecovery(len(c.nodes), &c.learning.hold), // nodes that lost their data sit out: recovery.go
+	b := ballot{t: c.newTally(), rec: recovery.NewJudge(c.cfg.recovery, len(c.nodes), &c.learning.Hold), // nodes that lost their data sit out
 		yes: make([]answer[node.AcquireReply], 0, len(c.nodes))}
 	count := a.counter(&b, timeout)
 	// Once a majority replied, the rest get a moment, not their timeout: a
@@ -318,9 +320,9 @@ func (a *acquisition) attempt(waiter bool) outcome {
 		a.undo(b.heldBy())
 		return outcome{err: b.configErr, rtt: rtt}
 	case b.t.won():
-		_ = a.recovering(&b)              // learners that sat out are reported, and kept moving
-		if b.rec.countedLearners(b.yes) { // a new deployment: its records vote from now on
-			c.learning.promote(a.ctx, a.name, b.rec)
+		_ = a.recovering(&b)       // learners that sat out are reported, and kept moving
+		if b.rec.NewDeployment() { // its records vote from now on
+			c.learning.Promote(a.ctx, a.name, b.rec)
 		}
 		return a.acquired(&b, start, args, rtt)
 	case b.t.unreachable():
@@ -368,13 +370,13 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node
 			// The undo reaches it like every node that did not answer "held".
 			b.t.notCounted(c.nodes[v.node].Name(), "acquire", errUnidentified(c.nodes[v.node].Name()))
 		case v.val.Acquired:
-			b.rec.note(v.node, v.val.Standing)
+			b.rec.Note(v.node, v.val.Standing, true)
 			b.yes = append(b.yes, v)
 			if p := v.val.Previous; p.Token != "" && p.Fence >= b.prev.Fence {
 				b.prev = p
 			}
 		default:
-			b.rec.note(v.node, v.val.Standing)
+			b.rec.Note(v.node, v.val.Standing, false)
 			b.t.no++
 			b.others = append(b.others, v)
 		}
@@ -408,13 +410,13 @@ type ballot struct {
 	others    []answer[node.AcquireReply] // held by another token
 	prev      node.Holding                // the previous holder with the largest fence reported
 	configErr error                       // found while identifying a node late
-	rec       *recovery                   // nil when recovery is off
+	rec       *recovery.Judge             // nil when recovery is off
 }
 
 // recount makes the tally's yes the votes that count: a learner's yes
-// counts only when every node answered as a learner (recovery.go).
+// counts only when every node answered as a learner (internal/recovery).
 func (b *ballot) recount() {
-	v, learners := b.rec.count(quorum.Votes{N: b.t.n, Refused: b.t.no, Failed: len(b.t.failures)}, b.yes)
+	v, learners := b.rec.Count(quorum.Votes{N: b.t.n, Refused: b.t.no, Failed: len(b.t.failures)}, len(b.yes))
 	b.t.yes, b.t.out = v.Granted, v.Out
 	b.t.waitAll = v.Granted+v.Out < len(b.yes) && learners > 0
 }
@@ -459,20 +461,23 @@ func (a *acquisition) recovering(b *ballot) error {
 	if b.t.out == 0 {
 		return nil
 	}
-	out, left := b.rec.sittingOut(b.yes, func(i int) string { return a.c.nodes[i].Name() })
-	for _, i := range b.rec.learners() { // kept moving until they vote
-		a.c.learning.watch(i, a.name, b.rec.standing[i])
+	for i, s := range b.rec.Learners() { // kept moving until they vote
+		a.c.learning.Watch(i, a.name, s)
 	}
-	for _, e := range out {
+	out, left := b.rec.SittingOut()
+	var first error
+	for _, o := range out {
+		e := recoveringError(a.c.nodes[o.Node].Name(), o.Learned, o.Remaining)
 		a.c.obs.Observe(observe.Event{Kind: observe.Node, Key: a.key, Node: e.Node, Op: "acquire", Reason: reasonRecovering, Err: e, Context: a.ctx})
+		first = cmp.Or(first, error(e))
 	}
-	if len(out) == 0 {
+	if first == nil {
 		return nil
 	}
 	// Both sentinels: the key may be free, but no majority can grant it
 	// until the nodes that lost their data count again.
 	return fmt.Errorf("%w: %q: %w: too few nodes kept their data, for up to %s more (%w)",
-		ErrNotAcquired, a.key, ErrRecovering, left.Round(time.Millisecond), out[0])
+		ErrNotAcquired, a.key, ErrRecovering, left.Round(time.Millisecond), first)
 }
 
 // unreachable is the verdict of an attempt that too many nodes failed.

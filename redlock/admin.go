@@ -12,6 +12,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/internal/keyname"
 	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/recovery"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -386,7 +387,7 @@ func (c *config) markRecovering(nodes []Info, holdings []node.Holding) {
 		switch {
 		case nodes[i].Err != nil:
 			v.Failed++
-		case learning(h.Standing):
+		case recovery.Learning(h.Standing):
 			learners++
 			earlier = earlier || h.Standing.Hold > 0 // told of a hold: an earlier deployment's
 		default:
@@ -398,7 +399,7 @@ func (c *config) markRecovering(nodes []Info, holdings []node.Holding) {
 		return // none, or a new deployment's: they count
 	}
 	for i, h := range holdings {
-		if nodes[i].Err == nil && learning(h.Standing) {
+		if nodes[i].Err == nil && recovery.Learning(h.Standing) {
 			nodes[i].Recovering = max(h.Standing.Remaining(c.recovery), time.Millisecond)
 		}
 	}

@@ -46,3 +46,11 @@ func (c *Client) checkTTL(ttl time.Duration) error {
 	}
 	return c.cfg.checkRecoveryTTL(ttl)
 }
+
+// checkRecoveryTTL refuses a TTL the recovery period does not cover.
+func (c *config) checkRecoveryTTL(ttl time.Duration) error {
+	if c.recovery > 0 && ttl > c.recovery {
+		return invalidArg("ttl %s is longer than the recovery period %s (raise it with WithRecoveryPeriod)", ttl, c.recovery)
+	}
+	return nil
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/keyname"
 	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/recovery"
 	"github.com/quorumlock/quorumlock/internal/wake"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/node/memnode"
@@ -26,7 +27,7 @@ type Client struct {
 	keeper   *extend.Watchdog[kept] // auto-extension; see extension.go
 	ident    identity               // first-contact checks of the nodes; see nodes.go
 	health   health                 // nodes failing recently; see nodes.go
-	learning learners               // learning nodes kept moving; see recovery.go
+	learning *recovery.Keeper       // learning nodes kept moving; see internal/recovery
 
 	bg      inFlight // requests in flight and cleanup running in the background
 	checks  inFlight // identify requests in flight, which Close cuts
@@ -79,7 +80,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c.notify = wake.New(wake.Config{Off: cfg.noNotify, Nodes: c.nodes, Channel: c.releaseChannel, Logger: logger, Timeout: c.cfg.adminTimeout()})
-	c.learning.nodes, c.learning.period, c.learning.timeout = c.nodes, cfg.recovery, c.cfg.adminTimeout()
+	c.learning = recovery.NewKeeper(c.nodes, cfg.recovery, c.cfg.adminTimeout())
 	c.health = make(health, len(nodes))
 	c.ident.strict, c.ident.logger = cfg.strict, logger
 	for _, n := range c.nodes {
@@ -113,7 +114,7 @@ func (c *Client) Close() error {
 	c.closing.cut()
 	c.bg.Wait()
 	c.checks.WaitFor(c.cfg.adminTimeout())
-	c.learning.stop()
+	c.learning.Stop()
 	c.notify.Close()
 	return nil
 }

@@ -3,6 +3,7 @@ package redlock
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Sentinel errors: every error of this package wraps one (or ctx.Err()).
@@ -41,3 +42,15 @@ func (e *NodeError) Unwrap() error { return e.Err }
 func invalidArg(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
 }
+
+// recoveringError is the failure of a node whose yes did not count because
+// it lost its data: learned is how long it has kept its data since, and
+// remaining how long it still sits out, by its own clock.
+func recoveringError(name string, learned, remaining time.Duration) *NodeError {
+	return &NodeError{Node: name, Op: "acquire", Err: fmt.Errorf("%w: lost its data %s ago, recovering for %s more",
+		ErrRecovering, learned.Round(time.Millisecond), remaining.Round(time.Millisecond))}
+}
+
+// reasonRecovering is the Reason of an observe.Node for a node that sat out,
+// and of an attempt lost because nodes sat out.
+const reasonRecovering = "recovering"

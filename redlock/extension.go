@@ -295,7 +295,7 @@ func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
 	if err != nil {
 		return false, nil // ended: Release reports it and cleans up
 	}
-	l.client.learning.tell(ctx, l.name, ttl) // a hold past the recovery period: recovery.go
+	l.client.learning.Tell(ctx, l.name, ttl) // a hold past the recovery period: internal/recovery
 	if err := l.client.extendLocks(ctx, []extendItem{it})[0]; err != nil {
 		return true, err
 	}

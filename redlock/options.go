@@ -60,7 +60,7 @@ type config struct {
 	strict      bool             // WithRequireNoEviction
 	wallClock   func() time.Time // seeds of new fence counters; tests skew it
 	owner       string           // WithOwner; ContextWithOwner overrides it per call
-	recovery    time.Duration    // WithRecoveryPeriod; see recovery.go
+	recovery    time.Duration    // WithRecoveryPeriod; see internal/recovery
 	lockDelay   time.Duration    // WithLockDelay: keys are kept ttl+lockDelay
 
 	keep []extend.Option // WithKeepAlive; see extension.go

@@ -327,8 +327,8 @@ func (r *round[T]) answered() {
 type tally struct {
 	n, q     int // nodes asked in all, and the quorum of them (quorum.Of(n))
 	yes, no  int
-	out      int     // yes votes of nodes sitting out (recovery.go): neither yes nor failures
-	waitAll  bool    // learners' yes votes wait for every node's answer (recovery.go): no stragglers' cut
+	out      int     // yes votes of nodes sitting out (internal/recovery): neither yes nor failures
+	waitAll  bool    // learners' yes votes wait for every node's answer (internal/recovery): no stragglers' cut
 	failures []error // each a *NodeError
 }
 
