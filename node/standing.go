@@ -34,8 +34,8 @@ type Standing struct {
 	// Hold is the longest hold past the recovery period that the node was
 	// told of (AcquireArgs.Hold, LearnArgs.Hold): a learning node keeps its
 	// data this long too before it votes, so that no hold it lost is still
-	// in force. A node reports it only when it is longer than the period
-	// asked with.
+	// in force. A voter reports it only when it is longer than the period
+	// and the hold asked with: what the caller does not know yet.
 	Hold time.Duration
 }
 

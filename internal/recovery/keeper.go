@@ -2,6 +2,7 @@ package recovery
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -96,11 +97,7 @@ func (l *Keeper) keep(halt chan struct{}) {
 
 // step asks node i's record of name to step, and reports whether it votes.
 func (l *Keeper) step(i int, name string) (votes bool) {
-	defer func() { _ = recover() }() // a node's panic is its own failure
-	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
-	defer cancel()
-	s, err := l.nodes[i].(node.Learner).Learn(ctx, node.LearnArgs{Name: name, Recovery: l.period, Hold: l.Hold.Get()})
-	l.Hold.Raise(s.Hold)
+	s, err := l.learn(context.Background(), i, name, "")
 	return err == nil && !Learning(s)
 }
 
@@ -121,20 +118,8 @@ func (l *Keeper) Stop() {
 // if it is still the one the round saw (a node that lost its data again
 // since keeps learning). Failures are left: the next such round promotes.
 func (l *Keeper) Promote(ctx context.Context, name string, j *Judge) {
-	var wg sync.WaitGroup
-	for i, s := range j.Learners() {
-		n, ok := l.nodes[i].(node.Learner)
-		if !ok {
-			continue
-		}
-		wg.Go(func() {
-			defer func() { _ = recover() }() // a node's panic is its own failure
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
-			defer cancel()
-			_, _ = n.Learn(ctx, node.LearnArgs{Name: name, Recovery: l.period, Promote: s.ID, Hold: l.Hold.Get()})
-		})
-	}
-	wg.Wait()
+	learners := j.Learners()
+	l.learnEach(ctx, name, func(i int) (string, bool) { s, ok := learners[i]; return s.ID, ok })
 }
 
 // Tell makes hold, a hold of name past the recovery period, the longest
@@ -148,18 +133,41 @@ func (l *Keeper) Tell(ctx context.Context, name string, hold time.Duration) {
 		return
 	}
 	l.Hold.Raise(hold)
+	l.learnEach(ctx, name, func(int) (string, bool) { return "", true })
+}
+
+// learnEach asks, at once, each node that ask selects, promoting the
+// record it names ("": none), and returns when every answer is in (or
+// its timeout ran out): no request of it is left in flight. Failures are
+// left: a later round or request carries the same.
+func (l *Keeper) learnEach(ctx context.Context, name string, ask func(i int) (promote string, ok bool)) {
+	ctx = context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
-	for _, n := range l.nodes {
-		n, ok := n.(node.Learner)
-		if !ok {
-			continue
+	for i := range l.nodes {
+		if promote, ok := ask(i); ok {
+			wg.Go(func() { _, _ = l.learn(ctx, i, name, promote) })
 		}
-		wg.Go(func() {
-			defer func() { _ = recover() }() // a node's panic is its own failure
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.timeout)
-			defer cancel()
-			_, _ = n.Learn(ctx, node.LearnArgs{Name: name, Recovery: l.period, Hold: l.Hold.Get()})
-		})
 	}
 	wg.Wait()
+}
+
+// learn asks node i's record of name to step (or to vote, when promote
+// names it), carrying the longest hold known, and raises that hold by the
+// one the node reports. A node without node.Learner is not asked; its
+// panic is its own failure.
+func (l *Keeper) learn(ctx context.Context, i int, name, promote string) (s node.Standing, err error) {
+	n, ok := l.nodes[i].(node.Learner)
+	if !ok {
+		return node.Standing{}, errors.ErrUnsupported
+	}
+	defer func() {
+		if recover() != nil {
+			s, err = node.Standing{}, errors.New("recovery: the node's Learn panicked")
+		}
+	}()
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
+	s, err = n.Learn(ctx, node.LearnArgs{Name: name, Recovery: l.period, Promote: promote, Hold: l.Hold.Get()})
+	l.Hold.Raise(s.Hold)
+	return s, err
 }

@@ -100,7 +100,7 @@ func (j *Judge) Count(v quorum.Votes, yes int) (quorum.Votes, int) {
 
 func (j *Judge) learnersSaidYes() int {
 	n := 0
-	for i := range j.nodes() {
+	for i := range j.size() {
 		if j.yes[i] && Learning(j.standing[i]) {
 			n++
 		}
@@ -108,8 +108,8 @@ func (j *Judge) learnersSaidYes() int {
 	return n
 }
 
-// nodes ranges over the node indexes (none for a nil Judge).
-func (j *Judge) nodes() int {
+// size is the number of nodes judged (none for a nil Judge).
+func (j *Judge) size() int {
 	if j == nil {
 		return 0
 	}
@@ -127,7 +127,7 @@ type SatOut struct {
 // that sits out longest still does. Call it when their votes did not
 // count.
 func (j *Judge) SittingOut() (out []SatOut, left time.Duration) {
-	for i := range j.nodes() {
+	for i := range j.size() {
 		if s := j.standing[i]; j.yes[i] && Learning(s) {
 			rest := max(s.Remaining(j.period), 0)
 			left = max(left, rest)
@@ -141,7 +141,7 @@ func (j *Judge) SittingOut() (out []SatOut, left time.Duration) {
 // standing.
 func (j *Judge) Learners() map[int]node.Standing {
 	var out map[int]node.Standing
-	for i := range j.nodes() {
+	for i := range j.size() {
 		if Learning(j.standing[i]) {
 			if out == nil {
 				out = map[int]node.Standing{}

@@ -179,7 +179,6 @@ func StandingOf(v any) (node.Standing, error) {
 // scope [hold]").
 func ParseStanding(s string) (node.Standing, error) {
 	f := strings.Fields(s)
-	bad := fmt.Errorf("node: unreadable standing %q", s)
 	ms := func(field string) (time.Duration, bool) {
 		n, err := strconv.ParseInt(field, 10, 64)
 		return time.Duration(n) * time.Millisecond, err == nil && n >= 0 && n < math.MaxInt64/int64(time.Millisecond)
@@ -188,22 +187,19 @@ func ParseStanding(s string) (node.Standing, error) {
 	case len(f) == 1 && f[0] == "V":
 		return node.Standing{Known: true, Voting: true}, nil
 	case len(f) == 2 && f[0] == "V":
-		hold, ok := ms(f[1])
-		if !ok {
-			return node.Standing{}, bad
+		if hold, ok := ms(f[1]); ok {
+			return node.Standing{Known: true, Voting: true, Hold: hold}, nil
 		}
-		return node.Standing{Known: true, Voting: true, Hold: hold}, nil
 	case (len(f) == 4 || len(f) == 5) && f[0] == "L":
 		st := node.Standing{Known: true, ID: f[1], Scope: f[3]}
 		learned, ok := ms(f[2])
 		if len(f) == 5 && ok {
 			st.Hold, ok = ms(f[4])
 		}
-		if !ok {
-			return node.Standing{}, bad
+		if ok {
+			st.Learned = learned
+			return st, nil
 		}
-		st.Learned = learned
-		return st, nil
 	}
-	return node.Standing{}, bad
+	return node.Standing{}, fmt.Errorf("node: unreadable standing %q", s)
 }

@@ -65,11 +65,12 @@ type memStanding struct {
 }
 
 // report is the standing as a reply carries it: a voter's hold only when
-// it is longer than period (as the script's).
-func (s memStanding) report(period time.Duration) node.Standing {
+// it is longer than known, the caller's period or told hold (as the
+// script's).
+func (s memStanding) report(known time.Duration) node.Standing {
 	if s.voting {
 		st := node.Standing{Known: true, Voting: true}
-		if s.hold > period {
+		if s.hold > known {
 			st.Hold = s.hold
 		}
 		return st
@@ -115,7 +116,7 @@ func (m *Node) stand(now time.Time, period, told time.Duration) node.Standing {
 			*s = memStanding{exists: true, voting: true, hold: s.hold}
 		}
 	}
-	return s.report(period)
+	return s.report(max(period, told))
 }
 
 // Learn implements node.Learner.
@@ -129,7 +130,7 @@ func (m *Node) Learn(ctx context.Context, a node.LearnArgs) (node.Standing, erro
 	defer m.mu.Unlock()
 	if s := &m.standing; a.Promote != "" && s.exists && !s.voting && s.id == a.Promote {
 		*s = memStanding{exists: true, voting: true, hold: max(s.hold, a.Hold.Truncate(time.Millisecond))}
-		return s.report(a.Recovery), nil
+		return s.report(max(a.Recovery, a.Hold.Truncate(time.Millisecond))), nil
 	}
 	return m.stand(m.now(), a.Recovery, a.Hold), nil
 }

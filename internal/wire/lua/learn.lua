@@ -11,7 +11,7 @@ if ARGV[2] ~= '' then
   if state == 'L' and id == ARGV[2] then
     hold = math.max(hold, told)
     redis.call('SET', KEYS[1], 'V' .. holdText(hold))
-    return voting(hold, period)
+    return voting(hold, math.max(period, told))
   end
 end
 return stand(KEYS[1], v, period, nil, told)

@@ -28,9 +28,11 @@ local function holdText(hold)
   return ''
 end
 -- voting is a voter's standing as a reply carries it: 1 (a number: nothing
--- for the client to allocate) unless its hold is longer than the period.
-local function voting(hold, period)
-  if hold > period then return 'V' .. holdText(hold) end
+-- for the client to allocate) unless its hold is longer than known, the
+-- longer of the period and the hold the caller told (it tells the caller
+-- only what it lacks).
+local function voting(hold, known)
+  if hold > known then return 'V' .. holdText(hold) end
   return 1
 end
 -- stand advances the record at key (value v) by the time since its last
@@ -46,7 +48,7 @@ local function stand(key, v, period, now, told)
       hold = told
       redis.call('SET', key, 'V' .. holdText(hold))
     end
-    return voting(hold, period)
+    return voting(hold, math.max(period, told))
   end
   hold = math.max(hold, told)
   if not now then
@@ -60,7 +62,7 @@ local function stand(key, v, period, now, told)
   end
   if learned >= math.max(period, hold) * 1000 then
     redis.call('SET', key, 'V' .. holdText(hold))
-    return voting(hold, period)
+    return voting(hold, math.max(period, told))
   end
   redis.call('SET', key, string.format('L %s %d %d', id, learned, now) .. holdText(hold))
   return string.format('L %s %d %s', id, math.floor(learned / 1000), key) .. holdText(hold)
