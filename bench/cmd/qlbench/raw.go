@@ -10,6 +10,9 @@ import (
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/wire"
+	"github.com/quorumlock/quorumlock/node"
 )
 
 // libRaw is the raw floor: a two-round Redlock cycle over these nodes with
@@ -20,6 +23,13 @@ const libRaw = "raw"
 // compareAndDeleteLua is the release every Redlock client runs: delete the
 // key only if it still holds our token.
 const compareAndDeleteLua = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`
+
+// libRawRecord is the raw floor running quorumlock's own scripts: the
+// acquire and release scripts of its Redis node, with the arguments its
+// client sends on a plain cycle (recovery on, notifications on), and no
+// client library in the way. Its ratio to raw is what the one record per
+// key costs the nodes; quorumlock's ratio to it is what the client adds.
+const libRawRecord = "raw-record"
 
 // rawKeyPrefix keeps the raw floor's keys apart from the other libraries'.
 const rawKeyPrefix = "bench:raw:"
@@ -52,6 +62,11 @@ type rawFloor struct {
 	ttlMS  string
 	sha    string
 	free   chan *rawSet
+
+	record bool   // lib raw-record: quorumlock's scripts
+	acqSHA string // its acquire script's
+	relSHA string // its release script's
+	ttlArg string // ttl as its scripts take it (ms)
 }
 
 // rawSet is one connection per node, used by one cycle at a time, with the
@@ -81,7 +96,7 @@ type rawLock struct {
 
 // newRawFloor dials one connection set to addrs and loads the release
 // script on it.
-func newRawFloor(ctx context.Context, addrs []string, ttl time.Duration) (*rawFloor, error) {
+func newRawFloor(ctx context.Context, addrs []string, ttl time.Duration, record bool) (*rawFloor, error) {
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("%w: no node addresses", errRawConfig)
 	}
@@ -96,6 +111,10 @@ func newRawFloor(ctx context.Context, addrs []string, ttl time.Duration) (*rawFl
 		sha:    hex.EncodeToString(sum[:]),
 		free:   make(chan *rawSet, 64),
 	}
+	if record {
+		f.record, f.ttlArg = true, f.ttlMS
+		f.acqSHA, f.relSHA = shaOf(wire.Scripts().Acquire), shaOf(wire.Scripts().Release)
+	}
 	s, err := f.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -105,13 +124,17 @@ func newRawFloor(ctx context.Context, addrs []string, ttl time.Duration) (*rawFl
 }
 
 // newRaw is the raw floor as a bench locker.
-func newRaw(addrs []string, ttl time.Duration) (*locker, error) {
-	f, err := newRawFloor(context.Background(), addrs, ttl)
+func newRaw(addrs []string, ttl time.Duration, record bool) (*locker, error) {
+	f, err := newRawFloor(context.Background(), addrs, ttl, record)
 	if err != nil {
 		return nil, err
 	}
+	name := libRaw
+	if record {
+		name = libRawRecord
+	}
 	return &locker{
-		name: libRaw,
+		name: name,
 		acquire: func(ctx context.Context, key string) (any, error) {
 			return f.acquire(ctx, key)
 		},
@@ -135,19 +158,73 @@ func (f *rawFloor) dial(ctx context.Context) (*rawSet, error) {
 		s.conns = append(s.conns, rawConn{conn: c, rr: newRESPReader(c)})
 	}
 	s.lock.set = s
-	s.buf = appendArrayHeader(s.buf[:0], 3)
-	s.buf = appendBulk(s.buf, "SCRIPT")
-	s.buf = appendBulk(s.buf, "LOAD")
-	s.buf = appendBulk(s.buf, compareAndDeleteLua)
-	yes, err := s.round(ctx, func(r reply) bool { return r.kind == '$' && string(r.str) == f.sha })
-	if err == nil && yes < len(f.addrs) {
-		err = s.noQuorum(fmt.Errorf("raw: SCRIPT LOAD answered %s on %d of %d nodes", f.sha, yes, len(f.addrs)))
+	load := map[string]string{f.sha: compareAndDeleteLua}
+	if f.record {
+		load = map[string]string{f.acqSHA: wire.Scripts().Acquire, f.relSHA: wire.Scripts().Release}
 	}
-	if err != nil {
-		s.close()
-		return nil, err
+	if f.record {
+		// The nodes count from the start, as a new deployment's client
+		// makes them (its first round promotes them): no learner's write.
+		s.buf = appendArrayHeader(s.buf[:0], 3)
+		s.buf = appendBulk(s.buf, "SET")
+		s.buf = appendBulk(s.buf, wire.RecordKey(rawKeyPrefix, false))
+		s.buf = appendBulk(s.buf, "V")
+		if _, err := s.round(ctx, reply.isOK); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	for sha, src := range load {
+		s.buf = appendArrayHeader(s.buf[:0], 3)
+		s.buf = appendBulk(s.buf, "SCRIPT")
+		s.buf = appendBulk(s.buf, "LOAD")
+		s.buf = appendBulk(s.buf, src)
+		yes, err := s.round(ctx, func(r reply) bool { return r.kind == '$' && string(r.str) == sha })
+		if err == nil && yes < len(f.addrs) {
+			err = s.noQuorum(fmt.Errorf("raw: SCRIPT LOAD answered %s on %d of %d nodes", sha, yes, len(f.addrs)))
+		}
+		if err != nil {
+			s.close()
+			return nil, err
+		}
 	}
 	return s, nil
+}
+
+func shaOf(src string) string {
+	sum := sha1.Sum([]byte(src))
+	return hex.EncodeToString(sum[:])
+}
+
+// Arguments of quorumlock's scripts that a plain cycle sends unchanged: its
+// defaults (see node/redisnode).
+var (
+	recordRetention = strconv.FormatInt(node.DefaultRetention.Milliseconds(), 10)
+	recordSkew      = strconv.FormatInt(node.MaxSeedSkew.Microseconds(), 10)
+	recordPeriod    = strconv.FormatInt((10 * time.Minute).Milliseconds(), 10)
+)
+
+// writeRecordAcquire writes quorumlock's acquire script call for the set's
+// lock: KEYS lock, tombstone, the node's record; ARGV as wire.Scripts
+// documents them.
+func (f *rawFloor) writeRecordAcquire(s *rawSet) {
+	now := strconv.FormatInt(time.Now().UnixMicro(), 10)
+	k := wire.KeysOf(rawKeyPrefix+s.lock.key, string(s.lock.token[:]))
+	s.buf = appendArrayHeader(s.buf[:0], 3+3+10)
+	for _, a := range []string{"EVALSHA", f.acqSHA, "3", k.Lock, k.Tombstone, wire.RecordKey(rawKeyPrefix+s.lock.key, false),
+		string(s.lock.token[:]), f.ttlArg, now, recordRetention, recordSkew, now, "", "0", recordPeriod, "0"} {
+		s.buf = appendBulk(s.buf, a)
+	}
+}
+
+// writeRecordRelease writes quorumlock's release script call for l, with
+// the release announced on a channel as its client does.
+func (f *rawFloor) writeRecordRelease(s *rawSet, l *rawLock) {
+	k := wire.KeysOf(rawKeyPrefix+l.key, string(l.token[:]))
+	s.buf = appendArrayHeader(s.buf[:0], 3+2+3)
+	for _, a := range []string{"EVALSHA", f.relSHA, "2", k.Lock, k.Tombstone, string(l.token[:]), "0", "bench:raw-record:released"} {
+		s.buf = appendBulk(s.buf, a)
+	}
 }
 
 // get returns an idle connection set, dialling one when none is idle.
@@ -182,14 +259,20 @@ func (f *rawFloor) acquire(ctx context.Context, key string) (*rawLock, error) {
 	_, _ = rand.Read(s.seed[:]) // never fails (Go 1.24+)
 	hex.Encode(s.lock.token[:], s.seed[:])
 	s.lock.key = key
-	s.buf = appendArrayHeader(s.buf[:0], 6)
-	s.buf = appendBulk(s.buf, "SET")
-	s.buf = appendBulkKey(s.buf, key)
-	s.buf = appendBulk(s.buf, s.lock.token[:])
-	s.buf = appendBulk(s.buf, "NX")
-	s.buf = appendBulk(s.buf, "PX")
-	s.buf = appendBulk(s.buf, f.ttlMS)
-	yes, err := s.round(ctx, reply.isOK)
+	granted := reply.isOK
+	if f.record {
+		f.writeRecordAcquire(s)
+		granted = func(r reply) bool { return r.kind == '*' && r.hasHead && r.head == 1 }
+	} else {
+		s.buf = appendArrayHeader(s.buf[:0], 6)
+		s.buf = appendBulk(s.buf, "SET")
+		s.buf = appendBulkKey(s.buf, key)
+		s.buf = appendBulk(s.buf, s.lock.token[:])
+		s.buf = appendBulk(s.buf, "NX")
+		s.buf = appendBulk(s.buf, "PX")
+		s.buf = appendBulk(s.buf, f.ttlMS)
+	}
+	yes, err := s.round(ctx, granted)
 	if err != nil {
 		s.close() // replies may be left unread: the stream is out of step
 		return nil, err
@@ -211,12 +294,16 @@ func (f *rawFloor) release(ctx context.Context, l *rawLock) error {
 	}
 	l.held = false
 	s := l.set
-	s.buf = appendArrayHeader(s.buf[:0], 5)
-	s.buf = appendBulk(s.buf, "EVALSHA")
-	s.buf = appendBulk(s.buf, f.sha)
-	s.buf = appendBulk(s.buf, "1")
-	s.buf = appendBulkKey(s.buf, l.key)
-	s.buf = appendBulk(s.buf, l.token[:])
+	if f.record {
+		f.writeRecordRelease(s, l)
+	} else {
+		s.buf = appendArrayHeader(s.buf[:0], 5)
+		s.buf = appendBulk(s.buf, "EVALSHA")
+		s.buf = appendBulk(s.buf, f.sha)
+		s.buf = appendBulk(s.buf, "1")
+		s.buf = appendBulkKey(s.buf, l.key)
+		s.buf = appendBulk(s.buf, l.token[:])
+	}
 	yes, err := s.round(ctx, func(r reply) bool { return r.kind == ':' && r.num == 1 })
 	if err != nil {
 		s.close()

@@ -38,12 +38,12 @@ func TestRawFloorOnRedis(t *testing.T) {
 		return n
 	}
 
-	a, err := newRawFloor(ctx, cl.Addrs(), 30*time.Second)
+	a, err := newRawFloor(ctx, cl.Addrs(), 30*time.Second, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.close()
-	b, err := newRawFloor(ctx, cl.Addrs(), 30*time.Second)
+	b, err := newRawFloor(ctx, cl.Addrs(), 30*time.Second, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,11 +257,47 @@ func TestRawFloorOnRedis(t *testing.T) {
 	})
 
 	t.Run("bad configuration", func(t *testing.T) {
-		if _, err := newRawFloor(ctx, nil, time.Second); !errors.Is(err, errRawConfig) {
+		if _, err := newRawFloor(ctx, nil, time.Second, false); !errors.Is(err, errRawConfig) {
 			t.Errorf("no nodes: %v, want errRawConfig", err)
 		}
-		if _, err := newRawFloor(ctx, cl.Addrs(), time.Microsecond); !errors.Is(err, errRawConfig) {
+		if _, err := newRawFloor(ctx, cl.Addrs(), time.Microsecond, false); !errors.Is(err, errRawConfig) {
 			t.Errorf("ttl 1µs: %v, want errRawConfig", err)
 		}
 	})
+}
+
+// TestRawRecordFloorRunsQuorumlocksScripts: the raw-record floor excludes
+// (quorumlock's record on a majority refuses a second token) and its
+// release frees the key for the next, as quorumlock's client would see.
+func TestRawRecordFloorRunsQuorumlocksScripts(t *testing.T) {
+	cl := redistest.StartT(t, 3)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute) // hang guard
+	defer cancel()
+	a, err := newRawFloor(ctx, cl.Addrs(), 30*time.Second, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.close()
+	b, err := newRawFloor(ctx, cl.Addrs(), 30*time.Second, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.close()
+	l, err := a.acquire(ctx, "k")
+	if err != nil {
+		t.Fatalf("acquire: %v", err)
+	}
+	if _, err := b.acquire(ctx, "k"); !errors.Is(err, errRawNotAcquired) {
+		t.Fatalf("second token's acquire = %v, want errRawNotAcquired", err)
+	}
+	if err := a.release(ctx, l); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	l2, err := b.acquire(ctx, "k")
+	if err != nil {
+		t.Fatalf("acquire after the release: %v", err)
+	}
+	if err := b.release(ctx, l2); err != nil {
+		t.Fatalf("release: %v", err)
+	}
 }

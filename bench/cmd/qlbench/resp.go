@@ -45,6 +45,10 @@ type reply struct {
 	str  []byte // '+', '-' and non-null '$'
 	num  int64  // ':' value; '$' and '*' length
 	null bool   // "$-1" or "*-1"
+	// head is a '*' reply's first element when that is an integer
+	// (quorumlock's acquire script answers {1, ...} when granted).
+	head    int64
+	hasHead bool
 }
 
 // isOK reports a "+OK" simple string.
@@ -60,8 +64,8 @@ func newRESPReader(r io.Reader) *respReader {
 	return &respReader{r: bufio.NewReader(r)}
 }
 
-// read parses one reply. An array's elements are read and discarded (the
-// raw floor sends no command that answers with an array it needs).
+// read parses one reply. An array's elements are read and discarded, but
+// for its first when that is an integer (head).
 func (rr *respReader) read() (reply, error) { return rr.readDepth(0) }
 
 func (rr *respReader) readDepth(depth int) (reply, error) {
@@ -115,9 +119,13 @@ func (rr *respReader) readDepth(depth int) (reply, error) {
 		if depth >= maxArrayDepth {
 			return reply{}, fmt.Errorf("%w: arrays nested deeper than %d", errProtocol, maxArrayDepth)
 		}
-		for range n {
-			if _, err := rr.readDepth(depth + 1); err != nil {
+		for i := range n {
+			e, err := rr.readDepth(depth + 1)
+			if err != nil {
 				return reply{}, err
+			}
+			if i == 0 && e.kind == ':' {
+				rp.head, rp.hasHead = e.num, true
 			}
 		}
 		rp.num = n

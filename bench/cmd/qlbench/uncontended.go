@@ -18,8 +18,11 @@ func (e *env) lockers(addrs []string) ([]*locker, func(), error) {
 	if e.want(libFloor) {
 		ls = append(ls, newFloor(addrs, lockTTL))
 	}
-	if e.want(libRaw) {
-		raw, err := newRaw(addrs, lockTTL)
+	for _, lib := range []string{libRaw, libRawRecord} {
+		if !e.want(lib) {
+			continue
+		}
+		raw, err := newRaw(addrs, lockTTL, lib == libRawRecord)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
