@@ -31,8 +31,12 @@ const compareAndDeleteLua = `if redis.call('GET', KEYS[1]) == ARGV[1] then retur
 // key costs the nodes; quorumlock's ratio to it is what the client adds.
 const libRawRecord = "raw-record"
 
-// rawKeyPrefix keeps the raw floor's keys apart from the other libraries'.
-const rawKeyPrefix = "bench:raw:"
+// rawKeyPrefix keeps the raw floor's keys apart from the other libraries';
+// rawRecordPrefix the raw-record floor's from the raw floor's.
+const (
+	rawKeyPrefix    = "bench:raw:"
+	rawRecordPrefix = "bench:raw-record:"
+)
 
 // rawIOTimeout bounds one round's writes and reads (go-redis's ReadTimeout
 // in the other libraries), so that a stuck node cannot hang the bench.
@@ -167,7 +171,7 @@ func (f *rawFloor) dial(ctx context.Context) (*rawSet, error) {
 		// makes them (its first round promotes them): no learner's write.
 		s.buf = appendArrayHeader(s.buf[:0], 3)
 		s.buf = appendBulk(s.buf, "SET")
-		s.buf = appendBulk(s.buf, wire.RecordKey(rawKeyPrefix, false))
+		s.buf = appendBulk(s.buf, wire.RecordKey(rawRecordPrefix, false))
 		s.buf = appendBulk(s.buf, "V")
 		if _, err := s.round(ctx, reply.isOK); err != nil {
 			s.close()
@@ -209,9 +213,9 @@ var (
 // documents them.
 func (f *rawFloor) writeRecordAcquire(s *rawSet) {
 	now := strconv.FormatInt(time.Now().UnixMicro(), 10)
-	k := wire.KeysOf(rawKeyPrefix+s.lock.key, string(s.lock.token[:]))
+	k := wire.KeysOf(rawRecordPrefix+s.lock.key, string(s.lock.token[:]))
 	s.buf = appendArrayHeader(s.buf[:0], 3+3+10)
-	for _, a := range []string{"EVALSHA", f.acqSHA, "3", k.Lock, k.Tombstone, wire.RecordKey(rawKeyPrefix+s.lock.key, false),
+	for _, a := range []string{"EVALSHA", f.acqSHA, "3", k.Lock, k.Tombstone, wire.RecordKey(rawRecordPrefix+s.lock.key, false),
 		string(s.lock.token[:]), f.ttlArg, now, recordRetention, recordSkew, now, "", "0", recordPeriod, "0"} {
 		s.buf = appendBulk(s.buf, a)
 	}
@@ -220,7 +224,7 @@ func (f *rawFloor) writeRecordAcquire(s *rawSet) {
 // writeRecordRelease writes quorumlock's release script call for l, with
 // the release announced on a channel as its client does.
 func (f *rawFloor) writeRecordRelease(s *rawSet, l *rawLock) {
-	k := wire.KeysOf(rawKeyPrefix+l.key, string(l.token[:]))
+	k := wire.KeysOf(rawRecordPrefix+l.key, string(l.token[:]))
 	s.buf = appendArrayHeader(s.buf[:0], 3+2+3)
 	for _, a := range []string{"EVALSHA", f.relSHA, "2", k.Lock, k.Tombstone, string(l.token[:]), "0", "bench:raw-record:released"} {
 		s.buf = appendBulk(s.buf, a)
