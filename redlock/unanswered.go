@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 )
@@ -119,10 +120,10 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 	}
 	c.background(func() {
 		r := c.deleteRound(context.Background(), key, name, token, ttl, nodes, nil)
-		defer r.close()
-		for a, ok := r.next(); ok; a, ok = r.next() {
-			if a.err != nil && c.cfg.observer != nil {
-				c.obs.Observe(observe.Event{Kind: observe.UndoFailed, Key: key, Node: c.nodes[a.node].Name(), Op: "release", Err: a.err})
+		defer r.Close()
+		for a, ok := r.Next(); ok; a, ok = r.Next() {
+			if a.Err != nil && c.cfg.observer != nil {
+				c.obs.Observe(observe.Event{Kind: observe.UndoFailed, Key: key, Node: c.nodes[a.Node].Name(), Op: "release", Err: a.Err})
 			}
 		}
 	})
@@ -135,7 +136,7 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 // (up to a quarter of the node timeout; not after an extension) for the
 // token's requests to that node still on their way: they are usually answered by then, and the
 // round decides on the other nodes meanwhile.
-func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent *unanswered) *round[bool] {
+func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent *unanswered) *quorum.Round[bool] {
 	args := node.ReleaseArgs{Name: name, Token: token}
 	if !c.cfg.noNotify {
 		args.Channel = c.releaseChannel
