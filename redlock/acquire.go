@@ -27,7 +27,7 @@ import (
 // used up (also ErrSplitVote or ErrRecovering: see each), ErrInvalidArgument,
 // ErrQuorumUnreachable, ctx.Err().
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	p, err := c.retryOf(ctx)
+	p, err := c.cfg.retryOf(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -283,6 +283,23 @@ type outcome struct {
 	prev  node.Holding  // the previous holder with the largest fence that our nodes reported
 }
 
+// reason says why an attempt that got no lock failed.
+func (o outcome) reason() string {
+	switch {
+	case o.split:
+		return reasonSplitVote
+	case o.held:
+		return reasonContended
+	case errors.Is(o.err, ErrQuorumUnreachable):
+		return reasonNoQuorum
+	case errors.Is(o.err, ErrInvalidArgument):
+		return reasonInvalid
+	case errors.Is(o.err, ErrRecovering):
+		return reasonRecovering
+	}
+	return reasonExpired // validity used up while acquiring or settling the fence
+}
+
 // attempt is one round of the Redlock algorithm: ask every node at once,
 // decide as soon as a majority said yes or can no longer say yes, make the
 // fence safe, and undo (in the background) what a failed attempt set.
@@ -295,7 +312,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: a.name, Token: a.token, TTL: c.cfg.nodeTTL(a.ttl),
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get()}
+		Owner: c.cfg.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get()}
 	sent := a.sent
 	sent.send(false)
 	r := startRoundAt(c, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {

@@ -170,12 +170,6 @@ func earliest(a, b time.Time) time.Time {
 	return a
 }
 
-// kept is a lock as the watchdog sees it: a lease with a TTL and a validity.
-type kept struct{ l *Lock }
-
-func (k kept) TTL() time.Duration    { return k.l.currentTTL() }
-func (k kept) ValidUntil() time.Time { return k.l.ValidUntil() }
-
 // newWatchdog builds the client's watchdog; it validates the keep-alive
 // options and runs a goroutine only while it keeps locks.
 func (c *Client) newWatchdog() error {

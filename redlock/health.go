@@ -20,17 +20,14 @@ import (
 // the client was idle) never makes a call give up with ErrQuorumUnreachable.
 type health []atomic.Bool
 
-// note records node i's answer to a request of op made under parent.
-// An identify request's failure marks nothing: its timeout (first
-// contact's, longer than a lock's node timeout) says nothing about the
-// node's lock requests, and an unidentified node's answers do not count.
-func (h health) note(parent context.Context, op string, i int, err error) {
+// note records node i's answer to a request made under parent (err nil),
+// or its failure; a failure of the caller's own cancellation marks nothing.
+func (h health) note(parent context.Context, i int, err error) {
 	switch {
 	case err == nil:
 		if h[i].Load() {
 			h[i].Store(false)
 		}
-	case op == opIdentify:
 	case parent.Err() == nil: // not the caller's own cancellation
 		h[i].Store(true)
 	}

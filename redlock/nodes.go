@@ -33,9 +33,6 @@ type identity struct {
 // again, in the background; until then their answers do not count.
 const identifyRetry = time.Second
 
-// opIdentify names the identify round (in errors, and in noteAnswer).
-const opIdentify = "identify"
-
 // identifyTimeout is the least time a node has to say who it is at first
 // contact, which dials new connections.
 const identifyTimeout = 2 * time.Second
@@ -70,7 +67,7 @@ func (c *Client) ready(ctx context.Context, timeout time.Duration) error {
 				ask = append(ask, i)
 			}
 		}
-		c.background(func() {
+		c.bg.goGuarded(c.logger, func() {
 			got := c.ask(context.Background(), ask, timeout) // without the lock: counts must not wait
 			id.mu.Lock()
 			defer id.mu.Unlock()
@@ -87,7 +84,7 @@ func (c *Client) ready(ctx context.Context, timeout time.Duration) error {
 // Close cancels the requests (a node's answer is no use to a closed
 // client); the requests of nodes still silent when it returns end with it.
 func (c *Client) ask(ctx context.Context, nodes []int, timeout time.Duration) []quorum.Answer[node.Identity] {
-	ctx, stop := c.untilClose(ctx)
+	ctx, stop := c.closing.until(ctx)
 	defer stop()
 	r := startRound(c, ctx, opIdentify, "", nodes, timeout, func(ctx context.Context, n node.Node) (node.Identity, error) {
 		return n.Identify(ctx)
@@ -95,21 +92,24 @@ func (c *Client) ask(ctx context.Context, nodes []int, timeout time.Duration) []
 	defer r.Close()
 	var got []quorum.Answer[node.Identity]
 	t := quorum.NewTally(len(c.nodes))
-	var linger <-chan time.Time
-	for a, ok := r.NextBefore(linger); ok; a, ok = r.NextBefore(linger) {
+	count := func(a quorum.Answer[node.Identity]) error {
 		if a.Err == nil && a.Val.ID != "" {
 			t.Granted++
 			got = append(got, a)
 		}
-		if t.Won() && linger == nil {
-			// Enough to work with: the others get a moment (as long again
-			// as these took), then are asked again in the background, and
-			// their answers do not count until they say who they are.
-			t := time.NewTimer(max(time.Since(r.Began()), time.Millisecond))
-			defer t.Stop()
-			linger = t.C
-		}
+		return nil
 	}
+	for !t.Won() {
+		a, ok := r.Next()
+		if !ok {
+			return got
+		}
+		_ = count(a)
+	}
+	// Enough to work with: the others get a moment (as long again as these
+	// took), then are asked again in the background, and their answers do
+	// not count until they say who they are.
+	r.CollectWithin(max(time.Since(r.Began()), time.Millisecond), count, false)
 	return got
 }
 

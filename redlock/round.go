@@ -18,6 +18,9 @@ import (
 // a failure, its log, its observer, and the count of requests in flight
 // that Close waits for.
 
+// opIdentify names the identify round (in errors, and in rounds.Note).
+const opIdentify = "identify"
+
 // stallGuardFired is the debug log message of a round whose stall guard
 // fired: it waited for silent nodes as long as it ever does.
 const stallGuardFired = "redlock: round waited past the node timeout for silent nodes"
@@ -45,7 +48,16 @@ type rounds struct{ c *Client }
 
 func (r rounds) Failing(i int) bool { return r.c.health.failing(i) }
 
-func (r rounds) Note(a quorum.Ask, i int, err error) { r.c.health.note(a.Parent, a.Op, i, err) }
+// Note records node i's answer in its health. An identify request's
+// failure marks nothing: its timeout (first contact's, longer than a lock's
+// node timeout) says nothing about the node's lock requests, and an
+// unidentified node's answers do not count.
+func (r rounds) Note(a quorum.Ask, i int, err error) {
+	if err != nil && a.Op == opIdentify {
+		return
+	}
+	r.c.health.note(a.Parent, i, err)
+}
 
 // Panicked makes a panic recovered from node i's call that node's failure,
 // ErrNodePanic, and logs the panic's value and stack.
