@@ -85,7 +85,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 			acquired = true
 			return a.won(o, attempts), nil
 		}
-		if err := a.lost(o, attempts, seen); err != nil {
+		if err := a.failed(o, attempts, seen); err != nil {
 			return nil, err
 		}
 	}
@@ -128,9 +128,9 @@ func (a *acquisition) won(o outcome, attempts int) *Lock {
 	return o.lock
 }
 
-// lost handles a failed attempt: it returns the call's error when the call
+// failed handles a failed attempt: it returns the call's error when the call
 // gives up, or nil once it is time for the next attempt.
-func (a *acquisition) lost(o outcome, attempts int, s wake.Seen) error {
+func (a *acquisition) failed(o outcome, attempts int, s wake.Seen) error {
 	c, ctx := a.c, a.ctx
 	if !o.keep {
 		a.undone = gaveUpToken(a.undone, a.token)
@@ -351,13 +351,13 @@ func (a *acquisition) attempt(waiter bool) outcome {
 		// that moment, not its timeout.
 		r.CollectWithin(max(time.Since(start), time.Millisecond), count, true)
 	}
-	return a.denied(&b, rtt)
+	return a.notGranted(&b, rtt)
 }
 
-// denied is the verdict of an attempt that no majority granted and enough
+// notGranted is the verdict of an attempt that no majority granted and enough
 // nodes answered: held by another client, a split, or too few nodes that
 // kept their data for the key.
-func (a *acquisition) denied(b *ballot, rtt time.Duration) outcome {
+func (a *acquisition) notGranted(b *ballot, rtt time.Duration) outcome {
 	if !b.heldByAMajority(a.undone) {
 		// A sitting-out node's yes is a no: the attempt is lost, not a split.
 		if err := a.recovering(b); err != nil {

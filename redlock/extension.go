@@ -37,7 +37,7 @@ type extension struct {
 // item.
 func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 	e := &extension{c: c, ctx: ctx, items: items, start: time.Now()}
-	r := e.send()
+	r := e.dispatch()
 	defer r.Close()
 	t := e.tallyPerLock(r)
 	out := make([]error, len(items))
@@ -60,9 +60,9 @@ type extendTally struct {
 // first do not hide the refusals.
 func (tk *extendTally) settled() bool { return tk.Votes.Final(quorum.Confirm) }
 
-// send sends every item's extension to every node, under the earliest of
+// dispatch sends every item's extension to every node, under the earliest of
 // each lock's validity and node timeout (the latest of those).
-func (e *extension) send() *quorum.Round[[]node.ExtendResult] {
+func (e *extension) dispatch() *quorum.Round[[]node.ExtendResult] {
 	c, items, start := e.c, e.items, e.start
 	ops := make([]node.ExtendArgs, len(items))
 	var deadline time.Time

@@ -131,7 +131,7 @@ func Start[T any](caller Caller, a Ask, n int, nodes []int, timeout time.Duratio
 			took := time.Since(began)
 			caller.Note(a, i, err)
 			r.answers <- Answer[T]{Node: i, Val: v, Err: err}
-			r.answered()
+			r.requestDone()
 			caller.Report(a, i, err, took) // after the answer: off the decision's path
 		}()
 	}
@@ -153,9 +153,9 @@ func (r *Round[T]) panicked(i int, err error) error {
 	return r.caller.Panicked(r.ask, i, err)
 }
 
-// answered is called once by each request of the round when it is done;
+// requestDone is called once by each request of the round when it is done;
 // the last one releases the round's timeout context.
-func (r *Round[T]) answered() {
+func (r *Round[T]) requestDone() {
 	if r.outstanding.Add(-1) == 0 {
 		r.cancel()
 	}
