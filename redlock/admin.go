@@ -60,7 +60,7 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 	holdings := make([]node.Holding, len(c.nodes))
 	info := Info{Key: key, Nodes: make([]Info, len(c.nodes))}
 	t := quorum.NewTally(len(c.nodes))
-	// The nodes left once only failing ones are (see nodes.go) and a
+	// The nodes left once only failing ones are (see health.go) and a
 	// majority answered are not waited for, a node timeout each.
 	err := r.Collect(&t, quorum.Rules{}, func(a quorum.Answer[node.Holding]) error {
 		ni := &info.Nodes[a.Node]
