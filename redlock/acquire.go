@@ -27,7 +27,7 @@ import (
 // used up (also ErrSplitVote or ErrRecovering: see each), ErrInvalidArgument,
 // ErrQuorumUnreachable, ctx.Err().
 func (c *Client) Acquire(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	p, err := c.retryOf(ctx)
+	p, err := c.cfg.retryOf(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (c *Client) TryAcquire(ctx context.Context, key string, ttl time.Duration) 
 const maxSplitRounds = 8
 
 // stragglerShare: a node that has not answered when every other node has
-// gets at least this share of the node timeout (see round.stragglersDue),
+// gets at least this share of the node timeout (see quorum.Rules.Stragglers),
 // so that a slower but live node still has its say in a split.
 const stragglerShare = 10
 
@@ -85,7 +85,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 			acquired = true
 			return a.won(o, attempts), nil
 		}
-		if err := a.lost(o, attempts, seen); err != nil {
+		if err := a.failed(o, attempts, seen); err != nil {
 			return nil, err
 		}
 	}
@@ -128,9 +128,9 @@ func (a *acquisition) won(o outcome, attempts int) *Lock {
 	return o.lock
 }
 
-// lost handles a failed attempt: it returns the call's error when the call
+// failed handles a failed attempt: it returns the call's error when the call
 // gives up, or nil once it is time for the next attempt.
-func (a *acquisition) lost(o outcome, attempts int, s wake.Seen) error {
+func (a *acquisition) failed(o outcome, attempts int, s wake.Seen) error {
 	c, ctx := a.c, a.ctx
 	if !o.keep {
 		a.undone = gaveUpToken(a.undone, a.token)
@@ -279,8 +279,25 @@ type outcome struct {
 	held  bool          // another client holds a majority
 	wake  wake.On       // which release announcements can help the next attempt
 	keep  bool          // split: we won it and keep our keys for the next round
-	rtt   time.Duration // how long the nodes' replies took (see round.repliedIn)
+	rtt   time.Duration // how long the nodes' replies took (see quorum.Round.RepliedIn)
 	prev  node.Holding  // the previous holder with the largest fence that our nodes reported
+}
+
+// reason says why an attempt that got no lock failed.
+func (o outcome) reason() string {
+	switch {
+	case o.split:
+		return reasonSplitVote
+	case o.held:
+		return reasonContended
+	case errors.Is(o.err, ErrQuorumUnreachable):
+		return reasonNoQuorum
+	case errors.Is(o.err, ErrInvalidArgument):
+		return reasonInvalid
+	case errors.Is(o.err, ErrRecovering):
+		return reasonRecovering
+	}
+	return reasonExpired // validity used up while acquiring or settling the fence
 }
 
 // attempt is one round of the Redlock algorithm: ask every node at once,
@@ -295,7 +312,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: a.name, Token: a.token, TTL: c.cfg.nodeTTL(a.ttl),
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get()}
+		Owner: c.cfg.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get()}
 	sent := a.sent
 	sent.send(false)
 	r := startRoundAt(c, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
@@ -303,44 +320,44 @@ func (a *acquisition) attempt(waiter bool) outcome {
 		sent.answered(i, err)
 		return v, err
 	})
-	defer r.close()
+	defer r.Close()
 
-	b := ballot{t: c.newTally(), rec: recovery.NewJudge(c.cfg.recovery, len(c.nodes), &c.learning.Hold), // nodes that lost their data sit out
-		yes: make([]answer[node.AcquireReply], 0, len(c.nodes))}
+	b := ballot{t: quorum.NewTally(len(c.nodes)), rec: recovery.NewJudge(c.cfg.recovery, len(c.nodes), &c.learning.Hold), // nodes that lost their data sit out
+		yes: make([]quorum.Answer[node.AcquireReply], 0, len(c.nodes))}
 	count := a.counter(&b, timeout)
 	// Once a majority replied, the rest get a moment, not their timeout: a
 	// split is then called with the live nodes' answers. (Learners' yes
 	// votes stay pending, and the round waits for every node, while they
 	// may still count.)
-	_ = r.collect(&b.t, collectRules{untilDecided: true, stragglers: timeout / stragglerShare}, count)
+	_ = r.Collect(&b.t, quorum.Rules{UntilDecided: true, Stragglers: timeout / stragglerShare}, count)
 	b.recount() // nodes presumed silent: learners' votes pending on them sit out
-	rtt := r.repliedIn()
+	rtt := r.RepliedIn()
 	switch {
 	case b.configErr != nil:
 		a.undo(b.heldBy())
 		return outcome{err: b.configErr, rtt: rtt}
-	case b.t.won():
+	case b.t.Won():
 		_ = a.recovering(&b)       // learners that sat out are reported, and kept moving
 		if b.rec.NewDeployment() { // its records vote from now on
 			c.learning.Promote(a.ctx, a.name, b.rec)
 		}
 		return a.acquired(&b, start, args, rtt)
-	case b.t.unreachable():
+	case b.t.Unreachable():
 		return a.unreachable(&b, rtt)
-	case b.outcome(a.undone) == quorum.Split && r.pending > r.failingPending():
+	case b.outcome(a.undone) == quorum.Split && r.Pending() > r.FailingPending():
 		// Nobody holds a majority of the answers so far: before calling it
 		// a split, the other nodes get as long again as the attempt took
 		// (at least 1 ms) to complete the picture; a silent node costs
 		// that moment, not its timeout.
-		tallyWithin(r, max(time.Since(start), time.Millisecond), count, true)
+		r.CollectWithin(max(time.Since(start), time.Millisecond), count, true)
 	}
-	return a.denied(&b, rtt)
+	return a.notGranted(&b, rtt)
 }
 
-// denied is the verdict of an attempt that no majority granted and enough
+// notGranted is the verdict of an attempt that no majority granted and enough
 // nodes answered: held by another client, a split, or too few nodes that
 // kept their data for the key.
-func (a *acquisition) denied(b *ballot, rtt time.Duration) outcome {
+func (a *acquisition) notGranted(b *ballot, rtt time.Duration) outcome {
 	if !b.heldByAMajority(a.undone) {
 		// A sitting-out node's yes is a no: the attempt is lost, not a split.
 		if err := a.recovering(b); err != nil {
@@ -355,77 +372,59 @@ func (a *acquisition) denied(b *ballot, rtt time.Duration) outcome {
 // counter returns the counter of an attempt's answers into b: a node that
 // has not said which server it is, or that lost its data for the key
 // (b.rec), answers but its yes does not count.
-func (a *acquisition) counter(b *ballot, timeout time.Duration) func(answer[node.AcquireReply]) error {
+func (a *acquisition) counter(b *ballot, timeout time.Duration) func(quorum.Answer[node.AcquireReply]) error {
 	c := a.c
-	return func(v answer[node.AcquireReply]) error {
+	return func(v quorum.Answer[node.AcquireReply]) error {
 		defer b.recount()
-		counts := v.err == nil && c.ident.counts(v.node)
-		if v.err == nil && !counts && b.configErr == nil {
-			counts, b.configErr = c.identifyNow(a.ctx, v.node, timeout)
+		counts := v.Err == nil && c.ident.counts(v.Node)
+		if v.Err == nil && !counts && b.configErr == nil {
+			counts, b.configErr = c.identifyNow(a.ctx, v.Node, timeout)
 		}
 		switch {
-		case v.err != nil:
-			b.t.fail(v.err)
+		case v.Err != nil:
+			b.t.Fail(v.Err)
 		case !counts:
 			// The undo reaches it like every node that did not answer "held".
-			b.t.notCounted(c.nodes[v.node].Name(), "acquire", errUnidentified(c.nodes[v.node].Name()))
-		case v.val.Acquired:
-			b.rec.Note(v.node, v.val.Standing, true)
+			name := c.nodes[v.Node].Name()
+			b.t.Fail(&NodeError{Node: name, Op: "acquire", Err: errUnidentified(name)})
+		case v.Val.Acquired:
+			b.rec.Note(v.Node, v.Val.Standing, true)
 			b.yes = append(b.yes, v)
-			if p := v.val.Previous; p.Token != "" && p.Fence >= b.prev.Fence {
+			if p := v.Val.Previous; p.Token != "" && p.Fence >= b.prev.Fence {
 				b.prev = p
 			}
 		default:
-			b.rec.Note(v.node, v.val.Standing, false)
-			b.t.no++
+			b.rec.Note(v.Node, v.Val.Standing, false)
+			b.t.Refused++
 			b.others = append(b.others, v)
 		}
 		return nil
 	}
 }
 
-// tallyWithin counts the answers that come within d, or until the round's
-// stall guard if that comes first. The guard's timer becomes that wait
-// (see round.lingerFor; no timer of its own): the caller reads no more
-// answers after it. With skipFailing it stops early once only failing
-// nodes are left (see nodes.go), as collect does.
-func tallyWithin[T any](r *round[T], d time.Duration, count func(answer[T]) error, skipFailing bool) {
-	var stop <-chan time.Time
-	if r.stalled == nil || d < time.Until(r.stallAt) {
-		stop = r.lingerFor(d)
-	}
-	for !skipFailing || !r.onlyFailingPending() {
-		a, ok := r.nextBefore(stop)
-		if !ok {
-			return
-		}
-		_ = count(a)
-	}
-}
-
 // ballot is what an attempt's answers came to.
 type ballot struct {
-	t         tally
-	yes       []answer[node.AcquireReply] // said yes
-	others    []answer[node.AcquireReply] // held by another token
-	prev      node.Holding                // the previous holder with the largest fence reported
-	configErr error                       // found while identifying a node late
-	rec       *recovery.Judge             // nil when recovery is off
+	t         quorum.Tally
+	yes       []quorum.Answer[node.AcquireReply] // said yes
+	others    []quorum.Answer[node.AcquireReply] // held by another token
+	prev      node.Holding                       // the previous holder with the largest fence reported
+	configErr error                              // found while identifying a node late
+	rec       *recovery.Judge                    // nil when recovery is off
 }
 
 // recount makes the tally's yes the votes that count: a learner's yes
 // counts only when every node answered as a learner (internal/recovery).
 func (b *ballot) recount() {
-	v, learners := b.rec.Count(quorum.Votes{N: b.t.n, Refused: b.t.no, Failed: len(b.t.failures)}, len(b.yes))
-	b.t.yes, b.t.out = v.Granted, v.Out
-	b.t.waitAll = v.Granted+v.Out < len(b.yes) && learners > 0
+	v, learners := b.rec.Count(quorum.Votes{N: b.t.N, Refused: b.t.Refused, Failed: b.t.Failed}, len(b.yes))
+	b.t.Granted, b.t.Out = v.Granted, v.Out
+	b.t.WaitAll = v.Granted+v.Out < len(b.yes) && learners > 0
 }
 
 // votes is the ballot as internal/quorum reads it, with the most nodes one
 // other token holds (Top), leaving out undone (the tokens this call gave
 // up); and that token's release id.
 func (b *ballot) votes(undone []string) (quorum.Votes, string) {
-	v := b.t.votes()
+	v := b.t.Votes
 	top, votes := leader(b.others, undone)
 	v.Top = votes
 	return v, top
@@ -447,9 +446,9 @@ func (b *ballot) heldByAMajority(undone []string) bool {
 // heldBy marks the nodes that answered "held by another token": our token
 // cannot be there, so an undo skips them.
 func (b *ballot) heldBy() []bool {
-	skip := make([]bool, b.t.n)
+	skip := make([]bool, b.t.N)
 	for _, a := range b.others {
-		skip[a.node] = true
+		skip[a.Node] = true
 	}
 	return skip
 }
@@ -458,7 +457,7 @@ func (b *ballot) heldBy() []bool {
 // data for the key, and returns the attempt's error when they kept it from
 // a majority.
 func (a *acquisition) recovering(b *ballot) error {
-	if b.t.out == 0 {
+	if b.t.Out == 0 {
 		return nil
 	}
 	for i, s := range b.rec.Learners() { // kept moving until they vote
@@ -490,7 +489,7 @@ func (a *acquisition) unreachable(b *ballot, rtt time.Duration) outcome {
 	if top, votes := leader(b.others, a.undone); votes > 0 {
 		on.Holder = top
 	}
-	return outcome{err: b.t.err(fmt.Sprintf("acquire %q", a.key)), rtt: rtt, wake: on}
+	return outcome{err: errUnreachable(&b.t, fmt.Sprintf("acquire %q", a.key)), rtt: rtt, wake: on}
 }
 
 // acquired is the verdict of an attempt that a majority granted: the lock,
@@ -515,7 +514,7 @@ func (a *acquisition) acquired(b *ballot, start time.Time, args node.AcquireArgs
 // refused is the verdict of an attempt that no majority granted and enough
 // nodes answered: held by another client, or a split.
 func (a *acquisition) refused(b *ballot, rtt time.Duration) outcome {
-	n := b.t.n
+	n := b.t.N
 	v, top := b.votes(a.undone)
 	votes := v.Top
 	if v.Held() {
@@ -547,11 +546,11 @@ func (a *acquisition) refused(b *ballot, rtt time.Duration) outcome {
 // leader returns the holder with the most nodes among answers (ties: the
 // smallest release id) and its count, leaving out the tokens this call gave
 // up (undone).
-func leader(others []answer[node.AcquireReply], undone []string) (string, int) {
+func leader(others []quorum.Answer[node.AcquireReply], undone []string) (string, int) {
 	counts := make(map[string]int, 2)
 	best, most := "", 0
 	for _, a := range others {
-		h := a.val.Holder
+		h := a.Val.Holder
 		if slices.Contains(undone, h) {
 			continue
 		}
@@ -569,10 +568,10 @@ func leader(others []answer[node.AcquireReply], undone []string) (string, int) {
 // count as free here, but some held the key), it is when the last key
 // reported expires: an expiry is announced to nobody, and a waiter that
 // gives the split up would otherwise sleep its whole retry delay.
-func (c *Client) holderWait(others []answer[node.AcquireReply], n int) time.Duration {
+func (c *Client) holderWait(others []quorum.Answer[node.AcquireReply], n int) time.Duration {
 	ttls := make([]time.Duration, len(others))
 	for i, a := range others {
-		ttls[i] = a.val.HolderTTL
+		ttls[i] = a.Val.HolderTTL
 	}
 	free := n - len(ttls)
 	need := quorum.Short(n, free) // this many of the held nodes must expire
@@ -602,33 +601,33 @@ func (c *Client) holderWait(others []answer[node.AcquireReply], n int) time.Dura
 // token is still there). Every later acquisition's majority then meets one
 // of these nodes after our key left it, and counts above our fence. In the
 // common case all counters agree and no extra round trip is made.
-func (a *acquisition) settleFence(acquired []answer[node.AcquireReply]) (uint64, error) {
+func (a *acquisition) settleFence(acquired []quorum.Answer[node.AcquireReply]) (uint64, error) {
 	c, name, token := a.c, a.name, a.token
 	var fence uint64
 	for _, a := range acquired {
-		fence = max(fence, a.val.Fence)
+		fence = max(fence, a.Val.Fence)
 	}
 	var behind []int
 	for _, a := range acquired {
-		if a.val.Fence < fence {
-			behind = append(behind, a.node)
+		if a.Val.Fence < fence {
+			behind = append(behind, a.Node)
 		}
 	}
-	t := c.newTally()
-	t.yes = len(acquired) - len(behind) // already at the fence
-	if t.won() {
+	t := quorum.NewTally(len(c.nodes))
+	t.Granted = len(acquired) - len(behind) // already at the fence
+	if t.Won() {
 		return fence, nil
 	}
 	r := startRound(c, a.ctx, "fence", a.key, behind, c.cfg.timeoutFor(a.ttl), func(ctx context.Context, nd node.Node) (bool, error) {
 		return nd.RaiseFence(ctx, name, token, fence, c.cfg.retention)
 	})
-	defer r.close()
-	_ = r.collect(&t, collectRules{untilDecided: true}, t.countHeld)
-	if t.won() {
+	defer r.Close()
+	_ = r.Collect(&t, quorum.Rules{UntilDecided: true}, t.CountHeld)
+	if t.Won() {
 		return fence, nil
 	}
-	if len(t.failures) > 0 {
-		return 0, fmt.Errorf("%w: fence %d not settled on a majority: %w", ErrQuorumUnreachable, fence, t.joined())
+	if len(t.Failures) > 0 {
+		return 0, fmt.Errorf("%w: fence %d not settled on a majority: %w", ErrQuorumUnreachable, fence, joined(t.Failures))
 	}
 	return 0, fmt.Errorf("%w: %q: lock expired while settling fence %d", ErrNotAcquired, a.key, fence)
 }

@@ -56,16 +56,16 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 		}
 		return in.Inspect(ctx, name)
 	})
-	defer r.close()
+	defer r.Close()
 	holdings := make([]node.Holding, len(c.nodes))
 	info := Info{Key: key, Nodes: make([]Info, len(c.nodes))}
-	t := c.newTally()
-	// The nodes left once only failing ones are (see nodes.go) and a
+	t := quorum.NewTally(len(c.nodes))
+	// The nodes left once only failing ones are (see health.go) and a
 	// majority answered are not waited for, a node timeout each.
-	err := r.collect(&t, collectRules{}, func(a answer[node.Holding]) error {
-		ni := &info.Nodes[a.node]
+	err := r.Collect(&t, quorum.Rules{}, func(a quorum.Answer[node.Holding]) error {
+		ni := &info.Nodes[a.Node]
 		ni.Key = key
-		return c.inspected(ctx, &t, ni, &holdings[a.node], a, timeout)
+		return c.inspected(ctx, &t, ni, &holdings[a.Node], a, timeout)
 	})
 	if err != nil {
 		return Info{}, "", err
@@ -73,40 +73,40 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 	for i := range info.Nodes {
 		if ni := &info.Nodes[i]; ni.Node == "" { // presumed failing
 			ni.Key, ni.Node = key, c.nodes[i].Name()
-			ni.Err = &NodeError{Node: ni.Node, Op: "inspect", Err: errFailing}
+			ni.Err = &NodeError{Node: ni.Node, Op: "inspect", Err: quorum.ErrFailing}
 		}
 	}
-	if t.unreachable() {
+	if t.Unreachable() {
 		if ctx.Err() != nil {
 			return Info{}, "", fmt.Errorf("redlock: inspect %q: %w", key, context.Cause(ctx))
 		}
-		return Info{}, "", t.err(fmt.Sprintf("inspect %q", key))
+		return Info{}, "", errUnreachable(&t, fmt.Sprintf("inspect %q", key))
 	}
 	c.cfg.markRecovering(info.Nodes, holdings)
 	token := c.summarize(&info, holdings)
 	return info, token, nil
 }
 
-// inspected records node a.node's answer in ni and h, and tallies it. An
+// inspected records node a.Node's answer in ni and h, and tallies it. An
 // unidentified node is identified now, as an attempt does, rather than
 // called unreadable; a configuration error found meanwhile is returned.
-func (c *Client) inspected(ctx context.Context, t *tally, ni *Info, h *node.Holding, a answer[node.Holding], timeout time.Duration) error {
-	ni.Node = c.nodes[a.node].Name()
-	if a.err == nil && !c.ident.counts(a.node) {
-		ok, err := c.identifyNow(ctx, a.node, timeout)
+func (c *Client) inspected(ctx context.Context, t *quorum.Tally, ni *Info, h *node.Holding, a quorum.Answer[node.Holding], timeout time.Duration) error {
+	ni.Node = c.nodes[a.Node].Name()
+	if a.Err == nil && !c.ident.counts(a.Node) {
+		ok, err := c.identifyNow(ctx, a.Node, timeout)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			a.err = &NodeError{Node: ni.Node, Op: "inspect", Err: errUnidentified(ni.Node)}
+			a.Err = &NodeError{Node: ni.Node, Op: "inspect", Err: errUnidentified(ni.Node)}
 		}
 	}
-	if a.err != nil {
-		ni.Err = a.err
-		t.fail(a.err)
+	if a.Err != nil {
+		ni.Err = a.Err
+		t.Fail(a.Err)
 		return nil
 	}
-	*h = a.val
+	*h = a.Val
 	ni.Held, ni.Owner, ni.AcquiredAt, ni.Fence, ni.Remaining = h.Token != "", h.Owner, h.AcquiredAt, h.Fence, h.TTL
 	if ni.Held {
 		ni.Holder = node.ReleaseID(h.Token)
@@ -185,14 +185,14 @@ func (c *Client) Locks(ctx context.Context, pattern string) iter.Seq2[Info, erro
 // listHeld is Locks once its arguments are checked: scan rounds until every
 // node's scan ended, each followed by an Inspect of the keys it found.
 func (c *Client) listHeld(ctx context.Context, pattern string, timeout time.Duration, yield func(Info, error) bool) {
-	s := scan{match: keyname.Of(escapeGlob(c.cfg.prefix), pattern), cursors: make(map[string]string, len(c.nodes)), t: c.newTally()}
+	s := scan{match: keyname.Of(escapeGlob(c.cfg.prefix), pattern), cursors: make(map[string]string, len(c.nodes)), t: quorum.NewTally(len(c.nodes))}
 	active := append([]int(nil), c.all...)
 	seen := map[string]bool{}
 	for len(active) > 0 {
 		var pages []node.ScanPage
 		pages, active = c.scanStep(ctx, pattern, timeout, &s, active)
-		if s.t.missesAMajority() { // a held lock may be on none of the nodes scanned
-			yield(Info{}, s.t.err(fmt.Sprintf("list %q", pattern)))
+		if s.t.MissesAMajority() { // a held lock may be on none of the nodes scanned
+			yield(Info{}, errUnreachable(&s.t, fmt.Sprintf("list %q", pattern)))
 			return
 		}
 		if err := ctx.Err(); err != nil {
@@ -223,7 +223,7 @@ func (c *Client) listHeld(ctx context.Context, pattern string, timeout time.Dura
 type scan struct {
 	match   string
 	cursors map[string]string // by node name
-	t       tally
+	t       quorum.Tally
 }
 
 // scanStep is one scan round to the active nodes: the pages they returned
@@ -240,19 +240,19 @@ func (c *Client) scanStep(ctx context.Context, pattern string, timeout time.Dura
 		}
 		return in.Scan(ctx, args[nd.Name()])
 	})
-	defer r.close()
+	defer r.Close()
 	var pages []node.ScanPage
 	var next []int
-	for a, ok := r.next(); ok; a, ok = r.next() {
-		if a.err != nil {
-			s.t.fail(a.err)
+	for a, ok := r.Next(); ok; a, ok = r.Next() {
+		if a.Err != nil {
+			s.t.Fail(a.Err)
 			continue
 		}
-		pages = append(pages, a.val)
-		if a.val.Cursor != "" {
-			next = append(next, a.node)
+		pages = append(pages, a.Val)
+		if a.Val.Cursor != "" {
+			next = append(next, a.Node)
 		}
-		s.cursors[c.nodes[a.node].Name()] = a.val.Cursor
+		s.cursors[c.nodes[a.Node].Name()] = a.Val.Cursor
 	}
 	return pages, next
 }
@@ -343,20 +343,20 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 		}
 		return fr.ForceRelease(ctx, args)
 	})
-	defer r.close()
-	t := c.newTally()
-	for a, ok := r.next(); ok; a, ok = r.next() {
-		if a.err != nil {
-			t.fail(a.err)
+	defer r.Close()
+	t := quorum.NewTally(len(c.nodes))
+	for a, ok := r.Next(); ok; a, ok = r.Next() {
+		if a.Err != nil {
+			t.Fail(a.Err)
 			continue
 		}
-		t.yes++
+		t.Granted++
 	}
-	if !t.won() {
+	if !t.Won() {
 		if ctx.Err() != nil {
 			return info, fmt.Errorf("redlock: force release %q: %w", key, context.Cause(ctx))
 		}
-		return info, t.err(fmt.Sprintf("force release %q", key))
+		return info, errUnreachable(&t, fmt.Sprintf("force release %q", key))
 	}
 	c.notify.ReleasedLocally(name, token)
 	if c.logger.Enabled(ctx, slog.LevelInfo) {

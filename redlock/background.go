@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,11 +55,11 @@ func (g *inFlight) Wait() {
 	}
 }
 
-// background runs cleanup that a decided call does not wait for; Close
-// waits for it. Its requests are bounded by their own node timeouts. A
-// panic in it is logged, not fatal.
-func (c *Client) background(f func()) {
-	c.bg.Go(func() { guard.Log(c.logger, "redlock: background work", guard.Run(f)) })
+// goGuarded is Go for work that no caller waits for (the cleanup of a
+// decided call, say), which Close waits for: a panic in f is logged on
+// logger, not fatal. Requests in it are bounded by their own node timeouts.
+func (g *inFlight) goGuarded(logger *slog.Logger, f func()) {
+	g.Go(func() { guard.Log(logger, "redlock: background work", guard.Run(f)) })
 }
 
 // WaitFor is Wait for at most d; it reports whether nothing is in flight.
@@ -113,10 +114,10 @@ func (s *closing) cut() {
 	s.ctx, s.cancel = nil, nil
 }
 
-// untilClose returns parent, also cancelled by the next Close.
-func (c *Client) untilClose(parent context.Context) (context.Context, context.CancelFunc) {
+// until returns parent, also cancelled by the next cut.
+func (s *closing) until(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	stop := context.AfterFunc(c.closing.current(), func() { cancel(errClosing) })
+	stop := context.AfterFunc(s.current(), func() { cancel(errClosing) })
 	return ctx, func() {
 		stop()
 		cancel(nil)

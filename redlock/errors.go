@@ -3,7 +3,11 @@ package redlock
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/quorumlock/quorumlock/internal/quorum"
 )
 
 // Sentinel errors: every error of this package wraps one (or ctx.Err()).
@@ -38,6 +42,36 @@ func (e *NodeError) Error() string {
 }
 
 func (e *NodeError) Unwrap() error { return e.Err }
+
+// errUnreachable is the error of an operation (what, e.g. `acquire "k"`)
+// that too many nodes failed (t.Failures): it wraps ErrQuorumUnreachable
+// and each node's failure.
+func errUnreachable(t *quorum.Tally, what string) error {
+	return fmt.Errorf("%w: %s: %d of %d nodes failed: %w", ErrQuorumUnreachable, what, len(t.Failures), t.N, joined(t.Failures))
+}
+
+// joined is the nodes' failures as one error (nil when none).
+func joined(failures []error) error {
+	if len(failures) == 0 {
+		return nil
+	}
+	return nodeErrors(slices.Clone(failures))
+}
+
+// nodeErrors are the failures of several nodes, as errors.Join would join
+// them but on one line, so that a log line or a program's last words hold
+// the whole reason.
+type nodeErrors []error
+
+func (e nodeErrors) Error() string {
+	s := make([]string, len(e))
+	for i, err := range e {
+		s[i] = err.Error()
+	}
+	return strings.Join(s, "; ")
+}
+
+func (e nodeErrors) Unwrap() []error { return e }
 
 func invalidArg(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)

@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"context"
-	"errors"
 
 	"github.com/quorumlock/quorumlock/observe"
 )
@@ -21,23 +20,6 @@ const (
 	reasonMaxHold     = "max_hold"
 	reasonTookOver    = "took_over"
 )
-
-// reason says why an attempt that got no lock failed.
-func (o outcome) reason() string {
-	switch {
-	case o.split:
-		return reasonSplitVote
-	case o.held:
-		return reasonContended
-	case errors.Is(o.err, ErrQuorumUnreachable):
-		return reasonNoQuorum
-	case errors.Is(o.err, ErrInvalidArgument):
-		return reasonInvalid
-	case errors.Is(o.err, ErrRecovering):
-		return reasonRecovering
-	}
-	return reasonExpired // validity used up while acquiring or settling the fence
-}
 
 // observerOf is what a client reports its events to: the WithObserver
 // observer, or one that drops them, so that a report is one call.

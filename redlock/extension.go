@@ -37,8 +37,8 @@ type extension struct {
 // item.
 func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 	e := &extension{c: c, ctx: ctx, items: items, start: time.Now()}
-	r := e.send()
-	defer r.close()
+	r := e.dispatch()
+	defer r.Close()
 	t := e.tallyPerLock(r)
 	out := make([]error, len(items))
 	for k, it := range items {
@@ -49,7 +49,7 @@ func (c *Client) extendLocks(ctx context.Context, items []extendItem) []error {
 
 // extendTally is one lock's tally in an extension round.
 type extendTally struct {
-	tally
+	quorum.Tally
 	decidedAt time.Time // when the q-th Extended arrived
 }
 
@@ -58,11 +58,11 @@ type extendTally struct {
 // few nodes left to make the refusals that many (quorum.Confirm's Final). A
 // round that cannot win waits for those nodes, so that failures answering
 // first do not hide the refusals.
-func (tk *extendTally) settled() bool { return tk.votes().Final(quorum.Confirm) }
+func (tk *extendTally) settled() bool { return tk.Votes.Final(quorum.Confirm) }
 
-// send sends every item's extension to every node, under the earliest of
+// dispatch sends every item's extension to every node, under the earliest of
 // each lock's validity and node timeout (the latest of those).
-func (e *extension) send() *round[[]node.ExtendResult] {
+func (e *extension) dispatch() *quorum.Round[[]node.ExtendResult] {
 	c, items, start := e.c, e.items, e.start
 	ops := make([]node.ExtendArgs, len(items))
 	var deadline time.Time
@@ -94,10 +94,10 @@ func (e *extension) send() *round[[]node.ExtendResult] {
 
 // tallyPerLock tallies the round's answers per lock until every lock's
 // outcome is decided (a node's failure counts against each lock).
-func (e *extension) tallyPerLock(r *round[[]node.ExtendResult]) []extendTally {
+func (e *extension) tallyPerLock(r *quorum.Round[[]node.ExtendResult]) []extendTally {
 	t := make([]extendTally, len(e.items))
 	for k := range t {
-		t[k].tally = e.c.newTally()
+		t[k].Tally = quorum.NewTally(len(e.c.nodes))
 	}
 	all := func() bool {
 		for k := range t {
@@ -108,7 +108,7 @@ func (e *extension) tallyPerLock(r *round[[]node.ExtendResult]) []extendTally {
 		return true
 	}
 	for !all() {
-		a, ok := r.next()
+		a, ok := r.Next()
 		if !ok {
 			break
 		}
@@ -116,15 +116,15 @@ func (e *extension) tallyPerLock(r *round[[]node.ExtendResult]) []extendTally {
 		for k := range t {
 			tk := &t[k]
 			switch {
-			case a.err != nil:
-				tk.fail(a.err)
+			case a.Err != nil:
+				tk.Fail(a.Err)
 			case tk.settled():
-			case a.val[k] == node.Extended:
-				if tk.yes++; tk.won() { // once: a won tally is settled
+			case a.Val[k] == node.Extended:
+				if tk.Granted++; tk.Won() { // once: a won tally is settled
 					tk.decidedAt = now
 				}
 			default:
-				tk.no++ // held by another token, refused, or re-asserted
+				tk.Refused++ // held by another token, refused, or re-asserted
 			}
 		}
 	}
@@ -136,7 +136,7 @@ func (e *extension) tallyPerLock(r *round[[]node.ExtendResult]) []extendTally {
 func (e *extension) verdict(it extendItem, tk *extendTally) error {
 	c, ctx, start, l := e.c, e.ctx, e.start, it.l
 	switch {
-	case tk.won() && tk.decidedAt.Before(it.vu):
+	case tk.Won() && tk.decidedAt.Before(it.vu):
 		l.mu.Lock()
 		ok := !l.released && l.Err() == nil
 		if ok {
@@ -149,16 +149,16 @@ func (e *extension) verdict(it extendItem, tk *extendTally) error {
 		l.rearm()
 		c.obs.Observe(observe.Event{Kind: observe.Extended, Key: l.key, Latency: tk.decidedAt.Sub(start), Context: ctx})
 		return nil
-	case tk.denied():
-		err := l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: extend %q: held by us on too few nodes (%d of %d not ours)", ErrLockLost, l.key, tk.no, tk.n))
+	case tk.Denied():
+		err := l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: extend %q: held by us on too few nodes (%d of %d not ours)", ErrLockLost, l.key, tk.Refused, tk.N))
 		l.dropKeys(it.ttl)
 		return err
-	case tk.won() || !time.Now().Before(it.vu):
+	case tk.Won() || !time.Now().Before(it.vu):
 		err := l.lost(ctx, reasonUnconfirmed, fmt.Errorf("%w: extend %q: a majority did not confirm before the validity ended", ErrLockLost, l.key))
 		l.dropKeys(it.ttl)
 		return err
 	}
-	err := tk.err(fmt.Sprintf("extend %q", l.key))
+	err := errUnreachable(&tk.Tally, fmt.Sprintf("extend %q", l.key))
 	c.obs.Observe(observe.Event{Kind: observe.Extended, Key: l.key, Reason: reasonNoQuorum, Latency: time.Since(start), Err: err, Context: ctx})
 	return err
 }
@@ -169,12 +169,6 @@ func earliest(a, b time.Time) time.Time {
 	}
 	return a
 }
-
-// kept is a lock as the watchdog sees it: a lease with a TTL and a validity.
-type kept struct{ l *Lock }
-
-func (k kept) TTL() time.Duration    { return k.l.currentTTL() }
-func (k kept) ValidUntil() time.Time { return k.l.ValidUntil() }
 
 // newWatchdog builds the client's watchdog; it validates the keep-alive
 // options and runs a goroutine only while it keeps locks.

@@ -2,7 +2,6 @@ package redlock
 
 import (
 	"context"
-	"errors"
 	"sync/atomic"
 )
 
@@ -15,27 +14,20 @@ import (
 //
 // An attempt does not wait for failing nodes once the nodes that answered
 // are a majority and the outcome hinges only on the failing ones (see
-// round.onlyFailingLeft): with exactly a quorum of nodes alive, waiting for
+// quorum.Round.Collect): with exactly a quorum of nodes alive, waiting for
 // the dead ones would cost every contended attempt a node timeout. Because
 // a majority must have answered, a stale mark (a node that came back while
 // the client was idle) never makes a call give up with ErrQuorumUnreachable.
 type health []atomic.Bool
 
-// errFailing is the failure recorded for a failing node whose answer an
-// attempt did not wait for.
-var errFailing = errors.New("failing recently; its answer was not awaited")
-
-// note records node i's answer to a request of op made under parent.
-// An identify request's failure marks nothing: its timeout (first
-// contact's, longer than a lock's node timeout) says nothing about the
-// node's lock requests, and an unidentified node's answers do not count.
-func (h health) note(parent context.Context, op string, i int, err error) {
+// note records node i's answer to a request made under parent (err nil),
+// or its failure; a failure of the caller's own cancellation marks nothing.
+func (h health) note(parent context.Context, i int, err error) {
 	switch {
 	case err == nil:
 		if h[i].Load() {
 			h[i].Store(false)
 		}
-	case op == opIdentify:
 	case parent.Err() == nil: // not the caller's own cancellation
 		h[i].Store(true)
 	}

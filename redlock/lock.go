@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/hold"
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 )
@@ -121,11 +122,11 @@ func (l *Lock) Release(ctx context.Context) error {
 	// answer: the deletes above are only cleanup, and failing nodes must
 	// not turn that answer into ErrQuorumUnreachable.
 	ended := l.Err() != nil || !start.Before(validUntil)
-	if !ended && !t.won() && len(t.failures) > 0 && !t.denied() {
+	if !ended && !t.Won() && len(t.Failures) > 0 && !t.Denied() {
 		if ctx.Err() != nil {
 			return fmt.Errorf("redlock: release %q: %w", l.key, context.Cause(ctx))
 		}
-		return t.err(fmt.Sprintf("release %q", l.key))
+		return errUnreachable(&t, fmt.Sprintf("release %q", l.key))
 	}
 	return l.releaseVerdict(ctx, t, ended, start, validUntil)
 }
@@ -133,24 +134,24 @@ func (l *Lock) Release(ctx context.Context) error {
 // deleteKeys is the release's round: it tallies the deletes (yes: the key
 // was ours and is gone) until every node answered or, once a majority
 // deleted it, the others had a short while to.
-func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Time) tally {
+func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Time) quorum.Tally {
 	c := l.client
 	r := c.deleteRound(ctx, l.key, l.name, l.token, ttl, nil, l.sent)
-	defer r.close()
-	t := c.newTally()
+	defer r.Close()
+	t := quorum.NewTally(len(c.nodes))
 	var linger <-chan time.Time
 	for {
-		a, ok := r.nextBefore(linger)
+		a, ok := r.NextBefore(linger)
 		if !ok {
 			break
 		}
-		_ = t.countHeld(a)
-		if t.won() && linger == nil {
+		_ = t.CountHeld(a)
+		if t.Won() && linger == nil {
 			// The key is free on a majority: this client's next waiter can
 			// try now. Wait a little for the others, so that an immediate
 			// re-acquire does not find our key on a slow but healthy node.
 			c.notify.ReleasedLocally(l.name, l.token)
-			linger = r.lingerFor(max(time.Since(start), time.Millisecond))
+			linger = r.Linger(max(time.Since(start), time.Millisecond))
 		}
 	}
 	return t
@@ -158,7 +159,7 @@ func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Tim
 
 // releaseVerdict marks the lock released and returns what its release came to
 // (t: the deletes' tally; ended: the lock had ended before the call).
-func (l *Lock) releaseVerdict(ctx context.Context, t tally, ended bool, start, validUntil time.Time) error {
+func (l *Lock) releaseVerdict(ctx context.Context, t quorum.Tally, ended bool, start, validUntil time.Time) error {
 	c := l.client
 	l.mu.Lock()
 	l.released = true
@@ -168,8 +169,8 @@ func (l *Lock) releaseVerdict(ctx context.Context, t tally, ended bool, start, v
 		return fmt.Errorf("%w: release %q: the lock had ended: %v", ErrLockLost, l.key, l.Err())
 	case ended:
 		return l.lost(ctx, reasonExpired, fmt.Errorf("%w: release %q: validity had ended %s before release", ErrLockLost, l.key, start.Sub(validUntil)))
-	case !t.won():
-		return l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, t.yes, t.n))
+	case !t.Won():
+		return l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, t.Granted, t.N))
 	}
 	if l.end(ErrReleased) { // else its expiry ended it first, and said so
 		c.obs.Observe(observe.Event{Kind: observe.Released, Key: l.key, Latency: time.Since(start), Context: ctx})

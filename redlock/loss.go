@@ -27,6 +27,12 @@ type lifecycle struct {
 	unkept sync.Once   // reports the end of auto-extension once
 }
 
+// kept is a lock as the watchdog sees it: a lease with a TTL and a validity.
+type kept struct{ l *Lock }
+
+func (k kept) TTL() time.Duration    { return k.l.currentTTL() }
+func (k kept) ValidUntil() time.Time { return k.l.ValidUntil() }
+
 func (l *Lock) startLife() {
 	l.life.ctx, l.life.cancel = context.WithCancelCause(context.Background())
 	vu := l.ValidUntil()

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -31,9 +32,6 @@ type identity struct {
 // identifyRetry is how often nodes that could not be identified are asked
 // again, in the background; until then their answers do not count.
 const identifyRetry = time.Second
-
-// opIdentify names the identify round (in errors, and in noteAnswer).
-const opIdentify = "identify"
 
 // identifyTimeout is the least time a node has to say who it is at first
 // contact, which dials new connections.
@@ -69,7 +67,7 @@ func (c *Client) ready(ctx context.Context, timeout time.Duration) error {
 				ask = append(ask, i)
 			}
 		}
-		c.background(func() {
+		c.bg.goGuarded(c.logger, func() {
 			got := c.ask(context.Background(), ask, timeout) // without the lock: counts must not wait
 			id.mu.Lock()
 			defer id.mu.Unlock()
@@ -85,54 +83,57 @@ func (c *Client) ready(ctx context.Context, timeout time.Duration) error {
 //
 // Close cancels the requests (a node's answer is no use to a closed
 // client); the requests of nodes still silent when it returns end with it.
-func (c *Client) ask(ctx context.Context, nodes []int, timeout time.Duration) []answer[node.Identity] {
-	ctx, stop := c.untilClose(ctx)
+func (c *Client) ask(ctx context.Context, nodes []int, timeout time.Duration) []quorum.Answer[node.Identity] {
+	ctx, stop := c.closing.until(ctx)
 	defer stop()
 	r := startRound(c, ctx, opIdentify, "", nodes, timeout, func(ctx context.Context, n node.Node) (node.Identity, error) {
 		return n.Identify(ctx)
 	})
-	defer r.close()
-	var got []answer[node.Identity]
-	t := c.newTally()
-	var linger <-chan time.Time
-	for a, ok := r.nextBefore(linger); ok; a, ok = r.nextBefore(linger) {
-		if a.err == nil && a.val.ID != "" {
-			t.yes++
+	defer r.Close()
+	var got []quorum.Answer[node.Identity]
+	t := quorum.NewTally(len(c.nodes))
+	count := func(a quorum.Answer[node.Identity]) error {
+		if a.Err == nil && a.Val.ID != "" {
+			t.Granted++
 			got = append(got, a)
 		}
-		if t.won() && linger == nil {
-			// Enough to work with: the others get a moment (as long again
-			// as these took), then are asked again in the background, and
-			// their answers do not count until they say who they are.
-			t := time.NewTimer(max(time.Since(r.start), time.Millisecond))
-			defer t.Stop()
-			linger = t.C
-		}
+		return nil
 	}
+	for !t.Won() {
+		a, ok := r.Next()
+		if !ok {
+			return got
+		}
+		_ = count(a)
+	}
+	// Enough to work with: the others get a moment (as long again as these
+	// took), then are asked again in the background, and their answers do
+	// not count until they say who they are.
+	r.CollectWithin(max(time.Since(r.Began()), time.Millisecond), count, false)
 	return got
 }
 
 // accept records identities, refusing duplicates and, with
 // WithRequireNoEviction, evicting servers. Called with id.mu held.
-func (id *identity) accept(got []answer[node.Identity]) {
+func (id *identity) accept(got []quorum.Answer[node.Identity]) {
 	id.retryAt = time.Now().Add(identifyRetry)
 	for _, a := range got {
-		name := id.names[a.node]
+		name := id.names[a.Node]
 		for j, other := range id.ids {
-			if other == a.val.ID && j != a.node {
-				id.err = invalidArg("nodes %q and %q are the same server (id %s); a quorum needs independent servers", id.names[j], name, a.val.ID)
+			if other == a.Val.ID && j != a.Node {
+				id.err = invalidArg("nodes %q and %q are the same server (id %s); a quorum needs independent servers", id.names[j], name, a.Val.ID)
 				return
 			}
 		}
-		if a.val.Eviction != "noeviction" {
+		if a.Val.Eviction != "noeviction" {
 			if id.strict {
-				id.err = invalidArg("node %q has maxmemory-policy %q, which can evict lock keys and fence counters; set it to noeviction", name, a.val.Eviction)
+				id.err = invalidArg("node %q has maxmemory-policy %q, which can evict lock keys and fence counters; set it to noeviction", name, a.Val.Eviction)
 				return
 			}
 			id.logger.Warn("redlock: node may evict lock keys under memory pressure, which breaks mutual exclusion; set maxmemory-policy noeviction",
-				"node", name, "maxmemory-policy", a.val.Eviction)
+				"node", name, "maxmemory-policy", a.Val.Eviction)
 		}
-		id.ids[a.node] = a.val.ID
+		id.ids[a.Node] = a.Val.ID
 	}
 	for _, s := range id.ids {
 		if s == "" {

@@ -231,11 +231,11 @@ func ContextWithOwner(ctx context.Context, owner string) context.Context {
 }
 
 // ownerOf is the owner an acquisition made with ctx records.
-func (c *Client) ownerOf(ctx context.Context) string {
+func (c *config) ownerOf(ctx context.Context) string {
 	if o, ok := ctx.Value(ownerKey{}).(string); ok {
 		return o
 	}
-	return c.cfg.owner
+	return c.owner
 }
 
 // checkContextOwner validates the owner of ContextWithOwner, if any.
@@ -268,13 +268,13 @@ func ContextWithRetry(ctx context.Context, p retry.Policy) context.Context {
 type retryOption struct{ p retry.Policy }
 
 // retryOf is the retry policy of an Acquire made with ctx.
-func (c *Client) retryOf(ctx context.Context) (retry.Policy, error) {
+func (c *config) retryOf(ctx context.Context) (retry.Policy, error) {
 	if ctx == nil { // refused by acquire's checks
-		return c.cfg.retry, nil
+		return c.retry, nil
 	}
 	o, ok := ctx.Value(retryKey{}).(retryOption)
 	if !ok {
-		return c.cfg.retry, nil
+		return c.retry, nil
 	}
 	if o.p == nil {
 		return nil, invalidArg("nil retry policy")

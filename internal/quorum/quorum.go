@@ -6,8 +6,12 @@
 // whether one can still be reached), so that "a majority said yes" and "a
 // majority can no longer say yes" mean the same in every operation.
 //
-// It is pure: counts in, verdicts out; no I/O, no clock, nothing of ours
-// imported. The rounds that gather the votes are the caller's.
+// The verdicts (Votes) are pure: counts in, verdicts out. The Round that
+// gathers the votes is here too, with its one collection loop (Collect)
+// and its stopping rules, so that every operation waits the same way; what
+// a round needs of the client that runs it (its nodes' health, their
+// errors, its log and observer) comes through Caller, and this package
+// imports nothing of the client.
 package quorum
 
 // Of returns the quorum of n nodes: the smallest majority, n/2+1.
