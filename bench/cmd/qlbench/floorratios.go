@@ -77,6 +77,10 @@ func floorRatios(rp *harness.Report) []harness.Ratio {
 			if lib != libQL && lib != libQLRueidis {
 				continue // the other clients run the plain cycle: the table shows their counts
 			}
+			// What the client adds to its own scripts' cost on the nodes.
+			if r, ok := ratio(fc.label+" "+lib+" cycles/s vs raw-record floor", fc.scenario, fc.cas, lib, libRawRecord, "cycles/s"); ok {
+				out = append(out, r)
+			}
 			if r, ok := ratio(fc.label+" "+lib+" server commands/cycle vs raw floor", fc.scenario, fc.cas, lib, libRaw, "server-cmds/op"); ok {
 				met := r.Value <= maxCommandsVsRaw
 				r.Target, r.Met, r.LowerIsB = fmt.Sprintf("<= %g", maxCommandsVsRaw), &met, true
