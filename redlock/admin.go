@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/identity"
 	"github.com/quorumlock/quorumlock/internal/keyname"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/recovery"
@@ -45,11 +46,11 @@ func (c *Client) Inspect(ctx context.Context, key string) (Info, error) {
 
 // inspect is Inspect that also returns the holder's token.
 func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration) (Info, string, error) {
-	if err := c.ready(ctx, timeout); err != nil {
+	if err := c.ident.Ready(ctx, timeout); err != nil {
 		return Info{}, "", err
 	}
 	name := c.keyName(key)
-	r := startRound(c, ctx, "inspect", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.Holding, error) {
+	r := startRound(&c.rounds, ctx, "inspect", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.Holding, error) {
 		in, ok := nd.(node.Inspector)
 		if !ok {
 			return node.Holding{}, unsupported(nd, "inspect")
@@ -92,13 +93,13 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 // called unreadable; a configuration error found meanwhile is returned.
 func (c *Client) inspected(ctx context.Context, t *quorum.Tally, ni *Info, h *node.Holding, a quorum.Answer[node.Holding], timeout time.Duration) error {
 	ni.Node = c.nodes[a.Node].Name()
-	if a.Err == nil && !c.ident.counts(a.Node) {
-		ok, err := c.identifyNow(ctx, a.Node, timeout)
+	if a.Err == nil && !c.ident.Counts(a.Node) {
+		ok, err := c.ident.Now(ctx, a.Node, timeout)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			a.Err = &NodeError{Node: ni.Node, Op: "inspect", Err: errUnidentified(ni.Node)}
+			a.Err = &NodeError{Node: ni.Node, Op: "inspect", Err: identity.Unidentified(ni.Node)}
 		}
 	}
 	if a.Err != nil {
@@ -174,7 +175,7 @@ func (c *Client) Locks(ctx context.Context, pattern string) iter.Seq2[Info, erro
 			return
 		}
 		timeout := c.cfg.adminTimeout()
-		if err := c.ready(ctx, timeout); err != nil {
+		if err := c.ident.Ready(ctx, timeout); err != nil {
 			yield(Info{}, err)
 			return
 		}
@@ -233,7 +234,7 @@ func (c *Client) scanStep(ctx context.Context, pattern string, timeout time.Dura
 	for _, i := range active {
 		args[c.nodes[i].Name()] = node.ScanArgs{Cursor: s.cursors[c.nodes[i].Name()], Match: s.match}
 	}
-	r := startRound(c, ctx, "scan", pattern, active, timeout, func(ctx context.Context, nd node.Node) (node.ScanPage, error) {
+	r := startRound(&c.rounds, ctx, "scan", pattern, active, timeout, func(ctx context.Context, nd node.Node) (node.ScanPage, error) {
 		in, ok := nd.(node.Inspector)
 		if !ok {
 			return node.ScanPage{}, unsupported(nd, "scan")
@@ -336,7 +337,7 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 	if !c.cfg.noNotify {
 		args.Channel = c.releaseChannel
 	}
-	r := startRound(c, ctx, "force release", key, nil, timeout, func(ctx context.Context, nd node.Node) (bool, error) {
+	r := startRound(&c.rounds, ctx, "force release", key, nil, timeout, func(ctx context.Context, nd node.Node) (bool, error) {
 		fr, ok := nd.(node.ForceReleaser)
 		if !ok {
 			return false, unsupported(nd, "force release")

@@ -57,7 +57,7 @@ func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl t
 		args.Channel = c.releaseChannel
 	}
 	timeout := c.cfg.timeoutFor(ttl)
-	return startRoundAt(c, ctx, "release", key, nodes, timeout, func(ctx context.Context, i int) (bool, error) {
+	return startRoundAt(&c.rounds, ctx, "release", key, nodes, timeout, func(ctx context.Context, i int) (bool, error) {
 		a := args
 		if sent.settle(i, timeout/4) {
 			a.Tombstone = ttl

@@ -80,7 +80,7 @@ func (e *extension) dispatch() *quorum.Round[[]node.ExtendResult] {
 	for _, it := range items { // an extension can set a missing key
 		it.l.sent.send(true)
 	}
-	return startRoundAt(c, e.ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
+	return startRoundAt(&c.rounds, e.ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
 		res, err := c.nodes[i].Extend(ctx, ops)
 		for _, it := range items {
 			it.l.sent.answered(i, err)
