@@ -17,23 +17,6 @@ import (
 	"github.com/quorumlock/quorumlock/node"
 )
 
-// Info is what the nodes say about a lock: in the quorum view (Node is "")
-// what a majority says, with each node's Info in Nodes.
-type Info struct {
-	Key        string        // without the client's prefix
-	Node       string        // a node's Info: the node's name
-	Held       bool          // one token holds the key on a majority (on the node)
-	Holder     string        // the holder's node.ReleaseID, which hides its token
-	Owner      string        // the holder's WithOwner; "" when not recorded
-	AcquiredAt time.Time     // when the holder's winning attempt started, by its clock
-	Fence      uint64        // the largest counter read: at least the holder's fence once it got the lock
-	Remaining  time.Duration // how long a majority (the node) keeps the key
-	Agree      bool          // every node answered, all the same
-	Nodes      []Info        // per node, in the order given to New
-	Err        error         // a node's Info: its failure
-	Recovering time.Duration // a node's: how long it still sits out, having lost its data (0: it counts)
-}
-
 // Inspect reports who holds key, changing nothing. Errors:
 // ErrInvalidArgument, ErrQuorumUnreachable, ctx's error.
 func (c *Client) Inspect(ctx context.Context, key string) (Info, error) {

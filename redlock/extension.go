@@ -269,35 +269,3 @@ func (l *Lock) extendable(start time.Time, ttl time.Duration) (extendItem, error
 	}
 	return extendItem{l: l, ttl: ttl, vu: vu}, nil
 }
-
-// releaseHeld is Release while a HoldAtLeast is not over: one extension
-// to the hold left. handled is false when the hold is over (or was never
-// asked for), and Release deletes as usual. The caller holds l.op.
-func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
-	l.mu.RLock()
-	until, maxTTL := l.holdUntil, l.ttl
-	l.mu.RUnlock()
-	left := time.Until(until)
-	if until.IsZero() || left <= 0 {
-		return false, nil
-	}
-	ttl := left
-	for l.client.checkTTL(ttl) != nil && ttl < maxTTL {
-		ttl *= 2 // too short for a round: hold a little longer than asked
-	}
-	it, err := l.extendable(time.Now(), ttl)
-	if err != nil {
-		return false, nil // ended: Release reports it and cleans up
-	}
-	l.client.learning.Tell(ctx, l.name, ttl) // a hold past the recovery period: internal/recovery
-	if err := l.client.extendLocks(ctx, []extendItem{it})[0]; err != nil {
-		return true, err
-	}
-	l.mu.Lock()
-	l.released = true
-	l.mu.Unlock()
-	if l.end(ErrReleased) {
-		l.client.obs.Observe(observe.Event{Kind: observe.Released, Key: l.key, Context: ctx})
-	}
-	return true, nil
-}
