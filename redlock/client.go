@@ -7,6 +7,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/identity"
+	"github.com/quorumlock/quorumlock/internal/inflight"
 	"github.com/quorumlock/quorumlock/internal/keyname"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/recovery"
@@ -30,10 +31,10 @@ type Client struct {
 	health   health                 // nodes failing recently; see health.go
 	learning *recovery.Keeper       // learning nodes kept moving; see internal/recovery
 
-	bg      inFlight // requests in flight and cleanup running in the background
-	checks  inFlight // identify requests in flight, which Close cuts
-	closing closing  // cancelled by Close: the identify requests' context
-	rounds  rounds   // what each quorum round borrows of the client; see round.go
+	bg      inflight.Group   // requests in flight and cleanup running in the background
+	checks  inflight.Group   // identify requests in flight, which Close cuts
+	closing inflight.Closing // cancelled by Close: the identify requests' context
+	rounds  rounds           // what each quorum round borrows of the client; see round.go
 
 	releaseChannel string // prefix + "released", built once: it is on every release's path
 }
@@ -95,7 +96,7 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 		names[i] = n.Name()
 	}
 	c.ident = identity.New(identity.Config{Names: names, Strict: cfg.strict, Logger: logger, Ask: c.rounds.identify,
-		Background: func(f func()) { c.bg.goGuarded(logger, f) }, Invalid: invalidArg})
+		Background: func(f func()) { c.bg.GoGuarded(logger, f) }, Invalid: invalidArg})
 	return c, nil
 }
 
@@ -117,7 +118,7 @@ func isNil(n node.Node) bool {
 // the node timeout where the node honours deadlines) and stops the release
 // subscriptions. It does not release held locks; the Client stays usable.
 func (c *Client) Close() error {
-	c.closing.cut()
+	c.closing.Cut()
 	c.bg.Wait()
 	c.checks.WaitFor(c.cfg.adminTimeout())
 	c.learning.Stop()

@@ -33,7 +33,7 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 	if len(nodes) == 0 {
 		return
 	}
-	c.bg.goGuarded(c.logger, func() {
+	c.bg.GoGuarded(c.logger, func() {
 		r := c.deleteRound(context.Background(), key, name, token, ttl, nodes, nil)
 		defer r.Close()
 		for a, ok := r.Next(); ok; a, ok = r.Next() {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/guard"
+	"github.com/quorumlock/quorumlock/internal/inflight"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
@@ -33,11 +34,11 @@ type rounds struct {
 	all      []int // 0..len(nodes)-1: every node
 	health   health
 	logger   *slog.Logger
-	obs      observe.Observer // never nil
-	observed bool             // WithObserver was given: Report tells obs
-	bg       *inFlight        // requests in flight, which Close waits for
-	checks   *inFlight        // identify requests in flight, which Close cuts
-	closing  *closing         // cancelled by Close: the identify requests' context
+	obs      observe.Observer  // never nil
+	observed bool              // WithObserver was given: Report tells obs
+	bg       *inflight.Group   // requests in flight, which Close waits for
+	checks   *inflight.Group   // identify requests in flight, which Close cuts
+	closing  *inflight.Closing // cancelled by Close: the identify requests' context
 }
 
 // startRound asks the nodes (indexes into r.nodes; nil: all of them) with
@@ -65,7 +66,7 @@ func startRoundAt[T any](r *rounds, parent context.Context, op, key string, node
 // Close cancels the requests (a node's answer is no use to a closed
 // client); the requests of nodes still silent when it returns end with it.
 func (r *rounds) identify(ctx context.Context, nodes []int, timeout time.Duration) []quorum.Answer[node.Identity] {
-	ctx, stop := r.closing.until(ctx)
+	ctx, stop := r.closing.Until(ctx)
 	defer stop()
 	rd := startRound(r, ctx, opIdentify, "", nodes, timeout, func(ctx context.Context, n node.Node) (node.Identity, error) {
 		return n.Identify(ctx)
