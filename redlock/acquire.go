@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/hold"
+	"github.com/quorumlock/quorumlock/internal/identity"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/recovery"
 	"github.com/quorumlock/quorumlock/internal/wake"
@@ -60,7 +61,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 	if err := checkContextOwner(ctx); err != nil {
 		return nil, err
 	}
-	if err := c.ready(ctx, c.cfg.timeoutFor(ttl)); err != nil {
+	if err := c.ident.Ready(ctx, c.cfg.timeoutFor(ttl)); err != nil {
 		return nil, err
 	}
 	a := acquisition{c: c, ctx: ctx, key: key, name: c.keyName(key), ttl: ttl, policy: b, began: time.Now()}
@@ -315,7 +316,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 		Owner: c.cfg.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get()}
 	sent := a.sent
 	sent.send(false)
-	r := startRoundAt(c, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
+	r := startRoundAt(&c.rounds, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
 		v, err := c.nodes[i].Acquire(ctx, args)
 		sent.answered(i, err)
 		return v, err
@@ -376,9 +377,9 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(quorum.Answ
 	c := a.c
 	return func(v quorum.Answer[node.AcquireReply]) error {
 		defer b.recount()
-		counts := v.Err == nil && c.ident.counts(v.Node)
+		counts := v.Err == nil && c.ident.Counts(v.Node)
 		if v.Err == nil && !counts && b.configErr == nil {
-			counts, b.configErr = c.identifyNow(a.ctx, v.Node, timeout)
+			counts, b.configErr = c.ident.Now(a.ctx, v.Node, timeout)
 		}
 		switch {
 		case v.Err != nil:
@@ -386,7 +387,7 @@ func (a *acquisition) counter(b *ballot, timeout time.Duration) func(quorum.Answ
 		case !counts:
 			// The undo reaches it like every node that did not answer "held".
 			name := c.nodes[v.Node].Name()
-			b.t.Fail(&NodeError{Node: name, Op: "acquire", Err: errUnidentified(name)})
+			b.t.Fail(&NodeError{Node: name, Op: "acquire", Err: identity.Unidentified(name)})
 		case v.Val.Acquired:
 			b.rec.Note(v.Node, v.Val.Standing, true)
 			b.yes = append(b.yes, v)
@@ -618,7 +619,7 @@ func (a *acquisition) settleFence(acquired []quorum.Answer[node.AcquireReply]) (
 	if t.Won() {
 		return fence, nil
 	}
-	r := startRound(c, a.ctx, "fence", a.key, behind, c.cfg.timeoutFor(a.ttl), func(ctx context.Context, nd node.Node) (bool, error) {
+	r := startRound(&c.rounds, a.ctx, "fence", a.key, behind, c.cfg.timeoutFor(a.ttl), func(ctx context.Context, nd node.Node) (bool, error) {
 		return nd.RaiseFence(ctx, name, token, fence, c.cfg.retention)
 	})
 	defer r.Close()

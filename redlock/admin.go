@@ -10,28 +10,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/identity"
 	"github.com/quorumlock/quorumlock/internal/keyname"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/recovery"
 	"github.com/quorumlock/quorumlock/node"
 )
-
-// Info is what the nodes say about a lock: in the quorum view (Node is "")
-// what a majority says, with each node's Info in Nodes.
-type Info struct {
-	Key        string        // without the client's prefix
-	Node       string        // a node's Info: the node's name
-	Held       bool          // one token holds the key on a majority (on the node)
-	Holder     string        // the holder's node.ReleaseID, which hides its token
-	Owner      string        // the holder's WithOwner; "" when not recorded
-	AcquiredAt time.Time     // when the holder's winning attempt started, by its clock
-	Fence      uint64        // the largest counter read: at least the holder's fence once it got the lock
-	Remaining  time.Duration // how long a majority (the node) keeps the key
-	Agree      bool          // every node answered, all the same
-	Nodes      []Info        // per node, in the order given to New
-	Err        error         // a node's Info: its failure
-	Recovering time.Duration // a node's: how long it still sits out, having lost its data (0: it counts)
-}
 
 // Inspect reports who holds key, changing nothing. Errors:
 // ErrInvalidArgument, ErrQuorumUnreachable, ctx's error.
@@ -45,11 +29,11 @@ func (c *Client) Inspect(ctx context.Context, key string) (Info, error) {
 
 // inspect is Inspect that also returns the holder's token.
 func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration) (Info, string, error) {
-	if err := c.ready(ctx, timeout); err != nil {
+	if err := c.ident.Ready(ctx, timeout); err != nil {
 		return Info{}, "", err
 	}
 	name := c.keyName(key)
-	r := startRound(c, ctx, "inspect", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.Holding, error) {
+	r := startRound(&c.rounds, ctx, "inspect", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.Holding, error) {
 		in, ok := nd.(node.Inspector)
 		if !ok {
 			return node.Holding{}, unsupported(nd, "inspect")
@@ -92,13 +76,13 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 // called unreadable; a configuration error found meanwhile is returned.
 func (c *Client) inspected(ctx context.Context, t *quorum.Tally, ni *Info, h *node.Holding, a quorum.Answer[node.Holding], timeout time.Duration) error {
 	ni.Node = c.nodes[a.Node].Name()
-	if a.Err == nil && !c.ident.counts(a.Node) {
-		ok, err := c.identifyNow(ctx, a.Node, timeout)
+	if a.Err == nil && !c.ident.Counts(a.Node) {
+		ok, err := c.ident.Now(ctx, a.Node, timeout)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			a.Err = &NodeError{Node: ni.Node, Op: "inspect", Err: errUnidentified(ni.Node)}
+			a.Err = &NodeError{Node: ni.Node, Op: "inspect", Err: identity.Unidentified(ni.Node)}
 		}
 	}
 	if a.Err != nil {
@@ -174,7 +158,7 @@ func (c *Client) Locks(ctx context.Context, pattern string) iter.Seq2[Info, erro
 			return
 		}
 		timeout := c.cfg.adminTimeout()
-		if err := c.ready(ctx, timeout); err != nil {
+		if err := c.ident.Ready(ctx, timeout); err != nil {
 			yield(Info{}, err)
 			return
 		}
@@ -233,7 +217,7 @@ func (c *Client) scanStep(ctx context.Context, pattern string, timeout time.Dura
 	for _, i := range active {
 		args[c.nodes[i].Name()] = node.ScanArgs{Cursor: s.cursors[c.nodes[i].Name()], Match: s.match}
 	}
-	r := startRound(c, ctx, "scan", pattern, active, timeout, func(ctx context.Context, nd node.Node) (node.ScanPage, error) {
+	r := startRound(&c.rounds, ctx, "scan", pattern, active, timeout, func(ctx context.Context, nd node.Node) (node.ScanPage, error) {
 		in, ok := nd.(node.Inspector)
 		if !ok {
 			return node.ScanPage{}, unsupported(nd, "scan")
@@ -336,7 +320,7 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 	if !c.cfg.noNotify {
 		args.Channel = c.releaseChannel
 	}
-	r := startRound(c, ctx, "force release", key, nil, timeout, func(ctx context.Context, nd node.Node) (bool, error) {
+	r := startRound(&c.rounds, ctx, "force release", key, nil, timeout, func(ctx context.Context, nd node.Node) (bool, error) {
 		fr, ok := nd.(node.ForceReleaser)
 		if !ok {
 			return false, unsupported(nd, "force release")

@@ -6,6 +6,8 @@ import (
 	"reflect"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/identity"
+	"github.com/quorumlock/quorumlock/internal/inflight"
 	"github.com/quorumlock/quorumlock/internal/keyname"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/recovery"
@@ -25,13 +27,14 @@ type Client struct {
 	obs      observe.Observer       // never nil; see events.go
 	notify   *wake.Hub              // release notifications and waiters; see internal/wake
 	keeper   *extend.Watchdog[kept] // auto-extension; see extension.go
-	ident    identity               // first-contact checks of the nodes; see nodes.go
-	health   health                 // nodes failing recently; see nodes.go
+	ident    *identity.Nodes        // first-contact checks of the nodes; see internal/identity
+	health   health                 // nodes failing recently; see health.go
 	learning *recovery.Keeper       // learning nodes kept moving; see internal/recovery
 
-	bg      inFlight // requests in flight and cleanup running in the background
-	checks  inFlight // identify requests in flight, which Close cuts
-	closing closing  // cancelled by Close: the identify requests' context
+	bg      inflight.Group   // requests in flight and cleanup running in the background
+	checks  inflight.Group   // identify requests in flight, which Close cuts
+	closing inflight.Closing // cancelled by Close: the identify requests' context
+	rounds  rounds           // what each quorum round borrows of the client; see round.go
 
 	releaseChannel string // prefix + "released", built once: it is on every release's path
 }
@@ -82,14 +85,18 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 	c.notify = wake.New(wake.Config{Off: cfg.noNotify, Nodes: c.nodes, Channel: c.releaseChannel, Logger: logger, Timeout: c.cfg.adminTimeout()})
 	c.learning = recovery.NewKeeper(c.nodes, cfg.recovery, c.cfg.adminTimeout())
 	c.health = make(health, len(nodes))
-	c.ident.strict, c.ident.logger = cfg.strict, logger
-	for _, n := range c.nodes {
-		c.ident.names = append(c.ident.names, n.Name())
-	}
 	c.all = make([]int, len(nodes))
 	for i := range c.all {
 		c.all[i] = i
 	}
+	c.rounds = rounds{nodes: c.nodes, all: c.all, health: c.health, logger: logger, obs: c.obs, observed: cfg.observer != nil,
+		bg: &c.bg, checks: &c.checks, closing: &c.closing}
+	names := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		names[i] = n.Name()
+	}
+	c.ident = identity.New(identity.Config{Names: names, Strict: cfg.strict, Logger: logger, Ask: c.rounds.identify,
+		Background: func(f func()) { c.bg.GoGuarded(logger, f) }, Invalid: invalidArg})
 	return c, nil
 }
 
@@ -111,7 +118,7 @@ func isNil(n node.Node) bool {
 // the node timeout where the node honours deadlines) and stops the release
 // subscriptions. It does not release held locks; the Client stays usable.
 func (c *Client) Close() error {
-	c.closing.cut()
+	c.closing.Cut()
 	c.bg.Wait()
 	c.checks.WaitFor(c.cfg.adminTimeout())
 	c.learning.Stop()

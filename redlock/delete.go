@@ -33,7 +33,7 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 	if len(nodes) == 0 {
 		return
 	}
-	c.bg.goGuarded(c.logger, func() {
+	c.bg.GoGuarded(c.logger, func() {
 		r := c.deleteRound(context.Background(), key, name, token, ttl, nodes, nil)
 		defer r.Close()
 		for a, ok := r.Next(); ok; a, ok = r.Next() {
@@ -57,7 +57,7 @@ func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl t
 		args.Channel = c.releaseChannel
 	}
 	timeout := c.cfg.timeoutFor(ttl)
-	return startRoundAt(c, ctx, "release", key, nodes, timeout, func(ctx context.Context, i int) (bool, error) {
+	return startRoundAt(&c.rounds, ctx, "release", key, nodes, timeout, func(ctx context.Context, i int) (bool, error) {
 		a := args
 		if sent.settle(i, timeout/4) {
 			a.Tombstone = ttl

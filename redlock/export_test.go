@@ -23,7 +23,7 @@ func (l *Lock) Token() string { return l.token }
 func WithWallClock(now func() time.Time) Option { return func(c *config) { c.wallClock = now } }
 
 // Identified reports whether every node has said who it is.
-func (c *Client) Identified() bool { return c.ident.all.Load() }
+func (c *Client) Identified() bool { return c.ident.All() }
 
 // Unanswered reports, per node, whether a request of the lock is still on
 // its way there or failed, as Release sees it.

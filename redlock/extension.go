@@ -80,7 +80,7 @@ func (e *extension) dispatch() *quorum.Round[[]node.ExtendResult] {
 	for _, it := range items { // an extension can set a missing key
 		it.l.sent.send(true)
 	}
-	return startRoundAt(c, e.ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
+	return startRoundAt(&c.rounds, e.ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
 		res, err := c.nodes[i].Extend(ctx, ops)
 		for _, it := range items {
 			it.l.sent.answered(i, err)
@@ -268,36 +268,4 @@ func (l *Lock) extendable(start time.Time, ttl time.Duration) (extendItem, error
 		return extendItem{}, l.lost(context.Background(), reasonExpired, fmt.Errorf("%w: extend %q: validity ended %s ago", ErrLockLost, l.key, start.Sub(vu)))
 	}
 	return extendItem{l: l, ttl: ttl, vu: vu}, nil
-}
-
-// releaseHeld is Release while a HoldAtLeast is not over: one extension
-// to the hold left. handled is false when the hold is over (or was never
-// asked for), and Release deletes as usual. The caller holds l.op.
-func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
-	l.mu.RLock()
-	until, maxTTL := l.holdUntil, l.ttl
-	l.mu.RUnlock()
-	left := time.Until(until)
-	if until.IsZero() || left <= 0 {
-		return false, nil
-	}
-	ttl := left
-	for l.client.checkTTL(ttl) != nil && ttl < maxTTL {
-		ttl *= 2 // too short for a round: hold a little longer than asked
-	}
-	it, err := l.extendable(time.Now(), ttl)
-	if err != nil {
-		return false, nil // ended: Release reports it and cleans up
-	}
-	l.client.learning.Tell(ctx, l.name, ttl) // a hold past the recovery period: internal/recovery
-	if err := l.client.extendLocks(ctx, []extendItem{it})[0]; err != nil {
-		return true, err
-	}
-	l.mu.Lock()
-	l.released = true
-	l.mu.Unlock()
-	if l.end(ErrReleased) {
-		l.client.obs.Observe(observe.Event{Kind: observe.Released, Key: l.key, Context: ctx})
-	}
-	return true, nil
 }

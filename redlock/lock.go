@@ -6,10 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/quorumlock/quorumlock/internal/hold"
-	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
-	"github.com/quorumlock/quorumlock/observe"
 )
 
 // Lock is one acquisition of a key, safe to share between goroutines. A nil
@@ -37,6 +34,21 @@ type Lock struct {
 	holdUntil  time.Time // HoldAtLeast: Release leaves the key until then
 
 	life lifecycle // Done, Err, Context, KeepAlive; see loss.go
+}
+
+// lifecycle is the part of a Lock that tells its holder when it ends: the
+// Done channel (the Done channel of an internal context cancelled with the
+// cause), the timer that ends a lock whose validity runs out, and the
+// watchdog registration of KeepAlive.
+type lifecycle struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu     sync.Mutex
+	ended  bool
+	expiry *time.Timer // ends the lock at ValidUntil; re-armed by every extension
+	keep   func()      // stops auto-extension; nil when not kept
+	unkept sync.Once   // reports the end of auto-extension once
 }
 
 // errNilLock is what the methods of a nil *Lock return.
@@ -82,6 +94,23 @@ func (l *Lock) AcquiredAt() time.Time {
 	return l.acquiredAt
 }
 
+// Info is what the nodes say about a lock: in the quorum view (Node is "")
+// what a majority says, with each node's Info in Nodes.
+type Info struct {
+	Key        string        // without the client's prefix
+	Node       string        // a node's Info: the node's name
+	Held       bool          // one token holds the key on a majority (on the node)
+	Holder     string        // the holder's node.ReleaseID, which hides its token
+	Owner      string        // the holder's WithOwner; "" when not recorded
+	AcquiredAt time.Time     // when the holder's winning attempt started, by its clock
+	Fence      uint64        // the largest counter read: at least the holder's fence once it got the lock
+	Remaining  time.Duration // how long a majority (the node) keeps the key
+	Agree      bool          // every node answered, all the same
+	Nodes      []Info        // per node, in the order given to New
+	Err        error         // a node's Info: its failure
+	Recovering time.Duration // a node's: how long it still sits out, having lost its data (0: it counts)
+}
+
 // TookOver reports the previous holder if it never released the key (it
 // expired or was evicted), with a Fence below ours. Limits: a node that lost
 // its data cannot report it; a release that missed nodes may be reported.
@@ -91,125 +120,4 @@ func (l *Lock) TookOver() (Info, bool) {
 	}
 	return Info{Key: l.key, Holder: node.ReleaseID(l.previous.Token), Owner: l.previous.Owner,
 		AcquiredAt: l.previous.AcquiredAt, Fence: l.previous.Fence}, true
-}
-
-// Release deletes our token's key on every node; after it, no late request
-// of the lock creates the key on a node that processed it. Errors:
-// ErrLockLost if the lock had ended or was not ours on a majority;
-// ErrQuorumUnreachable (retry; the keys expire anyway); ctx's error.
-func (l *Lock) Release(ctx context.Context) error {
-	if l == nil {
-		return errNilLock
-	}
-	if ctx == nil {
-		return invalidArg("nil context")
-	}
-	l.stopKeeping() // no extension is in flight or starts once this returns
-	l.op.Lock()
-	defer l.op.Unlock()
-	l.mu.RLock()
-	released, validUntil, ttl := l.released, l.validUntil, l.ttl
-	l.mu.RUnlock()
-	if released {
-		return fmt.Errorf("%w: release %q: already released", ErrLockLost, l.key)
-	}
-	if held, err := l.releaseHeld(ctx); held {
-		return err
-	}
-	start := time.Now()
-	t := l.deleteKeys(ctx, ttl, start)
-	// A lock that had ended before this call is lost whatever the nodes
-	// answer: the deletes above are only cleanup, and failing nodes must
-	// not turn that answer into ErrQuorumUnreachable.
-	ended := l.Err() != nil || !start.Before(validUntil)
-	if !ended && !t.Won() && len(t.Failures) > 0 && !t.Denied() {
-		if ctx.Err() != nil {
-			return fmt.Errorf("redlock: release %q: %w", l.key, context.Cause(ctx))
-		}
-		return errUnreachable(&t, fmt.Sprintf("release %q", l.key))
-	}
-	return l.releaseVerdict(ctx, t, ended, start, validUntil)
-}
-
-// deleteKeys is the release's round: it tallies the deletes (yes: the key
-// was ours and is gone) until every node answered or, once a majority
-// deleted it, the others had a short while to.
-func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Time) quorum.Tally {
-	c := l.client
-	r := c.deleteRound(ctx, l.key, l.name, l.token, ttl, nil, l.sent)
-	defer r.Close()
-	t := quorum.NewTally(len(c.nodes))
-	var linger <-chan time.Time
-	for {
-		a, ok := r.NextBefore(linger)
-		if !ok {
-			break
-		}
-		_ = t.CountHeld(a)
-		if t.Won() && linger == nil {
-			// The key is free on a majority: this client's next waiter can
-			// try now. Wait a little for the others, so that an immediate
-			// re-acquire does not find our key on a slow but healthy node.
-			c.notify.ReleasedLocally(l.name, l.token)
-			linger = r.Linger(max(time.Since(start), time.Millisecond))
-		}
-	}
-	return t
-}
-
-// releaseVerdict marks the lock released and returns what its release came to
-// (t: the deletes' tally; ended: the lock had ended before the call).
-func (l *Lock) releaseVerdict(ctx context.Context, t quorum.Tally, ended bool, start, validUntil time.Time) error {
-	c := l.client
-	l.mu.Lock()
-	l.released = true
-	l.mu.Unlock()
-	switch {
-	case l.Err() != nil:
-		return fmt.Errorf("%w: release %q: the lock had ended: %v", ErrLockLost, l.key, l.Err())
-	case ended:
-		return l.lost(ctx, reasonExpired, fmt.Errorf("%w: release %q: validity had ended %s before release", ErrLockLost, l.key, start.Sub(validUntil)))
-	case !t.Won():
-		return l.lost(ctx, reasonNotOurs, fmt.Errorf("%w: release %q: held by us on too few nodes (%d of %d)", ErrLockLost, l.key, t.Granted, t.N))
-	}
-	if l.end(ErrReleased) { // else its expiry ended it first, and said so
-		c.obs.Observe(observe.Event{Kind: observe.Released, Key: l.key, Latency: time.Since(start), Context: ctx})
-	}
-	return nil
-}
-
-// HoldAtLeast makes an earlier Release leave the key until d after the
-// acquisition (lockAtLeastFor); nodes that lost their data sit it out.
-func (l *Lock) HoldAtLeast(d time.Duration) {
-	if l == nil {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.holdUntil = time.Time{}
-	if d > 0 {
-		l.holdUntil = l.start.Add(d)
-	}
-}
-
-// Hold runs fn as Do does after acquiring l (fn does not run on an ended
-// lock), and returns apart fn's error, the loss while fn ran (ErrLockLost)
-// and the release's error.
-func (l *Lock) Hold(ctx context.Context, fn func(ctx context.Context) error) (fnErr, lostErr, releaseErr error) {
-	if ctx == nil || fn == nil {
-		return invalidArg("nil context or fn"), nil, nil
-	}
-	if l == nil {
-		return nil, errNilLock, nil
-	}
-	l.KeepAlive() // stopped by Release
-	return hold.Run(ctx, context.WithValue(ctx, lockKey{}, l), l, ErrLockLost, fn)
-}
-
-type lockKey struct{}
-
-// LockFromContext returns the lock that Do, TryDo or Hold holds for fn.
-func LockFromContext(ctx context.Context) (*Lock, bool) {
-	l, ok := ctx.Value(lockKey{}).(*Lock)
-	return l, ok
 }

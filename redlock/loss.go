@@ -5,27 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/observe"
 )
-
-// lifecycle is the part of a Lock that tells its holder when it ends: the
-// Done channel (the Done channel of an internal context cancelled with the
-// cause), the timer that ends a lock whose validity runs out, and the
-// watchdog registration of KeepAlive.
-type lifecycle struct {
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-
-	mu     sync.Mutex
-	ended  bool
-	expiry *time.Timer // ends the lock at ValidUntil; re-armed by every extension
-	keep   func()      // stops auto-extension; nil when not kept
-	unkept sync.Once   // reports the end of auto-extension once
-}
 
 // kept is a lock as the watchdog sees it: a lease with a TTL and a validity.
 type kept struct{ l *Lock }

@@ -12,6 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/identity"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/retry"
@@ -176,7 +177,7 @@ func TestTallyErrorWrapsEveryNodeFailure(t *testing.T) {
 	t.Parallel()
 	tl := quorum.NewTally(3)
 	tl.Fail(&NodeError{Node: "a", Op: "acquire", Err: quorum.ErrNoAnswer})
-	tl.Fail(&NodeError{Node: "b", Op: "acquire", Err: errUnidentified("b")})
+	tl.Fail(&NodeError{Node: "b", Op: "acquire", Err: identity.Unidentified("b")})
 	err := errUnreachable(&tl, `acquire "k"`)
 	if !errors.Is(err, ErrQuorumUnreachable) || !errors.Is(err, quorum.ErrNoAnswer) {
 		t.Fatalf("err = %v: want ErrQuorumUnreachable wrapping the node failures", err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/guard"
+	"github.com/quorumlock/quorumlock/internal/inflight"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
@@ -14,9 +15,9 @@ import (
 
 // Every operation is a quorum round (internal/quorum): one request to each
 // of a set of nodes at once, read until decided. The client lends each
-// round what it owns: its nodes, their health (health.go), the NodeError of
-// a failure, its log, its observer, and the count of requests in flight
-// that Close waits for.
+// round what it owns (rounds): its nodes, their health (health.go), the
+// NodeError of a failure, its log, its observer, and the count of requests
+// in flight that Close waits for.
 
 // opIdentify names the identify round (in errors, and in rounds.Note).
 const opIdentify = "identify"
@@ -25,63 +26,111 @@ const opIdentify = "identify"
 // fired: it waited for silent nodes as long as it ever does.
 const stallGuardFired = "redlock: round waited past the node timeout for silent nodes"
 
-// startRound asks the nodes (indexes into c.nodes; nil: all of them) with
+// rounds is what the client lends each of its rounds (quorum.Caller),
+// set once by New: its nodes, their health, its log, its observer, and the
+// counts of requests in flight that Close waits for.
+type rounds struct {
+	nodes    []node.Node
+	all      []int // 0..len(nodes)-1: every node
+	health   health
+	logger   *slog.Logger
+	obs      observe.Observer  // never nil
+	observed bool              // WithObserver was given: Report tells obs
+	bg       *inflight.Group   // requests in flight, which Close waits for
+	checks   *inflight.Group   // identify requests in flight, which Close cuts
+	closing  *inflight.Closing // cancelled by Close: the identify requests' context
+}
+
+// startRound asks the nodes (indexes into r.nodes; nil: all of them) with
 // call, each with timeout, under parent.
-func startRound[T any](c *Client, parent context.Context, op, key string, nodes []int, timeout time.Duration, call func(ctx context.Context, n node.Node) (T, error)) *quorum.Round[T] {
-	return startRoundAt(c, parent, op, key, nodes, timeout, func(ctx context.Context, i int) (T, error) { return call(ctx, c.nodes[i]) })
+func startRound[T any](r *rounds, parent context.Context, op, key string, nodes []int, timeout time.Duration, call func(ctx context.Context, n node.Node) (T, error)) *quorum.Round[T] {
+	return startRoundAt(r, parent, op, key, nodes, timeout, func(ctx context.Context, i int) (T, error) { return call(ctx, r.nodes[i]) })
 }
 
 // startRoundAt is startRound for calls that need the node's index.
-func startRoundAt[T any](c *Client, parent context.Context, op, key string, nodes []int, timeout time.Duration, call func(ctx context.Context, i int) (T, error)) *quorum.Round[T] {
+func startRoundAt[T any](r *rounds, parent context.Context, op, key string, nodes []int, timeout time.Duration, call func(ctx context.Context, i int) (T, error)) *quorum.Round[T] {
 	if nodes == nil {
-		nodes = c.all
+		nodes = r.all
 	}
-	inFlight := &c.bg // Close waits for requests still in flight
+	inFlight := r.bg // Close waits for requests still in flight
 	if op == opIdentify {
-		inFlight = &c.checks // Close cuts these, and waits for them a node timeout at most
+		inFlight = r.checks // Close cuts these, and waits for them a node timeout at most
 	}
-	return quorum.Start(rounds{c}, quorum.Ask{Op: op, Key: key, Parent: parent}, len(c.nodes), nodes, timeout, inFlight, call)
+	return quorum.Start(r, quorum.Ask{Op: op, Key: key, Parent: parent}, len(r.nodes), nodes, timeout, inFlight, call)
 }
 
-// rounds is the client's side of its rounds (quorum.Caller).
-type rounds struct{ c *Client }
+// identify is the identify round (internal/identity's Ask): it asks nodes
+// who they are; the answers of those that said. It does not wait for
+// silent nodes once a quorum answered.
+//
+// Close cancels the requests (a node's answer is no use to a closed
+// client); the requests of nodes still silent when it returns end with it.
+func (r *rounds) identify(ctx context.Context, nodes []int, timeout time.Duration) []quorum.Answer[node.Identity] {
+	ctx, stop := r.closing.Until(ctx)
+	defer stop()
+	rd := startRound(r, ctx, opIdentify, "", nodes, timeout, func(ctx context.Context, n node.Node) (node.Identity, error) {
+		return n.Identify(ctx)
+	})
+	defer rd.Close()
+	var got []quorum.Answer[node.Identity]
+	t := quorum.NewTally(len(r.nodes))
+	count := func(a quorum.Answer[node.Identity]) error {
+		if a.Err == nil && a.Val.ID != "" {
+			t.Granted++
+			got = append(got, a)
+		}
+		return nil
+	}
+	for !t.Won() {
+		a, ok := rd.Next()
+		if !ok {
+			return got
+		}
+		_ = count(a)
+	}
+	// Enough to work with: the others get a moment (as long again as these
+	// took), then are asked again in the background, and their answers do
+	// not count until they say who they are.
+	rd.CollectWithin(max(time.Since(rd.Began()), time.Millisecond), count, false)
+	return got
+}
 
-func (r rounds) Failing(i int) bool { return r.c.health.failing(i) }
+func (r *rounds) Failing(i int) bool { return r.health.failing(i) }
 
 // Note records node i's answer in its health. An identify request's
 // failure marks nothing: its timeout (first contact's, longer than a lock's
 // node timeout) says nothing about the node's lock requests, and an
 // unidentified node's answers do not count.
-func (r rounds) Note(a quorum.Ask, i int, err error) {
+func (r *rounds) Note(a quorum.Ask, i int, err error) {
 	if err != nil && a.Op == opIdentify {
 		return
 	}
-	r.c.health.note(a.Parent, i, err)
+	r.health.note(a.Parent, i, err)
 }
 
 // Panicked makes a panic recovered from node i's call that node's failure,
 // ErrNodePanic, and logs the panic's value and stack.
-func (r rounds) Panicked(a quorum.Ask, i int, err error) error {
-	guard.Log(r.c.logger, "redlock: node call", err, "node", r.c.nodes[i].Name(), "op", a.Op, "key", a.Key)
+func (r *rounds) Panicked(a quorum.Ask, i int, err error) error {
+	guard.Log(r.logger, "redlock: node call", err, "node", r.nodes[i].Name(), "op", a.Op, "key", a.Key)
 	return fmt.Errorf("%w: %w", ErrNodePanic, err)
 }
 
 // NodeError is node i's failure in the round, logged as a warning.
-func (r rounds) NodeError(a quorum.Ask, i int, err error) error {
-	name := r.c.nodes[i].Name()
-	if r.c.logger.Enabled(a.Parent, slog.LevelWarn) {
-		r.c.logger.WarnContext(a.Parent, "redlock: node failed", "node", name, "op", a.Op, "key", a.Key, "err", err)
+func (r *rounds) NodeError(a quorum.Ask, i int, err error) error {
+	name := r.nodes[i].Name()
+	if r.logger.Enabled(a.Parent, slog.LevelWarn) {
+		r.logger.WarnContext(a.Parent, "redlock: node failed", "node", name, "op", a.Op, "key", a.Key, "err", err)
 	}
 	return &NodeError{Node: name, Op: a.Op, Err: err}
 }
 
 // Report tells the client's observer of node i's answer.
-func (r rounds) Report(a quorum.Ask, i int, err error, took time.Duration) {
-	if r.c.cfg.observer != nil {
-		r.c.obs.Observe(observe.Event{Kind: observe.Node, Key: a.Key, Node: r.c.nodes[i].Name(), Op: a.Op, Latency: took, Err: err, Context: a.Parent})
+func (r *rounds) Report(a quorum.Ask, i int, err error, took time.Duration) {
+	if r.observed {
+		r.obs.Observe(observe.Event{Kind: observe.Node, Key: a.Key, Node: r.nodes[i].Name(), Op: a.Op, Latency: took, Err: err, Context: a.Parent})
 	}
 }
 
-func (r rounds) StallGuardFired(a quorum.Ask, silent int) {
-	r.c.logger.DebugContext(a.Parent, stallGuardFired, "op", a.Op, "key", a.Key, "nodes", silent)
+func (r *rounds) StallGuardFired(a quorum.Ask, silent int) {
+	r.logger.DebugContext(a.Parent, stallGuardFired, "op", a.Op, "key", a.Key, "nodes", silent)
 }

@@ -1,4 +1,4 @@
-package redlock
+package inflight
 
 import (
 	"sync"
@@ -11,7 +11,7 @@ import (
 // an Add at zero concurrent with Wait).
 func TestInFlightAddWhileWaiting(t *testing.T) {
 	t.Parallel()
-	var g inFlight
+	var g Group
 	var finished atomic.Int32
 	release := make(chan struct{})
 	g.Go(func() { <-release; finished.Add(1) })

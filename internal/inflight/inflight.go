@@ -1,4 +1,7 @@
-package redlock
+// Package inflight is what a client's Close waits for and cuts: the count
+// of its requests in flight and background work (Group), and the context
+// of the checks it makes for itself, which Close cancels (Closing).
+package inflight
 
 import (
 	"context"
@@ -11,18 +14,18 @@ import (
 	"github.com/quorumlock/quorumlock/internal/guard"
 )
 
-// inFlight counts requests in flight and background cleanup, for Close to
+// Group counts requests in flight and background cleanup, for Close to
 // wait on. Unlike a sync.WaitGroup it may be added to while Close waits
 // (a call racing Close, such as a watcher's Inspect): the client stays safe
 // for concurrent use, and Close returns once the count is zero. Adding is
 // one atomic operation; the mutex is taken only when the count reaches zero.
-type inFlight struct {
+type Group struct {
 	n    atomic.Int64
 	mu   sync.Mutex
 	idle *sync.Cond // on mu; made by the first Wait
 }
 
-func (g *inFlight) Add(delta int) {
+func (g *Group) Add(delta int) {
 	if g.n.Add(int64(delta)) == 0 {
 		g.mu.Lock() // a Wait that saw the count above zero is in idle.Wait now
 		if g.idle != nil {
@@ -32,10 +35,10 @@ func (g *inFlight) Add(delta int) {
 	}
 }
 
-func (g *inFlight) Done() { g.Add(-1) }
+func (g *Group) Done() { g.Add(-1) }
 
 // Go runs f in a goroutine counted until it returns.
-func (g *inFlight) Go(f func()) {
+func (g *Group) Go(f func()) {
 	g.Add(1)
 	go func() {
 		defer g.Done()
@@ -44,7 +47,7 @@ func (g *inFlight) Go(f func()) {
 }
 
 // Wait returns when nothing is in flight.
-func (g *inFlight) Wait() {
+func (g *Group) Wait() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.idle == nil {
@@ -55,15 +58,15 @@ func (g *inFlight) Wait() {
 	}
 }
 
-// goGuarded is Go for work that no caller waits for (the cleanup of a
+// GoGuarded is Go for work that no caller waits for (the cleanup of a
 // decided call, say), which Close waits for: a panic in f is logged on
 // logger, not fatal. Requests in it are bounded by their own node timeouts.
-func (g *inFlight) goGuarded(logger *slog.Logger, f func()) {
+func (g *Group) GoGuarded(logger *slog.Logger, f func()) {
 	g.Go(func() { guard.Log(logger, "redlock: background work", guard.Run(f)) })
 }
 
 // WaitFor is Wait for at most d; it reports whether nothing is in flight.
-func (g *inFlight) WaitFor(d time.Duration) bool {
+func (g *Group) WaitFor(d time.Duration) bool {
 	if g.n.Load() == 0 {
 		return true
 	}
@@ -85,17 +88,17 @@ func (g *inFlight) WaitFor(d time.Duration) bool {
 // errClosing ends the identity checks that a Close cuts.
 var errClosing = errors.New("redlock: client closing")
 
-// closing is the context of the checks the client makes for itself (the
+// Closing is the context of the checks the client makes for itself (the
 // identity of its nodes), which no caller waits for: Close cancels it, and
 // the next check gets a new one, since the Client stays usable.
-type closing struct {
+type Closing struct {
 	mu     sync.Mutex
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 }
 
 // current returns the context that the next Close cancels.
-func (s *closing) current() context.Context {
+func (s *Closing) current() context.Context {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctx == nil {
@@ -104,8 +107,8 @@ func (s *closing) current() context.Context {
 	return s.ctx
 }
 
-// cut cancels the current context.
-func (s *closing) cut() {
+// Cut cancels the current context.
+func (s *Closing) Cut() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cancel != nil {
@@ -114,8 +117,8 @@ func (s *closing) cut() {
 	s.ctx, s.cancel = nil, nil
 }
 
-// until returns parent, also cancelled by the next cut.
-func (s *closing) until(parent context.Context) (context.Context, context.CancelFunc) {
+// Until returns parent, also cancelled by the next Cut.
+func (s *Closing) Until(parent context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	stop := context.AfterFunc(s.current(), func() { cancel(errClosing) })
 	return ctx, func() {
