@@ -71,7 +71,6 @@ type waitQueue struct {
 	active  *Waiter
 	own     map[string]bool // release ids of its waiters' own attempts
 	missed  []string        // announced while nobody was parked ("" wakes anyone), at most maxMissed
-	heard   map[string]int  // announcements heard per release id, until a majority's (see announce)
 	on      On              // what wakes the parked waiters: set by the last park
 	woke    string          // id of the release that last woke a waiter
 }
@@ -351,16 +350,11 @@ func (h *Hub) released(gen uint64, key, release string) {
 }
 
 // announce wakes the first parked waiter of q, or, when one is already
-// trying or none is parked, remembers the announcement. A release counts
-// once a majority of the nodes announced it (fewer when subscriptions are
-// down: see majorityHeard): before that, the holder still holds on a
-// majority and an attempt would lose to it. Another node's announcement of
-// a release that already woke a waiter who then got the lock wakes no one.
+// trying or none is parked, remembers the announcement. Another node's
+// announcement of a release that already woke a waiter who then got the
+// lock wakes no one.
 // Called with h.mu.
 func (h *Hub) announce(q *waitQueue, release string) {
-	if release != "" && !h.majorityHeard(q, release) {
-		return
-	}
 	if q.active != nil || len(q.waiting) == 0 {
 		q.miss(release)
 		return
@@ -371,24 +365,6 @@ func (h *Hub) announce(q *waitQueue, release string) {
 	q.woke = release
 	h.wakeNext(q, release)
 }
-
-// majorityHeard counts one more announcement of release and reports
-// whether a majority of the nodes have announced it, of which the nodes
-// without a subscription up are presumed to have (they may have, unheard).
-// Called with h.mu.
-func (h *Hub) majorityHeard(q *waitQueue, release string) bool {
-	if q.heard == nil {
-		q.heard = map[string]int{}
-	} else if len(q.heard) > maxHeard {
-		clear(q.heard) // releases that never reached a majority, long gone
-	}
-	q.heard[release]++
-	unheard := len(h.nodes) - h.up
-	return q.heard[release]+unheard >= len(h.nodes)/2+1
-}
-
-// maxHeard bounds waitQueue.heard.
-const maxHeard = 16
 
 // miss keeps an announcement for the next waiter to park.
 func (q *waitQueue) miss(release string) {
