@@ -3,6 +3,7 @@ package wake
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -54,6 +55,7 @@ func TestHubRules(t *testing.T) {
 		t.Fatal("parked waiters told to try at once")
 	}
 	gen := h.gen
+	allUp(h)
 
 	// Three nodes announce one release: one waiter wakes, the first to come.
 	for range 3 {
@@ -82,8 +84,10 @@ func TestHubRules(t *testing.T) {
 	if woken(ws[1]) || woken(ws[2]) {
 		t.Fatal("a duplicate announcement woke another waiter")
 	}
-	// The release of the lock it got wakes the next; it gives up without
-	// the lock: the wake passes on to the last.
+	// The release of the lock it got wakes the next (once a majority of
+	// the nodes announced it); it gives up without the lock: the wake passes
+	// on to the last.
+	h.released(gen, key, node.ReleaseID("t0"))
 	h.released(gen, key, node.ReleaseID("t0"))
 	if !woken(ws[1]) || woken(ws[2]) {
 		t.Fatal("the second release did not wake the second waiter")
@@ -140,24 +144,25 @@ func TestHubWakesOnlyOnTheHolder(t *testing.T) {
 	const key = "lock:k"
 	w := h.Join(context.Background(), key, time.Second)
 	gen := h.gen
+	allUp(h)
 	holder := On{Holder: "h1"}
 	if h.park(w, h.Mark(w, "a"), holder) {
 		t.Fatal("tried at once with nothing announced")
 	}
-	h.released(gen, key, "undo-of-another")
+	majority(h, gen, key, "undo-of-another")
 	if woken(w) {
 		t.Fatal("another token's release woke a waiter beaten by h1")
 	}
-	h.released(gen, key, "h1")
+	majority(h, gen, key, "h1")
 	if !woken(w) {
 		t.Fatal("the holder's release did not wake its waiter")
 	}
 	// Announcements while it tries: only the holder's makes it try again.
-	h.released(gen, key, "undo-of-another")
+	majority(h, gen, key, "undo-of-another2")
 	if h.park(w, h.Mark(w, "b"), holder) {
 		t.Fatal("tried again at once for another token's release")
 	}
-	h.released(gen, key, "h1") // wakes it: it is parked
+	h.released(gen, key, "h1") // wakes it: it is parked (a majority announced h1)
 	if !woken(w) {
 		t.Fatal("the holder's release did not wake its waiter")
 	}
@@ -166,14 +171,14 @@ func TestHubWakesOnlyOnTheHolder(t *testing.T) {
 		t.Fatal("did not try again for the holder's release announced while it tried")
 	}
 	// After a split, any release; after no quorum, none.
-	h.released(gen, key, "x")
+	majority(h, gen, key, "x")
 	if !h.park(w, h.Mark(w, "d"), On{All: true}) {
 		t.Fatal("after a split, a release announced while it tried did not make it try again")
 	}
 	if h.park(w, h.Mark(w, "e"), On{}) {
 		t.Fatal("tried at once after an attempt that found no quorum")
 	}
-	h.released(gen, key, "y")
+	majority(h, gen, key, "y")
 	if woken(w) {
 		t.Fatal("a release woke a waiter whose attempt found no quorum")
 	}
@@ -202,4 +207,78 @@ func TestHubRestoredSubscriptionWakesWaiters(t *testing.T) {
 	}
 	h.Leave(a, false)
 	h.Leave(b, false)
+}
+
+// allUp confirms every node's subscription, as the nodes do on their own
+// but at once: a majority of the hub's nodes is then 2 of its 3.
+func allUp(h *Hub) {
+	for i := range h.nodes {
+		h.subState(h.gen, i, true, nil)
+	}
+}
+
+// majority announces release on key from 2 of the hub's 3 nodes.
+func majority(h *Hub, gen uint64, key, release string) {
+	h.released(gen, key, release)
+	h.released(gen, key, release)
+}
+
+// A release wakes a waiter once a majority of the nodes announced it:
+// before, the holder still holds on a majority and the attempt would lose
+// to it. A node whose subscription is down is presumed to have announced.
+func TestHubWakesOnAMajoritysAnnouncement(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	const key = "lock:k"
+	w := h.Join(context.Background(), key, time.Second)
+	gen := h.gen
+	allUp(h)
+	if h.park(w, h.Mark(w, "a"), On{Holder: "h1"}) {
+		t.Fatal("tried at once with nothing announced")
+	}
+	h.released(gen, key, "h1")
+	if woken(w) {
+		t.Fatal("woken by one node's announcement of three: the holder still holds on a majority")
+	}
+	h.released(gen, key, "h1")
+	if !woken(w) {
+		t.Fatal("not woken once a majority announced the holder's release")
+	}
+	h.subState(gen, 2, false, errors.New("connection reset"))
+	if h.park(w, h.Mark(w, "b"), On{Holder: "h2"}) {
+		t.Fatal("tried at once with nothing announced")
+	}
+	h.released(gen, key, "h2")
+	if !woken(w) {
+		t.Fatal("with one subscription down, one more node's announcement did not make a majority")
+	}
+	h.Leave(w, false)
+}
+
+// The announcements of a release in progress count even while many other
+// releases of the key are announced around them: only the oldest counts
+// are dropped, never the one that is still coming in.
+func TestHubKeepsCountingARelease(t *testing.T) {
+	t.Parallel()
+	h := newTestHub(t)
+	const key = "lock:k"
+	w := h.Join(context.Background(), key, time.Second)
+	gen := h.gen
+	allUp(h)
+	if h.park(w, h.Mark(w, "a"), On{Holder: "h1"}) {
+		t.Fatal("tried at once with nothing announced")
+	}
+	for i := range maxHeard - 1 {
+		h.released(gen, key, fmt.Sprint("older-", i)) // one node each: no majority
+	}
+	h.released(gen, key, "h1")
+	h.released(gen, key, "newer")
+	if woken(w) {
+		t.Fatal("woken before a majority announced h1")
+	}
+	h.released(gen, key, "h1")
+	if !woken(w) {
+		t.Fatal("h1's first announcement was forgotten: a majority announced it and nobody woke")
+	}
+	h.Leave(w, false)
 }

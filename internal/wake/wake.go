@@ -71,6 +71,7 @@ type waitQueue struct {
 	active  *Waiter
 	own     map[string]bool // release ids of its waiters' own attempts
 	missed  []string        // announced while nobody was parked ("" wakes anyone), at most maxMissed
+	heard   []heardCount    // announcements heard of the latest releases (see majorityHeard)
 	on      On              // what wakes the parked waiters: set by the last park
 	woke    string          // id of the release that last woke a waiter
 }
@@ -350,11 +351,16 @@ func (h *Hub) released(gen uint64, key, release string) {
 }
 
 // announce wakes the first parked waiter of q, or, when one is already
-// trying or none is parked, remembers the announcement. Another node's
-// announcement of a release that already woke a waiter who then got the
-// lock wakes no one.
+// trying or none is parked, remembers the announcement. A release counts
+// once a majority of the nodes announced it (fewer when subscriptions are
+// down: see majorityHeard): before that, the holder still holds on a
+// majority and an attempt would lose to it. Another node's announcement of
+// a release that already woke a waiter who then got the lock wakes no one.
 // Called with h.mu.
 func (h *Hub) announce(q *waitQueue, release string) {
+	if release != "" && !h.majorityHeard(q, release) {
+		return
+	}
 	if q.active != nil || len(q.waiting) == 0 {
 		q.miss(release)
 		return
@@ -365,6 +371,35 @@ func (h *Hub) announce(q *waitQueue, release string) {
 	q.woke = release
 	h.wakeNext(q, release)
 }
+
+// majorityHeard counts one more announcement of release and reports
+// whether a majority of the nodes have announced it, of which the nodes
+// without a subscription up are presumed to have (they may have, unheard).
+// The counts of the latest maxHeard releases are kept: a release is
+// announced by every node within moments, long before that many others.
+// Called with h.mu.
+func (h *Hub) majorityHeard(q *waitQueue, release string) bool {
+	i := slices.IndexFunc(q.heard, func(c heardCount) bool { return c.release == release })
+	if i < 0 {
+		if len(q.heard) == maxHeard {
+			q.heard = append(q.heard[:0], q.heard[1:]...) // the oldest goes
+		}
+		q.heard = append(q.heard, heardCount{release: release})
+		i = len(q.heard) - 1
+	}
+	q.heard[i].n++
+	unheard := len(h.nodes) - h.up
+	return q.heard[i].n+unheard >= len(h.nodes)/2+1
+}
+
+// heardCount is how many nodes announced one release.
+type heardCount struct {
+	release string
+	n       int
+}
+
+// maxHeard bounds waitQueue.heard.
+const maxHeard = 16
 
 // miss keeps an announcement for the next waiter to park.
 func (q *waitQueue) miss(release string) {
