@@ -16,6 +16,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/identity"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/recovery"
+	"github.com/quorumlock/quorumlock/internal/unanswered"
 	"github.com/quorumlock/quorumlock/internal/wake"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
@@ -74,7 +75,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 	defer func() { c.notify.Leave(a.w, acquired) }()
 	for attempts := 1; ; attempts++ {
 		if a.token == "" {
-			a.token, a.sent, a.prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
+			a.token, a.sent, a.prev = newToken(), unanswered.New(len(c.nodes)), node.Holding{}
 		}
 		c.obs.Observe(observe.Event{Kind: observe.Attempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.Mark(a.w, a.token)
@@ -103,14 +104,14 @@ type acquisition struct {
 	began     time.Time
 	w         *wake.Waiter // nil unless the call waits for release notifications
 
-	retryAt time.Time    // when the current retry delay of the policy runs out
-	token   string       // kept across rounds while we win a split
-	sent    *unanswered  // the token's requests per node
-	splits  int          // split rounds in a row
-	prev    node.Holding // the holder before us, seen by the rounds of token
-	behind  int          // attempts in a row lost to the holder whose release woke us
-	ahead   string       // that holder's release id
-	undone  []string     // release ids of the tokens this call gave up (see gaveUpToken)
+	retryAt time.Time            // when the current retry delay of the policy runs out
+	token   string               // kept across rounds while we win a split
+	sent    *unanswered.Requests // the token's requests per node
+	splits  int                  // split rounds in a row
+	prev    node.Holding         // the holder before us, seen by the rounds of token
+	behind  int                  // attempts in a row lost to the holder whose release woke us
+	ahead   string               // that holder's release id
+	undone  []string             // release ids of the tokens this call gave up (see gaveUpToken)
 }
 
 // won hands out the lock of a successful attempt, and reports it.
@@ -315,10 +316,10 @@ func (a *acquisition) attempt(waiter bool) outcome {
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
 		Owner: c.cfg.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get()}
 	sent := a.sent
-	sent.send(false)
+	sent.Send(false)
 	r := startRoundAt(&c.rounds, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
 		v, err := c.nodes[i].Acquire(ctx, args)
-		sent.answered(i, err)
+		sent.Answered(i, err)
 		return v, err
 	})
 	defer r.Close()

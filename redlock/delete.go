@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/unanswered"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 )
@@ -12,7 +13,7 @@ import (
 // The delete round deletes a token's key on nodes: for Release (lock.go),
 // and in the background for the undo of a failed attempt (acquire.go) and
 // the keys of a lost lock (loss.go). Where a request of the token may still
-// land (see unanswered.go), it leaves a tombstone that stops it.
+// land (see internal/unanswered), it leaves a tombstone that stops it.
 
 // undo deletes a failed attempt's token, in the background, on every node
 // except those marked in skip (they answered that another token holds the
@@ -51,7 +52,7 @@ func (c *Client) undo(key, name, token string, ttl time.Duration, skip []bool) {
 // (up to a quarter of the node timeout; not after an extension) for the
 // token's requests to that node still on their way: they are usually answered by then, and the
 // round decides on the other nodes meanwhile.
-func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent *unanswered) *quorum.Round[bool] {
+func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent *unanswered.Requests) *quorum.Round[bool] {
 	args := node.ReleaseArgs{Name: name, Token: token}
 	if !c.cfg.noNotify {
 		args.Channel = c.releaseChannel
@@ -59,7 +60,7 @@ func (c *Client) deleteRound(ctx context.Context, key, name, token string, ttl t
 	timeout := c.cfg.timeoutFor(ttl)
 	return startRoundAt(&c.rounds, ctx, "release", key, nodes, timeout, func(ctx context.Context, i int) (bool, error) {
 		a := args
-		if sent.settle(i, timeout/4) {
+		if sent.Settle(i, timeout/4) {
 			a.Tombstone = ttl
 		}
 		return c.nodes[i].Release(ctx, a)

@@ -28,13 +28,7 @@ func (c *Client) Identified() bool { return c.ident.All() }
 // Unanswered reports, per node, whether a request of the lock is still on
 // its way there or failed, as Release sees it.
 func (l *Lock) Unanswered() []bool {
-	l.sent.mu.Lock()
-	defer l.sent.mu.Unlock()
-	out := make([]bool, len(l.sent.nodes))
-	for i, r := range l.sent.nodes {
-		out[i] = r.failed || r.pending > 0
-	}
-	return out
+	return l.sent.MayLand()
 }
 
 // StallGuardFired is the debug log message of a round whose stall guard
