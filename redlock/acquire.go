@@ -16,6 +16,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/identity"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/recovery"
+	"github.com/quorumlock/quorumlock/internal/token"
 	"github.com/quorumlock/quorumlock/internal/unanswered"
 	"github.com/quorumlock/quorumlock/internal/wake"
 	"github.com/quorumlock/quorumlock/node"
@@ -75,7 +76,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 	defer func() { c.notify.Leave(a.w, acquired) }()
 	for attempts := 1; ; attempts++ {
 		if a.token == "" {
-			a.token, a.sent, a.prev = newToken(), unanswered.New(len(c.nodes)), node.Holding{}
+			a.token, a.sent, a.prev = token.New(), unanswered.New(len(c.nodes)), node.Holding{}
 		}
 		c.obs.Observe(observe.Event{Kind: observe.Attempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.Mark(a.w, a.token)
@@ -124,7 +125,7 @@ func (a *acquisition) won(o outcome, attempts int) *Lock {
 	}
 	c.obs.Observe(e)
 	if c.logger.Enabled(ctx, slog.LevelDebug) {
-		c.logger.DebugContext(ctx, "redlock: acquired", "key", a.key, "token", shortToken(a.token),
+		c.logger.DebugContext(ctx, "redlock: acquired", "key", a.key, "token", token.Short(a.token),
 			"fence", o.lock.fence, "attempts", attempts, "validity", time.Until(o.lock.ValidUntil()))
 	}
 	return o.lock
