@@ -57,7 +57,10 @@ const stragglerShare = 10
 const maxBehind = 3
 
 func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b retry.Delays, waits bool) (*Lock, error) {
-	if err := c.checkArgs(ctx, key, ttl); err != nil {
+	if err := checkKey(ctx, key); err != nil {
+		return nil, err
+	}
+	if err := c.cfg.checkTTL(ttl); err != nil {
 		return nil, err
 	}
 	if err := checkContextOwner(ctx); err != nil {
@@ -66,7 +69,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 	if err := c.ident.Ready(ctx, c.cfg.timeoutFor(ttl)); err != nil {
 		return nil, err
 	}
-	a := acquisition{c: c, ctx: ctx, key: key, name: c.keyName(key), ttl: ttl, policy: b, began: time.Now()}
+	a := acquisition{c: c, ctx: ctx, key: key, name: c.cfg.keyName(key), ttl: ttl, policy: b, began: time.Now()}
 	if waits {
 		// Registered before the first attempt, so that a release that
 		// lands while an attempt is in flight is not missed.

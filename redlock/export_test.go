@@ -8,7 +8,7 @@ import (
 
 // Accessors for tests only.
 
-func (c *Client) KeyName(key string) string                   { return c.keyName(key) }
+func (c *Client) KeyName(key string) string                   { return c.cfg.keyName(key) }
 func (c *Client) Nodes() []node.Node                          { return append([]node.Node(nil), c.nodes...) }
 func (c *Client) Quorum() int                                 { return c.quorum }
 func (c *Client) Drift(ttl time.Duration) time.Duration       { return c.cfg.drift(ttl) }

@@ -237,7 +237,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if ctx == nil {
 		return invalidArg("nil context")
 	}
-	if err := c.checkTTL(ttl); err != nil {
+	if err := c.cfg.checkTTL(ttl); err != nil {
 		return err
 	}
 	l.op.Lock()

@@ -146,7 +146,7 @@ func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
 		return false, nil
 	}
 	ttl := left
-	for l.client.checkTTL(ttl) != nil && ttl < maxTTL {
+	for l.client.cfg.checkTTL(ttl) != nil && ttl < maxTTL {
 		ttl *= 2 // too short for a round: hold a little longer than asked
 	}
 	it, err := l.extendable(time.Now(), ttl)
