@@ -273,8 +273,8 @@ func (a *acquisition) abandon() {
 	}
 }
 
-// undo deletes the token of the current attempt (see Client.undo).
-func (a *acquisition) undo(skip []bool) { a.c.undo(a.key, a.name, a.token, a.ttl, skip) }
+// undo deletes the token of the current attempt (see rounds.undo).
+func (a *acquisition) undo(skip []bool) { a.c.rounds.undo(a.key, a.name, a.token, a.ttl, skip) }
 
 // outcome is what one attempt came to.
 type outcome struct {

@@ -89,7 +89,10 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 		c.all[i] = i
 	}
 	c.rounds = rounds{nodes: c.nodes, all: c.all, health: c.health, logger: logger, obs: c.obs, observed: cfg.observer != nil,
-		bg: &c.bg, checks: &c.checks, closing: &c.closing}
+		bg: &c.bg, checks: &c.checks, closing: &c.closing, cfg: &c.cfg}
+	if !cfg.noNotify {
+		c.rounds.announce = c.releaseChannel
+	}
 	names := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
 		names[i] = n.Name()

@@ -217,7 +217,7 @@ func (l *Lock) endLost(err error) bool {
 // those keys expire. The tombstones it leaves stop extensions still in
 // flight from re-asserting the key afterwards.
 func (l *Lock) dropKeys(ttl time.Duration) {
-	l.client.undo(l.key, l.name, l.token, ttl, nil)
+	l.client.rounds.undo(l.key, l.name, l.token, ttl, nil)
 }
 
 func (l *Lock) lost(ctx context.Context, reason string, err error) error {

@@ -56,7 +56,7 @@ func (l *Lock) Release(ctx context.Context) error {
 // deleted it, the others had a short while to.
 func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Time) quorum.Tally {
 	c := l.client
-	r := c.deleteRound(ctx, l.key, l.name, l.token, ttl, nil, l.sent)
+	r := c.rounds.deleteRound(ctx, l.key, l.name, l.token, ttl, nil, l.sent)
 	defer r.Close()
 	t := quorum.NewTally(len(c.nodes))
 	var linger <-chan time.Time
