@@ -9,13 +9,15 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"slices"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/ballot"
 	"github.com/quorumlock/quorumlock/internal/hold"
 	"github.com/quorumlock/quorumlock/internal/identity"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/recovery"
+	"github.com/quorumlock/quorumlock/internal/token"
+	"github.com/quorumlock/quorumlock/internal/unanswered"
 	"github.com/quorumlock/quorumlock/internal/wake"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
@@ -55,7 +57,10 @@ const stragglerShare = 10
 const maxBehind = 3
 
 func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b retry.Delays, waits bool) (*Lock, error) {
-	if err := c.checkArgs(ctx, key, ttl); err != nil {
+	if err := checkKey(ctx, key); err != nil {
+		return nil, err
+	}
+	if err := c.cfg.checkTTL(ttl); err != nil {
 		return nil, err
 	}
 	if err := checkContextOwner(ctx); err != nil {
@@ -64,7 +69,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 	if err := c.ident.Ready(ctx, c.cfg.timeoutFor(ttl)); err != nil {
 		return nil, err
 	}
-	a := acquisition{c: c, ctx: ctx, key: key, name: c.keyName(key), ttl: ttl, policy: b, began: time.Now()}
+	a := acquisition{c: c, ctx: ctx, key: key, name: c.cfg.keyName(key), ttl: ttl, policy: b, began: time.Now()}
 	if waits {
 		// Registered before the first attempt, so that a release that
 		// lands while an attempt is in flight is not missed.
@@ -74,7 +79,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 	defer func() { c.notify.Leave(a.w, acquired) }()
 	for attempts := 1; ; attempts++ {
 		if a.token == "" {
-			a.token, a.sent, a.prev = newToken(), newUnanswered(len(c.nodes)), node.Holding{}
+			a.token, a.sent, a.prev = token.New(), unanswered.New(len(c.nodes)), node.Holding{}
 		}
 		c.obs.Observe(observe.Event{Kind: observe.Attempt, Key: key, Attempts: attempts, Context: ctx})
 		seen := c.notify.Mark(a.w, a.token)
@@ -103,14 +108,14 @@ type acquisition struct {
 	began     time.Time
 	w         *wake.Waiter // nil unless the call waits for release notifications
 
-	retryAt time.Time    // when the current retry delay of the policy runs out
-	token   string       // kept across rounds while we win a split
-	sent    *unanswered  // the token's requests per node
-	splits  int          // split rounds in a row
-	prev    node.Holding // the holder before us, seen by the rounds of token
-	behind  int          // attempts in a row lost to the holder whose release woke us
-	ahead   string       // that holder's release id
-	undone  []string     // release ids of the tokens this call gave up (see gaveUpToken)
+	retryAt time.Time            // when the current retry delay of the policy runs out
+	token   string               // kept across rounds while we win a split
+	sent    *unanswered.Requests // the token's requests per node
+	splits  int                  // split rounds in a row
+	prev    node.Holding         // the holder before us, seen by the rounds of token
+	behind  int                  // attempts in a row lost to the holder whose release woke us
+	ahead   string               // that holder's release id
+	undone  []string             // release ids of the tokens this call gave up (see gaveUpToken)
 }
 
 // won hands out the lock of a successful attempt, and reports it.
@@ -123,7 +128,7 @@ func (a *acquisition) won(o outcome, attempts int) *Lock {
 	}
 	c.obs.Observe(e)
 	if c.logger.Enabled(ctx, slog.LevelDebug) {
-		c.logger.DebugContext(ctx, "redlock: acquired", "key", a.key, "token", shortToken(a.token),
+		c.logger.DebugContext(ctx, "redlock: acquired", "key", a.key, "token", token.Short(a.token),
 			"fence", o.lock.fence, "attempts", attempts, "validity", time.Until(o.lock.ValidUntil()))
 	}
 	return o.lock
@@ -268,8 +273,8 @@ func (a *acquisition) abandon() {
 	}
 }
 
-// undo deletes the token of the current attempt (see Client.undo).
-func (a *acquisition) undo(skip []bool) { a.c.undo(a.key, a.name, a.token, a.ttl, skip) }
+// undo deletes the token of the current attempt (see rounds.undo).
+func (a *acquisition) undo(skip []bool) { a.c.rounds.undo(a.key, a.name, a.token, a.ttl, skip) }
 
 // outcome is what one attempt came to.
 type outcome struct {
@@ -315,37 +320,36 @@ func (a *acquisition) attempt(waiter bool) outcome {
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
 		Owner: c.cfg.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get()}
 	sent := a.sent
-	sent.send(false)
+	sent.Send(false)
 	r := startRoundAt(&c.rounds, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
 		v, err := c.nodes[i].Acquire(ctx, args)
-		sent.answered(i, err)
+		sent.Answered(i, err)
 		return v, err
 	})
 	defer r.Close()
 
-	b := ballot{t: quorum.NewTally(len(c.nodes)), rec: recovery.NewJudge(c.cfg.recovery, len(c.nodes), &c.learning.Hold), // nodes that lost their data sit out
-		yes: make([]quorum.Answer[node.AcquireReply], 0, len(c.nodes))}
+	b := ballot.New(len(c.nodes), recovery.NewJudge(c.cfg.recovery, len(c.nodes), &c.learning.Hold)) // nodes that lost their data sit out
 	count := a.counter(&b, timeout)
 	// Once a majority replied, the rest get a moment, not their timeout: a
 	// split is then called with the live nodes' answers. (Learners' yes
 	// votes stay pending, and the round waits for every node, while they
 	// may still count.)
-	_ = r.Collect(&b.t, quorum.Rules{UntilDecided: true, Stragglers: timeout / stragglerShare}, count)
-	b.recount() // nodes presumed silent: learners' votes pending on them sit out
+	_ = r.Collect(&b.Tally, quorum.Rules{UntilDecided: true, Stragglers: timeout / stragglerShare}, count)
+	b.Recount() // nodes presumed silent: learners' votes pending on them sit out
 	rtt := r.RepliedIn()
 	switch {
-	case b.configErr != nil:
-		a.undo(b.heldBy())
-		return outcome{err: b.configErr, rtt: rtt}
-	case b.t.Won():
+	case b.ConfigErr != nil:
+		a.undo(b.HeldBy())
+		return outcome{err: b.ConfigErr, rtt: rtt}
+	case b.Tally.Won():
 		_ = a.recovering(&b)       // learners that sat out are reported, and kept moving
-		if b.rec.NewDeployment() { // its records vote from now on
-			c.learning.Promote(a.ctx, a.name, b.rec)
+		if b.Rec.NewDeployment() { // its records vote from now on
+			c.learning.Promote(a.ctx, a.name, b.Rec)
 		}
 		return a.acquired(&b, start, args, rtt)
-	case b.t.Unreachable():
+	case b.Tally.Unreachable():
 		return a.unreachable(&b, rtt)
-	case b.outcome(a.undone) == quorum.Split && r.Pending() > r.FailingPending():
+	case b.Outcome(a.undone) == quorum.Split && r.Pending() > r.FailingPending():
 		// Nobody holds a majority of the answers so far: before calling it
 		// a split, the other nodes get as long again as the attempt took
 		// (at least 1 ms) to complete the picture; a silent node costs
@@ -358,12 +362,12 @@ func (a *acquisition) attempt(waiter bool) outcome {
 // notGranted is the verdict of an attempt that no majority granted and enough
 // nodes answered: held by another client, a split, or too few nodes that
 // kept their data for the key.
-func (a *acquisition) notGranted(b *ballot, rtt time.Duration) outcome {
-	if !b.heldByAMajority(a.undone) {
+func (a *acquisition) notGranted(b *ballot.Ballot, rtt time.Duration) outcome {
+	if !b.HeldByAMajority(a.undone) {
 		// A sitting-out node's yes is a no: the attempt is lost, not a split.
 		if err := a.recovering(b); err != nil {
-			top, _ := leader(b.others, a.undone)
-			a.undo(b.heldBy())
+			top, _ := b.Leader(a.undone)
+			a.undo(b.HeldBy())
 			return outcome{err: err, rtt: rtt, wake: wake.On{Holder: top}}
 		}
 	}
@@ -372,99 +376,48 @@ func (a *acquisition) notGranted(b *ballot, rtt time.Duration) outcome {
 
 // counter returns the counter of an attempt's answers into b: a node that
 // has not said which server it is, or that lost its data for the key
-// (b.rec), answers but its yes does not count.
-func (a *acquisition) counter(b *ballot, timeout time.Duration) func(quorum.Answer[node.AcquireReply]) error {
+// (b.Rec), answers but its yes does not count.
+func (a *acquisition) counter(b *ballot.Ballot, timeout time.Duration) func(quorum.Answer[node.AcquireReply]) error {
 	c := a.c
 	return func(v quorum.Answer[node.AcquireReply]) error {
-		defer b.recount()
+		defer b.Recount()
 		counts := v.Err == nil && c.ident.Counts(v.Node)
-		if v.Err == nil && !counts && b.configErr == nil {
-			counts, b.configErr = c.ident.Now(a.ctx, v.Node, timeout)
+		if v.Err == nil && !counts && b.ConfigErr == nil {
+			counts, b.ConfigErr = c.ident.Now(a.ctx, v.Node, timeout)
 		}
 		switch {
 		case v.Err != nil:
-			b.t.Fail(v.Err)
+			b.Tally.Fail(v.Err)
 		case !counts:
 			// The undo reaches it like every node that did not answer "held".
 			name := c.nodes[v.Node].Name()
-			b.t.Fail(&NodeError{Node: name, Op: "acquire", Err: identity.Unidentified(name)})
+			b.Tally.Fail(&NodeError{Node: name, Op: "acquire", Err: identity.Unidentified(name)})
 		case v.Val.Acquired:
-			b.rec.Note(v.Node, v.Val.Standing, true)
-			b.yes = append(b.yes, v)
-			if p := v.Val.Previous; p.Token != "" && p.Fence >= b.prev.Fence {
-				b.prev = p
+			b.Rec.Note(v.Node, v.Val.Standing, true)
+			b.Yes = append(b.Yes, v)
+			if p := v.Val.Previous; p.Token != "" && p.Fence >= b.Prev.Fence {
+				b.Prev = p
 			}
 		default:
-			b.rec.Note(v.Node, v.Val.Standing, false)
-			b.t.Refused++
-			b.others = append(b.others, v)
+			b.Rec.Note(v.Node, v.Val.Standing, false)
+			b.Tally.Refused++
+			b.Others = append(b.Others, v)
 		}
 		return nil
 	}
-}
-
-// ballot is what an attempt's answers came to.
-type ballot struct {
-	t         quorum.Tally
-	yes       []quorum.Answer[node.AcquireReply] // said yes
-	others    []quorum.Answer[node.AcquireReply] // held by another token
-	prev      node.Holding                       // the previous holder with the largest fence reported
-	configErr error                              // found while identifying a node late
-	rec       *recovery.Judge                    // nil when recovery is off
-}
-
-// recount makes the tally's yes the votes that count: a learner's yes
-// counts only when every node answered as a learner (internal/recovery).
-func (b *ballot) recount() {
-	v, learners := b.rec.Count(quorum.Votes{N: b.t.N, Refused: b.t.Refused, Failed: b.t.Failed}, len(b.yes))
-	b.t.Granted, b.t.Out = v.Granted, v.Out
-	b.t.WaitAll = v.Granted+v.Out < len(b.yes) && learners > 0
-}
-
-// votes is the ballot as internal/quorum reads it, with the most nodes one
-// other token holds (Top), leaving out undone (the tokens this call gave
-// up); and that token's release id.
-func (b *ballot) votes(undone []string) (quorum.Votes, string) {
-	v := b.t.Votes
-	top, votes := leader(b.others, undone)
-	v.Top = votes
-	return v, top
-}
-
-// outcome is what the attempt's answers come to so far (quorum.Take).
-func (b *ballot) outcome(undone []string) quorum.Outcome {
-	v, _ := b.votes(undone)
-	return v.Outcome(quorum.Take)
-}
-
-// heldByAMajority reports whether one other token, not among undone (the
-// tokens this call gave up), holds a majority of the nodes.
-func (b *ballot) heldByAMajority(undone []string) bool {
-	v, _ := b.votes(undone)
-	return v.Held()
-}
-
-// heldBy marks the nodes that answered "held by another token": our token
-// cannot be there, so an undo skips them.
-func (b *ballot) heldBy() []bool {
-	skip := make([]bool, b.t.N)
-	for _, a := range b.others {
-		skip[a.Node] = true
-	}
-	return skip
 }
 
 // recovering reports each node whose yes did not count because it lost its
 // data for the key, and returns the attempt's error when they kept it from
 // a majority.
-func (a *acquisition) recovering(b *ballot) error {
-	if b.t.Out == 0 {
+func (a *acquisition) recovering(b *ballot.Ballot) error {
+	if b.Tally.Out == 0 {
 		return nil
 	}
-	for i, s := range b.rec.Learners() { // kept moving until they vote
+	for i, s := range b.Rec.Learners() { // kept moving until they vote
 		a.c.learning.Watch(i, a.name, s)
 	}
-	out, left := b.rec.SittingOut()
+	out, left := b.Rec.SittingOut()
 	var first error
 	for _, o := range out {
 		e := recoveringError(a.c.nodes[o.Node].Name(), o.Learned, o.Remaining)
@@ -481,30 +434,30 @@ func (a *acquisition) recovering(b *ballot) error {
 }
 
 // unreachable is the verdict of an attempt that too many nodes failed.
-func (a *acquisition) unreachable(b *ballot, rtt time.Duration) outcome {
-	a.undo(b.heldBy())
+func (a *acquisition) unreachable(b *ballot.Ballot, rtt time.Duration) outcome {
+	a.undo(b.HeldBy())
 	// Too few nodes answered. If nodes that did named a holder, its
 	// release can help (the others may only have been slow); another
 	// token's cannot.
 	var on wake.On
-	if top, votes := leader(b.others, a.undone); votes > 0 {
+	if top, votes := b.Leader(a.undone); votes > 0 {
 		on.Holder = top
 	}
-	return outcome{err: errUnreachable(&b.t, fmt.Sprintf("acquire %q", a.key)), rtt: rtt, wake: on}
+	return outcome{err: errUnreachable(&b.Tally, fmt.Sprintf("acquire %q", a.key)), rtt: rtt, wake: on}
 }
 
 // acquired is the verdict of an attempt that a majority granted: the lock,
 // once its fence is settled, if validity is left.
-func (a *acquisition) acquired(b *ballot, start time.Time, args node.AcquireArgs, rtt time.Duration) outcome {
+func (a *acquisition) acquired(b *ballot.Ballot, start time.Time, args node.AcquireArgs, rtt time.Duration) outcome {
 	c, ttl := a.c, a.ttl
-	fence, err := a.settleFence(b.yes)
+	fence, err := a.settleFence(b.Yes)
 	if err == nil {
 		if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
 			l := &Lock{client: c, key: a.key, name: a.name, token: a.token, sent: a.sent, fence: fence,
 				ttl: ttl, validUntil: start.Add(ttl - c.cfg.drift(ttl)), start: start,
 				owner: args.Owner, acquiredAt: args.At}
 			l.startLife()
-			return outcome{lock: l, prev: b.prev}
+			return outcome{lock: l, prev: b.Prev}
 		}
 		err = fmt.Errorf("%w: %q: validity used up while acquiring (%s elapsed of ttl %s)", ErrNotAcquired, a.key, time.Since(start), ttl)
 	}
@@ -514,15 +467,15 @@ func (a *acquisition) acquired(b *ballot, start time.Time, args node.AcquireArgs
 
 // refused is the verdict of an attempt that no majority granted and enough
 // nodes answered: held by another client, or a split.
-func (a *acquisition) refused(b *ballot, rtt time.Duration) outcome {
-	n := b.t.N
-	v, top := b.votes(a.undone)
+func (a *acquisition) refused(b *ballot.Ballot, rtt time.Duration) outcome {
+	n := b.Tally.N
+	v, top := b.Votes(a.undone)
 	votes := v.Top
 	if v.Held() {
-		a.undo(b.heldBy())
+		a.undo(b.HeldBy())
 		return outcome{
 			err:  fmt.Errorf("%w: %q is held by another client (on %d of %d nodes)", ErrNotAcquired, a.key, votes, n),
-			wait: a.c.holderWait(b.others, n), rtt: rtt, held: true, wake: wake.On{Holder: top},
+			wait: b.HolderWait(), rtt: rtt, held: true, wake: wake.On{Holder: top},
 		}
 	}
 	// A split: no token holds a majority of the nodes that answered. Every
@@ -530,63 +483,18 @@ func (a *acquisition) refused(b *ballot, rtt time.Duration) outcome {
 	// from, so they agree on a winner without talking to each other: the
 	// token with the most nodes, ties going to the smallest release id.
 	ours := node.ReleaseID(a.token)
-	yes := len(b.yes)
+	yes := len(b.Yes)
 	win := yes > votes || (yes == votes && yes > 0 && ours < top)
 	err := fmt.Errorf("%w: %q: no client holds a majority (%d of %d nodes ours, at most %d another's, %d failed or silent)",
-		ErrSplitVote, a.key, yes, n, votes, n-yes-len(b.others))
+		ErrSplitVote, a.key, yes, n, votes, n-yes-len(b.Others))
 	// A split given up later is a contended attempt: the holders' expiry,
 	// announced to nobody, is when to look again.
-	wait := a.c.holderWait(b.others, n)
+	wait := b.HolderWait()
 	if !win {
-		a.undo(b.heldBy())
-		return outcome{err: err, split: true, rtt: rtt, prev: b.prev, wake: wake.On{Holder: top}, wait: wait} // wake: the winner
+		a.undo(b.HeldBy())
+		return outcome{err: err, split: true, rtt: rtt, prev: b.Prev, wake: wake.On{Holder: top}, wait: wait} // wake: the winner
 	}
-	return outcome{err: err, split: true, keep: true, rtt: rtt, prev: b.prev, wake: wake.On{All: true}, wait: wait}
-}
-
-// leader returns the holder with the most nodes among answers (ties: the
-// smallest release id) and its count, leaving out the tokens this call gave
-// up (undone).
-func leader(others []quorum.Answer[node.AcquireReply], undone []string) (string, int) {
-	counts := make(map[string]int, 2)
-	best, most := "", 0
-	for _, a := range others {
-		h := a.Val.Holder
-		if slices.Contains(undone, h) {
-			continue
-		}
-		counts[h]++
-		if k := counts[h]; k > most || (k == most && h < best) {
-			best, most = h, k
-		}
-	}
-	return best, most
-}
-
-// holderWait estimates when enough holders' keys expire for a majority to be
-// free. It is zero when unknown (a node gave no TTL). When the answers
-// alone leave a majority free (a split: nodes that failed or were silent
-// count as free here, but some held the key), it is when the last key
-// reported expires: an expiry is announced to nobody, and a waiter that
-// gives the split up would otherwise sleep its whole retry delay.
-func (c *Client) holderWait(others []quorum.Answer[node.AcquireReply], n int) time.Duration {
-	ttls := make([]time.Duration, len(others))
-	for i, a := range others {
-		ttls[i] = a.Val.HolderTTL
-	}
-	free := n - len(ttls)
-	need := quorum.Short(n, free) // this many of the held nodes must expire
-	if need <= 0 {
-		need = len(ttls)
-	}
-	if need == 0 || need > len(ttls) {
-		return 0
-	}
-	slices.Sort(ttls)
-	if ttls[0] <= 0 {
-		return 0
-	}
-	return ttls[need-1]
+	return outcome{err: err, split: true, keep: true, rtt: rtt, prev: b.Prev, wake: wake.On{All: true}, wait: wait}
 }
 
 // settleFence picks the fence of an acquisition and makes it safe.

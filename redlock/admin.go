@@ -32,7 +32,7 @@ func (c *Client) inspect(ctx context.Context, key string, timeout time.Duration)
 	if err := c.ident.Ready(ctx, timeout); err != nil {
 		return Info{}, "", err
 	}
-	name := c.keyName(key)
+	name := c.cfg.keyName(key)
 	r := startRound(&c.rounds, ctx, "inspect", key, nil, timeout, func(ctx context.Context, nd node.Node) (node.Holding, error) {
 		in, ok := nd.(node.Inspector)
 		if !ok {
@@ -314,7 +314,7 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 	for _, ni := range info.Nodes {
 		longest = max(longest, ni.Remaining)
 	}
-	name := c.keyName(key)
+	name := c.cfg.keyName(key)
 	args := node.ForceReleaseArgs{Name: name, Token: token, Fence: info.Fence,
 		Tombstone: longest + forceTombstoneMargin, Retention: c.cfg.retention}
 	if !c.cfg.noNotify {
@@ -356,7 +356,7 @@ func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, err
 	if err := checkKey(ctx, key); err != nil {
 		return nil, err
 	}
-	return c.notify.Watch(ctx, c.keyName(key)), nil
+	return c.notify.Watch(ctx, c.cfg.keyName(key)), nil
 }
 
 // markRecovering sets the Recovering of each node's Info: how long it

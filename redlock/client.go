@@ -8,7 +8,6 @@ import (
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/identity"
 	"github.com/quorumlock/quorumlock/internal/inflight"
-	"github.com/quorumlock/quorumlock/internal/keyname"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/recovery"
 	"github.com/quorumlock/quorumlock/internal/wake"
@@ -90,7 +89,10 @@ func New(nodes []node.Node, opts ...Option) (*Client, error) {
 		c.all[i] = i
 	}
 	c.rounds = rounds{nodes: c.nodes, all: c.all, health: c.health, logger: logger, obs: c.obs, observed: cfg.observer != nil,
-		bg: &c.bg, checks: &c.checks, closing: &c.closing}
+		bg: &c.bg, checks: &c.checks, closing: &c.closing, cfg: &c.cfg}
+	if !cfg.noNotify {
+		c.rounds.announce = c.releaseChannel
+	}
 	names := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
 		names[i] = n.Name()
@@ -125,13 +127,6 @@ func (c *Client) Close() error {
 	c.notify.Close()
 	return nil
 }
-
-// keyName is the name of key on the nodes: the prefix, then the key in
-// braces, so that the key, its fence counter and its tombstones hash to one
-// Redis Cluster slot (the hash tag is the key up to its first '}', never
-// empty) and no key's name can be another key's counter or another
-// prefix's key (prefixes have no braces).
-func (c *Client) keyName(key string) string { return keyname.Of(c.cfg.prefix, key) }
 
 // NewLocal returns a Client on one in-process memory node, for development
 // and tests: its locks exclude only within this process (it logs a warning).

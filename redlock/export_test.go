@@ -8,7 +8,7 @@ import (
 
 // Accessors for tests only.
 
-func (c *Client) KeyName(key string) string                   { return c.keyName(key) }
+func (c *Client) KeyName(key string) string                   { return c.cfg.keyName(key) }
 func (c *Client) Nodes() []node.Node                          { return append([]node.Node(nil), c.nodes...) }
 func (c *Client) Quorum() int                                 { return c.quorum }
 func (c *Client) Drift(ttl time.Duration) time.Duration       { return c.cfg.drift(ttl) }
@@ -28,13 +28,7 @@ func (c *Client) Identified() bool { return c.ident.All() }
 // Unanswered reports, per node, whether a request of the lock is still on
 // its way there or failed, as Release sees it.
 func (l *Lock) Unanswered() []bool {
-	l.sent.mu.Lock()
-	defer l.sent.mu.Unlock()
-	out := make([]bool, len(l.sent.nodes))
-	for i, r := range l.sent.nodes {
-		out[i] = r.failed || r.pending > 0
-	}
-	return out
+	return l.sent.MayLand()
 }
 
 // StallGuardFired is the debug log message of a round whose stall guard

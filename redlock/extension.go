@@ -78,12 +78,12 @@ func (e *extension) dispatch() *quorum.Round[[]node.ExtendResult] {
 		label = items[0].l.key
 	}
 	for _, it := range items { // an extension can set a missing key
-		it.l.sent.send(true)
+		it.l.sent.Send(true)
 	}
 	return startRoundAt(&c.rounds, e.ctx, "extend", label, nil, time.Until(deadline), func(ctx context.Context, i int) ([]node.ExtendResult, error) {
 		res, err := c.nodes[i].Extend(ctx, ops)
 		for _, it := range items {
-			it.l.sent.answered(i, err)
+			it.l.sent.Answered(i, err)
 		}
 		if err == nil && len(res) != len(ops) {
 			err = fmt.Errorf("extend: %d results for %d locks", len(res), len(ops))
@@ -237,7 +237,7 @@ func (l *Lock) Extend(ctx context.Context, ttl time.Duration) error {
 	if ctx == nil {
 		return invalidArg("nil context")
 	}
-	if err := c.checkTTL(ttl); err != nil {
+	if err := c.cfg.checkTTL(ttl); err != nil {
 		return err
 	}
 	l.op.Lock()

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/quorumlock/quorumlock/internal/unanswered"
 	"github.com/quorumlock/quorumlock/node"
 )
 
@@ -19,10 +20,10 @@ type Lock struct {
 	token  string
 	fence  uint64
 
-	owner      string       // WithOwner of the client
-	acquiredAt time.Time    // the client's clock at the attempt, to the µs
-	previous   node.Holding // set before the lock is handed out; see TookOver
-	sent       *unanswered  // the token's requests per node; see Release
+	owner      string               // WithOwner of the client
+	acquiredAt time.Time            // the client's clock at the attempt, to the µs
+	previous   node.Holding         // set before the lock is handed out; see TookOver
+	sent       *unanswered.Requests // the token's requests per node; see Release
 
 	op sync.Mutex // serializes Extend and Release
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/extend"
+	"github.com/quorumlock/quorumlock/internal/token"
 	"github.com/quorumlock/quorumlock/observe"
 )
 
@@ -164,7 +165,7 @@ func (l *Lock) watchdogLost(err error) {
 	}
 	l.client.obs.Observe(observe.Event{Kind: observe.Lost, Key: l.key, Reason: reason, Err: err})
 	if lg := l.client.logger; lg.Enabled(context.Background(), slog.LevelWarn) {
-		lg.Warn("redlock: lock lost by the watchdog", "key", l.key, "token", shortToken(l.token), "err", err)
+		lg.Warn("redlock: lock lost by the watchdog", "key", l.key, "token", token.Short(l.token), "err", err)
 	}
 }
 
@@ -216,7 +217,7 @@ func (l *Lock) endLost(err error) bool {
 // those keys expire. The tombstones it leaves stop extensions still in
 // flight from re-asserting the key afterwards.
 func (l *Lock) dropKeys(ttl time.Duration) {
-	l.client.undo(l.key, l.name, l.token, ttl, nil)
+	l.client.rounds.undo(l.key, l.name, l.token, ttl, nil)
 }
 
 func (l *Lock) lost(ctx context.Context, reason string, err error) error {
@@ -225,7 +226,7 @@ func (l *Lock) lost(ctx context.Context, reason string, err error) error {
 	}
 	l.client.obs.Observe(observe.Event{Kind: observe.Lost, Key: l.key, Reason: reason, Err: err, Context: ctx})
 	if lg := l.client.logger; lg.Enabled(ctx, slog.LevelInfo) {
-		lg.InfoContext(ctx, "redlock: lock lost", "key", l.key, "token", shortToken(l.token), "err", err)
+		lg.InfoContext(ctx, "redlock: lock lost", "key", l.key, "token", token.Short(l.token), "err", err)
 	}
 	return err
 }

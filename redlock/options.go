@@ -2,6 +2,7 @@ package redlock
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/quorumlock/quorumlock/extend"
 	"github.com/quorumlock/quorumlock/internal/defaults"
+	"github.com/quorumlock/quorumlock/internal/keyname"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/retry"
@@ -152,6 +154,52 @@ func (c *config) adminTimeout() time.Duration {
 		return c.nodeTimeout
 	}
 	return maxNodeTimeout
+}
+
+// What a call takes: a key that its name on the nodes can hold, and a TTL
+// that this configuration leaves validity in.
+
+// MaxKeyLength is the longest key, in bytes without the prefix, a call takes.
+const MaxKeyLength = 1024
+
+// checkKey validates the context and key of every operation on a key.
+func checkKey(ctx context.Context, key string) error {
+	switch {
+	case ctx == nil:
+		return invalidArg("nil context")
+	case key == "":
+		return fmt.Errorf("%w: empty key", ErrInvalidArgument)
+	case len(key) > MaxKeyLength:
+		// Not quoted whole: the error would carry it into every log line.
+		return fmt.Errorf("%w: key of %d bytes (%.32q...) is longer than %d bytes", ErrInvalidArgument, len(key), key, MaxKeyLength)
+	case key[0] == '}':
+		// prefix{}...}: an empty Redis Cluster hash tag would split the
+		// key from its counter.
+		return fmt.Errorf("%w: key %q starts with '}'", ErrInvalidArgument, key)
+	}
+	return nil
+}
+
+// keyName is the name of key on the nodes: the prefix, then the key in
+// braces, so that the key, its fence counter and its tombstones hash to one
+// Redis Cluster slot (the hash tag is the key up to its first '}', never
+// empty) and no key's name can be another key's counter or another
+// prefix's key (prefixes have no braces).
+func (c *config) keyName(key string) string { return keyname.Of(c.prefix, key) }
+
+// checkTTL refuses a TTL too short for the drift and the node timeout it
+// implies, or longer than the recovery period.
+func (c *config) checkTTL(ttl time.Duration) error {
+	if ttl <= 0 {
+		return invalidArg("ttl %s is not positive", ttl)
+	}
+	if need := c.drift(ttl) + c.timeoutFor(ttl); ttl <= need {
+		return invalidArg("ttl %s leaves no validity after drift %s and node timeout %s", ttl, c.drift(ttl), c.timeoutFor(ttl))
+	}
+	if c.recovery > 0 && ttl > c.recovery {
+		return invalidArg("ttl %s is longer than the recovery period %s (raise it with WithRecoveryPeriod)", ttl, c.recovery)
+	}
+	return nil
 }
 
 // WithReleaseNotifications: on (the default), each release costs one

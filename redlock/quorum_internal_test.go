@@ -88,7 +88,7 @@ func TestRoundStallGuard(t *testing.T) {
 		close(block)
 		_ = c.Close()
 		for i, m := range ms {
-			if h, _ := m.Inspect(context.Background(), c.keyName("k")); h.Token != "" {
+			if h, _ := m.Inspect(context.Background(), c.cfg.keyName("k")); h.Token != "" {
 				t.Fatalf("node %d kept the failed attempt's key", i)
 			}
 		}
@@ -162,7 +162,7 @@ func TestRoundUndoFinishesBeforeClose(t *testing.T) {
 		}
 		_ = c.Close()
 		for i := 3; i < 5; i++ {
-			if h, _ := ms[i].Inspect(ctx, c.keyName("k")); h.Token != "" {
+			if h, _ := ms[i].Inspect(ctx, c.cfg.keyName("k")); h.Token != "" {
 				t.Fatalf("node %d still holds the lost attempt's token after Close: %+v", i, h)
 			}
 		}

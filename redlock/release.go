@@ -56,7 +56,7 @@ func (l *Lock) Release(ctx context.Context) error {
 // deleted it, the others had a short while to.
 func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Time) quorum.Tally {
 	c := l.client
-	r := c.deleteRound(ctx, l.key, l.name, l.token, ttl, nil, l.sent)
+	r := c.rounds.deleteRound(ctx, l.key, l.name, l.token, ttl, nil, l.sent)
 	defer r.Close()
 	t := quorum.NewTally(len(c.nodes))
 	var linger <-chan time.Time
@@ -146,7 +146,7 @@ func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
 		return false, nil
 	}
 	ttl := left
-	for l.client.checkTTL(ttl) != nil && ttl < maxTTL {
+	for l.client.cfg.checkTTL(ttl) != nil && ttl < maxTTL {
 		ttl *= 2 // too short for a round: hold a little longer than asked
 	}
 	it, err := l.extendable(time.Now(), ttl)

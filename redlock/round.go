@@ -9,6 +9,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/guard"
 	"github.com/quorumlock/quorumlock/internal/inflight"
 	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/unanswered"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/observe"
 )
@@ -17,7 +18,9 @@ import (
 // of a set of nodes at once, read until decided. The client lends each
 // round what it owns (rounds): its nodes, their health (health.go), the
 // NodeError of a failure, its log, its observer, and the count of requests
-// in flight that Close waits for.
+// in flight that Close waits for. Two rounds are no one operation's own,
+// and live here too: the identify round (internal/identity asks through it)
+// and the delete round (release, undo, a lost lock's keys).
 
 // opIdentify names the identify round (in errors, and in rounds.Note).
 const opIdentify = "identify"
@@ -39,6 +42,8 @@ type rounds struct {
 	bg       *inflight.Group   // requests in flight, which Close waits for
 	checks   *inflight.Group   // identify requests in flight, which Close cuts
 	closing  *inflight.Closing // cancelled by Close: the identify requests' context
+	cfg      *config           // the client's options: the node timeout of a TTL
+	announce string            // the channel a delete announces its release on; "" when WithReleaseNotifications(false)
 }
 
 // startRound asks the nodes (indexes into r.nodes; nil: all of them) with
@@ -133,4 +138,58 @@ func (r *rounds) Report(a quorum.Ask, i int, err error, took time.Duration) {
 
 func (r *rounds) StallGuardFired(a quorum.Ask, silent int) {
 	r.logger.DebugContext(a.Parent, stallGuardFired, "op", a.Op, "key", a.Key, "nodes", silent)
+}
+
+// The delete round deletes a token's key on nodes: for Release (release.go),
+// and in the background for the undo of a failed attempt (acquire.go) and
+// the keys of a lost lock (loss.go). Where a request of the token may still
+// land (see internal/unanswered), it leaves a tombstone that stops it.
+
+// undo deletes a failed attempt's token, in the background, on every node
+// except those marked in skip (they answered that another token holds the
+// key): on those that said yes, those that failed (the write may have
+// landed before the error), and those that have not answered. Each delete
+// leaves a tombstone, so an acquire still in flight cannot set the key
+// after it. Close waits for it; the caller's cancellation cannot cut it
+// short. Each request has the node timeout; a node it does not reach (an
+// error, or no answer in time) is reported to the observer
+// (observe.UndoFailed), and keeps the attempt's key until its TTL ends.
+func (r *rounds) undo(key, name, token string, ttl time.Duration, skip []bool) {
+	var nodes []int
+	for i := range r.nodes {
+		if skip == nil || !skip[i] {
+			nodes = append(nodes, i)
+		}
+	}
+	if len(nodes) == 0 {
+		return
+	}
+	r.bg.GoGuarded(r.logger, func() {
+		rd := r.deleteRound(context.Background(), key, name, token, ttl, nodes, nil)
+		defer rd.Close()
+		for a, ok := rd.Next(); ok; a, ok = rd.Next() {
+			if a.Err != nil && r.observed {
+				r.obs.Observe(observe.Event{Kind: observe.UndoFailed, Key: key, Node: r.nodes[a.Node].Name(), Op: "release", Err: a.Err})
+			}
+		}
+	})
+}
+
+// deleteRound deletes our token's key on nodes and leaves a tombstone of the
+// token for ttl on those where sent says a request of the token may still
+// land (all of them when sent is nil), announcing the release where the
+// key was deleted. A node's delete first waits
+// (up to a quarter of the node timeout; not after an extension) for the
+// token's requests to that node still on their way: they are usually answered by then, and the
+// round decides on the other nodes meanwhile.
+func (r *rounds) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent *unanswered.Requests) *quorum.Round[bool] {
+	args := node.ReleaseArgs{Name: name, Token: token, Channel: r.announce}
+	timeout := r.cfg.timeoutFor(ttl)
+	return startRoundAt(r, ctx, "release", key, nodes, timeout, func(ctx context.Context, i int) (bool, error) {
+		a := args
+		if sent.Settle(i, timeout/4) {
+			a.Tombstone = ttl
+		}
+		return r.nodes[i].Release(ctx, a)
+	})
 }

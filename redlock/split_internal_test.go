@@ -309,7 +309,7 @@ func TestSplitGivenUpWaitsUntilHolderExpires(t *testing.T) {
 				}
 			})))
 		defer func() { _ = c.Close() }()
-		name := c.keyName("job")
+		name := c.cfg.keyName("job")
 		for _, i := range []int{0, 1} {
 			if _, err := ms[i].Acquire(ctx, node.AcquireArgs{Name: name, Token: "frozen-holder", TTL: holderTTL}); err != nil {
 				t.Fatal(err)
