@@ -223,19 +223,27 @@ func majority(h *Hub, gen uint64, key, release string) {
 	h.released(gen, key, release)
 }
 
+// parkedOnH1 is a hub whose 3 subscriptions are up, with a waiter of key
+// parked after its attempt lost to holder h1.
+func parkedOnH1(t *testing.T, key string) (*Hub, *Waiter, uint64) {
+	h := newTestHub(t)
+	w := h.Join(context.Background(), key, time.Second)
+	allUp(h)
+	if h.park(w, h.Mark(w, "a"), On{Holder: "h1"}) {
+		t.Fatal("tried at once with nothing announced")
+	}
+	return h, w, h.gen
+}
+
+// key is the lock of the hub tests that need only one.
+const key = "lock:k"
+
 // A release wakes a waiter once a majority of the nodes announced it:
 // before, the holder still holds on a majority and the attempt would lose
 // to it. A node whose subscription is down is presumed to have announced.
 func TestHubWakesOnAMajoritysAnnouncement(t *testing.T) {
 	t.Parallel()
-	h := newTestHub(t)
-	const key = "lock:k"
-	w := h.Join(context.Background(), key, time.Second)
-	gen := h.gen
-	allUp(h)
-	if h.park(w, h.Mark(w, "a"), On{Holder: "h1"}) {
-		t.Fatal("tried at once with nothing announced")
-	}
+	h, w, gen := parkedOnH1(t, key)
 	h.released(gen, key, "h1")
 	if woken(w) {
 		t.Fatal("woken by one node's announcement of three: the holder still holds on a majority")
@@ -260,14 +268,7 @@ func TestHubWakesOnAMajoritysAnnouncement(t *testing.T) {
 // are dropped, never the one that is still coming in.
 func TestHubKeepsCountingARelease(t *testing.T) {
 	t.Parallel()
-	h := newTestHub(t)
-	const key = "lock:k"
-	w := h.Join(context.Background(), key, time.Second)
-	gen := h.gen
-	allUp(h)
-	if h.park(w, h.Mark(w, "a"), On{Holder: "h1"}) {
-		t.Fatal("tried at once with nothing announced")
-	}
+	h, w, gen := parkedOnH1(t, key)
 	for i := range maxHeard - 1 {
 		h.released(gen, key, fmt.Sprint("older-", i)) // one node each: no majority
 	}
