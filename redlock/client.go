@@ -23,12 +23,12 @@ type Client struct {
 	quorum   int
 	cfg      config
 	logger   *slog.Logger
-	obs      observe.Observer       // never nil; see events.go
-	notify   *wake.Hub              // release notifications and waiters; see internal/wake
-	keeper   *extend.Watchdog[kept] // auto-extension; see extension.go
-	ident    *identity.Nodes        // first-contact checks of the nodes; see internal/identity
-	health   health                 // nodes failing recently; see health.go
-	learning *recovery.Keeper       // learning nodes kept moving; see internal/recovery
+	obs      observe.Observer               // never nil; see events.go
+	notify   *wake.Hub                      // release notifications and waiters; see internal/wake
+	keeper   *extend.Watchdog[extend.Lease] // auto-extension of kept locks; see extension.go
+	ident    *identity.Nodes                // first-contact checks of the nodes; see internal/identity
+	health   health                         // nodes failing recently; see health.go
+	learning *recovery.Keeper               // learning nodes kept moving; see internal/recovery
 
 	bg      inflight.Group   // requests in flight and cleanup running in the background
 	checks  inflight.Group   // identify requests in flight, which Close cuts

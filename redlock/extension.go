@@ -187,13 +187,14 @@ func (c *Client) keptLocks() int { return c.keeper.Len() }
 
 // renew is the watchdog's renew function: one extension round for every
 // lock due in a tick (see extendLocks).
-func (c *Client) renew(ctx context.Context, leases []kept) []error {
+// Every lease is a kept lock (Lock.KeepAlive).
+func (c *Client) renew(ctx context.Context, leases []extend.Lease) []error {
 	out := make([]error, len(leases))
 	start := time.Now()
 	items := make([]extendItem, 0, len(leases))
 	at := make([]int, 0, len(leases))
 	for i, k := range leases {
-		l := k.l
+		l := k.(kept).l
 		if !l.op.TryLock() { // the holder is extending or releasing it right now
 			out[i] = errBusy
 			continue
