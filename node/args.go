@@ -86,6 +86,9 @@ func (a AcquireArgs) Validate() error {
 	if a.Recovery < 0 || a.Hold < 0 {
 		return invalid("negative recovery period %s or hold %s of %q", a.Recovery, a.Hold, a.Name)
 	}
+	if err := checkFrom(a.Name, a.Token, a.From); err != nil {
+		return err
+	}
 	return checkFence(a.Name, 0, a.Retention)
 }
 
@@ -105,7 +108,24 @@ func (a ExtendArgs) Validate() error {
 
 // Validate reports ErrInvalidArgument for arguments no node can carry out.
 // A Tombstone of zero or less leaves no tombstone.
-func (a ReleaseArgs) Validate() error { return checkNameToken(a.Name, a.Token) }
+func (a ReleaseArgs) Validate() error {
+	if err := checkNameToken(a.Name, a.Token); err != nil {
+		return err
+	}
+	return checkFrom(a.Name, a.Token, a.From)
+}
+
+// checkFrom checks the token a key is handed over from: none, or a valid
+// token other than the one it is handed to.
+func checkFrom(name, token, from string) error {
+	if from == "" {
+		return nil
+	}
+	if from == token {
+		return invalid("key %q handed over from its own token", name)
+	}
+	return checkNameToken(name, from)
+}
 
 // Validate reports ErrInvalidArgument for arguments no node can carry out.
 func (a ForceReleaseArgs) Validate() error {

@@ -176,6 +176,11 @@ type AcquireArgs struct {
 	// never write to a key another token holds. It is kept for nodes that
 	// announced only the releases a waiter asked for.
 	Waiter bool
+	// From, when not empty, is a token of the same client handing the key
+	// over: where the key is held by From (valid or expired, not evicted),
+	// the acquisition proceeds as on a free key (the count is incremented)
+	// and reports no previous holder. Elsewhere it changes nothing.
+	From string
 }
 
 // AcquireReply is what a node answers to Acquire.
@@ -240,6 +245,10 @@ type ReleaseArgs struct {
 	Token     string
 	Tombstone time.Duration // how long late requests of the token are refused; <= 0: none
 	Channel   string        // where to announce the release; empty: nowhere
+	// From is the token the lock was handed over from (AcquireArgs.From),
+	// if any: its release is announced too, since other clients' waiters
+	// saw that token hold the key.
+	From string
 }
 
 // Holding describes a key on one node.

@@ -34,7 +34,7 @@ func acquireStringsFor(a node.AcquireArgs, perSlot bool) *scriptStrings {
 		keys: []string{k.Lock, k.Tombstone, RecordKey(a.Name, perSlot)},
 		argv: []string{a.Token, strconv.FormatInt(Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
 			strconv.FormatInt(Millis(RetentionOrDefault(a.Retention)), 10), MaxSkewMicros, Micros(a.At), a.Owner, WaiterArg(a.Waiter),
-			strconv.FormatInt(Millis(a.Recovery), 10), strconv.FormatInt(Millis(a.Hold), 10)},
+			strconv.FormatInt(Millis(a.Recovery), 10), strconv.FormatInt(Millis(a.Hold), 10), a.From},
 	}
 }
 
@@ -57,7 +57,7 @@ func releaseStrings(a node.ReleaseArgs) *scriptStrings {
 		tomb = strconv.FormatInt(Millis(a.Tombstone), 10)
 	}
 	k := KeysOf(a.Name, a.Token)
-	return &scriptStrings{keys: []string{k.Lock, k.Tombstone}, argv: []string{a.Token, tomb, a.Channel}}
+	return &scriptStrings{keys: []string{k.Lock, k.Tombstone}, argv: []string{a.Token, tomb, a.Channel, a.From}}
 }
 
 // ReleaseScriptArgs returns the KEYS and ARGV of the release script, as

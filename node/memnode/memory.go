@@ -328,6 +328,9 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 		return withStanding(node.AcquireReply{}, mark), nil
 	}
 	e, held := m.lock(a.Name, now)
+	if held && a.From != "" && e.token == a.From && a.From != a.Token {
+		held = false // handed over: taken as a free key
+	}
 	if held && e.token != a.Token { // only read: waiting writes nothing to the holder's entry
 		return withStanding(node.AcquireReply{HolderTTL: e.expires.Sub(now), Holder: node.ReleaseID(e.token)}, mark), nil
 	}
@@ -347,7 +350,7 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 	c++
 	m.counters[a.Name] = memCount{value: c, expires: now.Add(retention)}
 	r := withStanding(node.AcquireReply{Acquired: true, Fence: c}, mark)
-	if prev, ok := m.trail(a.Name, now); ok && prev.h.Token != a.Token {
+	if prev, ok := m.trail(a.Name, now); ok && prev.h.Token != a.Token && prev.h.Token != a.From {
 		r.Previous = prev.h
 	}
 	m.trails[a.Name] = memTrail{h: node.Holding{Token: a.Token, Fence: c, Owner: a.Owner, AcquiredAt: micro(a.At)}, expires: now.Add(retention)}
@@ -460,6 +463,9 @@ func (m *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 	// Announced outside m.mu: a subscriber may call the node.
 	if released && a.Channel != "" {
 		m.broker.publish(a.Channel, a.Name, node.ReleaseID(a.Token))
+		if a.From != "" {
+			m.broker.publish(a.Channel, a.Name, node.ReleaseID(a.From))
+		}
 	}
 	return released, nil
 }

@@ -86,6 +86,8 @@ var cases = []struct {
 	{"LearnPromotesOnlyItsRecord", learnPromotesOnlyItsRecord},
 	{"LearnerSitsOutTheHold", learnerSitsOutTheHold},
 	{"LearnInvalidArguments", learnInvalidArguments},
+	{"HandOverTakesTheKey", handOverTakesTheKey},
+	{"ReleaseAnnouncesTheHandingToken", releaseAnnouncesTheHandingToken},
 }
 
 // Long is a TTL, tombstone or retention that never runs out during a test.

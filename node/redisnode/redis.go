@@ -184,7 +184,7 @@ func acquireArgsFor(a node.AcquireArgs, perSlot bool) *scriptArgs {
 		[]string{k.Lock, k.Tombstone, wire.RecordKey(a.Name, perSlot)},
 		[]string{a.Token, strconv.FormatInt(wire.Millis(a.TTL), 10), strconv.FormatUint(a.Seed, 10),
 			strconv.FormatInt(wire.Millis(wire.RetentionOrDefault(a.Retention)), 10), maxSkewMicros, wire.Micros(a.At), a.Owner,
-			wire.WaiterArg(a.Waiter), strconv.FormatInt(wire.Millis(a.Recovery), 10), strconv.FormatInt(wire.Millis(a.Hold), 10)})
+			wire.WaiterArg(a.Waiter), strconv.FormatInt(wire.Millis(a.Recovery), 10), strconv.FormatInt(wire.Millis(a.Hold), 10), a.From})
 }
 
 // replyInt reads an integer reply, or a counter sent as a string (which
@@ -307,7 +307,7 @@ func releaseArgs(a node.ReleaseArgs) *scriptArgs {
 	k := wire.KeysOf(a.Name, a.Token)
 	return newScriptArgs(releaseSHA,
 		[]string{k.Lock, k.Tombstone},
-		[]string{a.Token, tomb, a.Channel})
+		[]string{a.Token, tomb, a.Channel, a.From})
 }
 
 // ForceRelease implements Node.

@@ -4,7 +4,10 @@
 -- µs, acquisition time (client clock, µs), owner, waiter (unused: a key held
 -- by another is only read, whoever asks; releases are always announced),
 -- recovery period ms (0 or absent: the node's record is left alone), the
--- longest hold the client knows of (ms, see standing.lua).
+-- longest hold the client knows of (ms, see standing.lua), from ('' or
+-- absent: none): a token of the same client handing the key over. A record
+-- held by from (valid or expired, not evicted) is taken as a free key's:
+-- the count incremented, no previous holder reported.
 -- Reply: {1, fence, previous holder or false, standing} acquired (a
 -- resend: the fence unchanged), {0, pttl, holder's release id, standing}
 -- held by another, {0, 0, false, standing} refused by the token's
@@ -28,7 +31,8 @@ if rec and rec.old then
 end
 local ttl = tonumber(ARGV[2])
 local keep = math.max(tonumber(ARGV[4]), ttl)
-if rec and rec.token and rec.til > now then
+local handed = rec and rec.token and rec.til > 0 and rec.token == (ARGV[11] or '')
+if rec and rec.token and rec.til > now and not handed then
   if rec.token ~= ARGV[1] then
     return {0, rec.til - now, rid(rec.token), standing}
   end
@@ -51,7 +55,7 @@ else
   n = string.format('%d', seed + 1)
 end
 redis.call('SET', KEYS[1], record(n, n, now + ttl, ARGV[1], ARGV[6], ARGV[7]), 'PX', keep)
-if rec and rec.token and rec.token ~= ARGV[1] then
+if rec and rec.token and rec.token ~= ARGV[1] and not handed then
   return {1, num(n), rec.fence .. ' ' .. rec.token .. ' ' .. rec.at .. ' ' .. rec.owner, standing}
 end
 return {1, num(n), false, standing}
