@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/ballot"
-	"github.com/quorumlock/quorumlock/internal/hold"
 	"github.com/quorumlock/quorumlock/internal/identity"
 	"github.com/quorumlock/quorumlock/internal/quorum"
 	"github.com/quorumlock/quorumlock/internal/recovery"
@@ -73,7 +72,7 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 	if waits {
 		// Registered before the first attempt, so that a release that
 		// lands while an attempt is in flight is not missed.
-		a.w = c.notify.Join(ctx, a.name, c.cfg.timeoutFor(ttl))
+		a.w = c.notify.Join(ctx, a.name, c.cfg.timeoutFor(ttl), &a) // a Release of ours may hand it the key (release.go)
 	}
 	acquired := false
 	defer func() { c.notify.Leave(a.w, acquired) }()
@@ -93,6 +92,10 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 		}
 		if err := a.failed(o, attempts, seen); err != nil {
 			return nil, err
+		}
+		if l, ok := c.notify.Handed(a.w).(*Lock); ok { // handed over by a Release of this client
+			acquired, a.prev = true, node.Holding{}
+			return a.won(outcome{lock: l}, attempts), nil
 		}
 	}
 }
@@ -116,6 +119,7 @@ type acquisition struct {
 	behind  int                  // attempts in a row lost to the holder whose release woke us
 	ahead   string               // that holder's release id
 	undone  []string             // release ids of the tokens this call gave up (see gaveUpToken)
+	from    string               // a hand-over's: the releasing lock's token (node.AcquireArgs.From)
 }
 
 // won hands out the lock of a successful attempt, and reports it.
@@ -318,7 +322,7 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
 	args := node.AcquireArgs{Name: a.name, Token: a.token, TTL: c.cfg.nodeTTL(a.ttl),
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.cfg.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get()}
+		Owner: c.cfg.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get(), From: a.from}
 	sent := a.sent
 	sent.Send(false)
 	r := startRoundAt(&c.rounds, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {
@@ -453,7 +457,7 @@ func (a *acquisition) acquired(b *ballot.Ballot, start time.Time, args node.Acqu
 	fence, err := a.settleFence(b.Yes)
 	if err == nil {
 		if validity := ttl - time.Since(start) - c.cfg.drift(ttl); validity > 0 {
-			l := &Lock{client: c, key: a.key, name: a.name, token: a.token, sent: a.sent, fence: fence,
+			l := &Lock{client: c, key: a.key, name: a.name, token: a.token, from: a.from, sent: a.sent, fence: fence,
 				ttl: ttl, validUntil: start.Add(ttl - c.cfg.drift(ttl)), start: start,
 				owner: args.Owner, acquiredAt: args.At}
 			l.startLife()
@@ -555,21 +559,3 @@ func splitJitter(n time.Duration) time.Duration {
 	// The modulo's bias is under n/2^64: nothing for delays of seconds.
 	return time.Duration(binary.LittleEndian.Uint64(b[:]) % uint64(n))
 }
-
-// Do runs fn holding the lock named key: it acquires as Acquire, keeps the
-// lock alive, and releases it when fn returns or panics (re-raised). If the
-// lock is lost, fn's ctx is cancelled with a cause wrapping ErrLockLost
-// before the validity ends. It returns the acquisition's error, or fn's
-// joined with the loss and a failed release.
-func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
-	return doLock.Do(ctx, func(ctx context.Context) (*Lock, error) { return c.Acquire(ctx, key, ttl) }, fn)
-}
-
-// TryDo is Do with one attempt: (false, nil) when another holder has the
-// lock. A replica that tries after fn returned runs it again (see package tick).
-func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
-	return doLock.TryDo(ctx, func(ctx context.Context) (*Lock, error) { return c.TryAcquire(ctx, key, ttl) }, fn)
-}
-
-// doLock is Do and TryDo for a Lock.
-var doLock = hold.Kind[*Lock]{NotAcquired: ErrNotAcquired, Invalid: invalidArg, Hold: (*Lock).Hold}

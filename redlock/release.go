@@ -3,10 +3,13 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/hold"
 	"github.com/quorumlock/quorumlock/internal/quorum"
+	"github.com/quorumlock/quorumlock/internal/token"
+	"github.com/quorumlock/quorumlock/internal/unanswered"
 	"github.com/quorumlock/quorumlock/observe"
 )
 
@@ -36,6 +39,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	if held, err := l.releaseHeld(ctx); held {
 		return err
 	}
+	if l.handOver(validUntil) {
+		return nil
+	}
 	start := time.Now()
 	t := l.deleteKeys(ctx, ttl, start)
 	// A lock that had ended before this call is lost whatever the nodes
@@ -56,7 +62,7 @@ func (l *Lock) Release(ctx context.Context) error {
 // deleted it, the others had a short while to.
 func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Time) quorum.Tally {
 	c := l.client
-	r := c.rounds.deleteRound(ctx, l.key, l.name, l.token, ttl, nil, l.sent)
+	r := c.rounds.deleteRound(ctx, l.key, l.name, l.token, l.from, ttl, nil, l.sent)
 	defer r.Close()
 	t := quorum.NewTally(len(c.nodes))
 	var linger <-chan time.Time
@@ -68,9 +74,13 @@ func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Tim
 		_ = t.CountHeld(a)
 		if t.Won() && linger == nil {
 			// The key is free on a majority: this client's next waiter can
-			// try now. Wait a little for the others, so that an immediate
-			// re-acquire does not find our key on a slow but healthy node.
-			c.notify.ReleasedLocally(l.name, l.token)
+			// try now, unless the key was handed over to this lock (the
+			// other clients' turn: see handOver). Wait a little for the
+			// others, so that an immediate re-acquire does not find our
+			// key on a slow but healthy node.
+			if l.from == "" {
+				c.notify.ReleasedLocally(l.name, l.token)
+			}
 			linger = r.Linger(max(time.Since(start), time.Millisecond))
 		}
 	}
@@ -165,3 +175,72 @@ func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
 	}
 	return true, nil
 }
+
+// handOver hands the key to a waiter of this client parked for it, in one
+// round instead of a release and a race: an acquire round for the waiter's
+// call under a new token, From ours, which the nodes we hold grant as a
+// free key (a larger fence). It reports whether the waiter got the lock,
+// which then ends ours as released. Only a lock that was not itself
+// handed over is offered (its release then gives the other clients their
+// turn), while valid, and when none of its requests can still land (a
+// late one must find a tombstone, which only a release leaves). The
+// caller holds l.op.
+func (l *Lock) handOver(validUntil time.Time) bool {
+	c := l.client
+	if l.from != "" || l.Err() != nil || !time.Now().Before(validUntil) || slices.Contains(l.sent.MayLand(), true) {
+		return false
+	}
+	w := c.notify.Claim(l.name)
+	if w == nil {
+		return false
+	}
+	waiter := w.Data().(*acquisition)
+	a := acquisition{c: c, ctx: waiter.ctx, key: l.key, name: l.name, ttl: waiter.ttl, began: waiter.began,
+		token: token.New(), sent: unanswered.New(len(c.nodes)), from: l.token}
+	o := a.attempt(true)
+	if o.keep { // a split we led: not worth a second round here
+		a.undo(nil)
+	}
+	if o.lock == nil || waiter.ctx.Err() != nil {
+		c.notify.Deliver(w, nil, "") // it tries as if woken, after our release below
+		if o.lock != nil {
+			o.lock.releaseInBackground()
+		}
+		return false
+	}
+	c.notify.Deliver(w, o.lock, a.token)
+	l.mu.Lock()
+	l.released = true
+	l.mu.Unlock()
+	if l.end(ErrReleased) {
+		c.obs.Observe(observe.Event{Kind: observe.Released, Key: l.key, Context: waiter.ctx})
+	}
+	return true
+}
+
+// releaseInBackground releases a lock nobody took.
+func (l *Lock) releaseInBackground() {
+	l.client.bg.GoGuarded(l.client.logger, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*l.client.cfg.timeoutFor(l.ttl))
+		defer cancel()
+		_ = l.Release(ctx)
+	})
+}
+
+// Do runs fn holding the lock named key: it acquires as Acquire, keeps the
+// lock alive, and releases it when fn returns or panics (re-raised). If the
+// lock is lost, fn's ctx is cancelled with a cause wrapping ErrLockLost
+// before the validity ends. It returns the acquisition's error, or fn's
+// joined with the loss and a failed release.
+func (c *Client) Do(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) error {
+	return doLock.Do(ctx, func(ctx context.Context) (*Lock, error) { return c.Acquire(ctx, key, ttl) }, fn)
+}
+
+// TryDo is Do with one attempt: (false, nil) when another holder has the
+// lock. A replica that tries after fn returned runs it again (see package tick).
+func (c *Client) TryDo(ctx context.Context, key string, ttl time.Duration, fn func(ctx context.Context) error) (ran bool, err error) {
+	return doLock.TryDo(ctx, func(ctx context.Context) (*Lock, error) { return c.TryAcquire(ctx, key, ttl) }, fn)
+}
+
+// doLock is Do and TryDo for a Lock.
+var doLock = hold.Kind[*Lock]{NotAcquired: ErrNotAcquired, Invalid: invalidArg, Hold: (*Lock).Hold}

@@ -165,7 +165,7 @@ func (r *rounds) undo(key, name, token string, ttl time.Duration, skip []bool) {
 		return
 	}
 	r.bg.GoGuarded(r.logger, func() {
-		rd := r.deleteRound(context.Background(), key, name, token, ttl, nodes, nil)
+		rd := r.deleteRound(context.Background(), key, name, token, "", ttl, nodes, nil)
 		defer rd.Close()
 		for a, ok := rd.Next(); ok; a, ok = rd.Next() {
 			if a.Err != nil && r.observed {
@@ -178,12 +178,12 @@ func (r *rounds) undo(key, name, token string, ttl time.Duration, skip []bool) {
 // deleteRound deletes our token's key on nodes and leaves a tombstone of the
 // token for ttl on those where sent says a request of the token may still
 // land (all of them when sent is nil), announcing the release where the
-// key was deleted. A node's delete first waits
+// key was deleted (and from's, the token that handed the key over, if any). A node's delete first waits
 // (up to a quarter of the node timeout; not after an extension) for the
 // token's requests to that node still on their way: they are usually answered by then, and the
 // round decides on the other nodes meanwhile.
-func (r *rounds) deleteRound(ctx context.Context, key, name, token string, ttl time.Duration, nodes []int, sent *unanswered.Requests) *quorum.Round[bool] {
-	args := node.ReleaseArgs{Name: name, Token: token, Channel: r.announce}
+func (r *rounds) deleteRound(ctx context.Context, key, name, token, from string, ttl time.Duration, nodes []int, sent *unanswered.Requests) *quorum.Round[bool] {
+	args := node.ReleaseArgs{Name: name, Token: token, Channel: r.announce, From: from}
 	timeout := r.cfg.timeoutFor(ttl)
 	return startRoundAt(r, ctx, "release", key, nodes, timeout, func(ctx context.Context, i int) (bool, error) {
 		a := args

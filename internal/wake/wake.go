@@ -122,7 +122,14 @@ type Waiter struct {
 	blind bool          // parked after an attempt no subscription covered
 	wake  chan struct{} // buffered 1: the hub made this waiter active
 	woke  string        // the release id that last woke it ("" for none or a subscription)
+	data  any           // what its Acquire call passed to Join, for Claim's caller
+
+	claimed bool // a Release of this client is handing the key over to it (Claim)
+	handed  any  // what that Release delivered, until the waiter takes it (Handed)
 }
+
+// Data returns what the waiter's call passed to Join.
+func (w *Waiter) Data() any { return w.data }
 
 // Join registers a waiter for key (the full name), starting the
 // subscriptions if needed. It returns nil when notifications are off or
@@ -132,11 +139,11 @@ type Waiter struct {
 // up, so that its first attempt is already covered: a release during the
 // attempt is then seen, and no extra attempt is needed to make up for a
 // blind one.
-func (h *Hub) Join(ctx context.Context, key string, timeout time.Duration) *Waiter {
+func (h *Hub) Join(ctx context.Context, key string, timeout time.Duration, data any) *Waiter {
 	var w *Waiter
 	ready, ok := h.register(func(h *Hub) {
 		h.seq++
-		w = &Waiter{key: key, seq: h.seq, wake: make(chan struct{}, 1)}
+		w = &Waiter{key: key, seq: h.seq, wake: make(chan struct{}, 1), data: data}
 		if h.queues == nil {
 			h.queues = map[string]*waitQueue{}
 		}
@@ -445,10 +452,20 @@ func (h *Hub) WaitRelease(ctx context.Context, w *Waiter, s Seen, on On, d time.
 	case <-w.wake:
 		return nil
 	case <-t.C:
-		h.unpark(w)
+		if h.unpark(w) {
+			<-w.wake // claimed: the hand-over's outcome comes soon
+		}
 		return nil
 	case <-ctx.Done():
-		h.unpark(w)
+		if h.unpark(w) {
+			<-w.wake
+			h.mu.Lock()
+			handed := w.handed != nil
+			h.mu.Unlock()
+			if handed { // the lock is ours after all: the caller takes it
+				return nil
+			}
+		}
 		return context.Cause(ctx)
 	}
 }
@@ -496,12 +513,71 @@ func (h *Hub) park(w *Waiter, s Seen, on On) bool {
 }
 
 // unpark takes w out of its queue after its timer fired. If a wake raced
-// with the timer, w stays active: it is about to try anyway.
-func (h *Hub) unpark(w *Waiter) {
+// with the timer, w stays active: it is about to try anyway. It reports
+// whether a Release is handing the key over to w: w must then wait for
+// its wake, which the Release sends whatever the outcome.
+func (h *Hub) unpark(w *Waiter) (claimed bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	q := h.queues[w.key]
 	q.waiting = slices.DeleteFunc(q.waiting, func(x *Waiter) bool { return x == w })
+	return w.claimed
+}
+
+// Claim takes the first parked waiter for key (its full name), if no
+// waiter of key is trying now, for a Release of this client to hand the
+// key over to: the waiter stays parked, ignoring its timer and its
+// context, until Deliver. It returns nil when there is none.
+func (h *Hub) Claim(key string) *Waiter {
+	if h.off {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q := h.queues[key]
+	if q == nil || q.active != nil || len(q.waiting) == 0 {
+		return nil
+	}
+	w := q.waiting[0]
+	q.waiting = q.waiting[1:]
+	q.active = w
+	w.claimed = true
+	return w
+}
+
+// Deliver ends w's claim and wakes it: with v, the lock it now holds under
+// token (its Handed), or with nil, to try as a woken waiter.
+func (h *Hub) Deliver(w *Waiter, v any, token string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	w.claimed = false
+	if v != nil {
+		w.handed = v
+		id := node.ReleaseID(token) // the lock's release is what others wait for
+		w.mine = append(w.mine, id)
+		if q := h.queues[w.key]; q != nil {
+			if q.own == nil {
+				q.own = map[string]bool{}
+			}
+			q.own[id] = true
+		}
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Handed returns, once, what a Release delivered to w; nil if none.
+func (h *Hub) Handed(w *Waiter) any {
+	if w == nil {
+		return nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	v := w.handed
+	w.handed = nil
+	return v
 }
 
 // Leave unregisters w when its Acquire returns. acquired says whether

@@ -1,0 +1,157 @@
+package redlock_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/observe"
+	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/retry"
+)
+
+// acquiredAttempts is an observer that counts contended attempts (as
+// eventCounter does) and keeps the attempts of each acquisition.
+type acquiredAttempts struct {
+	eventCounter
+	mu       sync.Mutex
+	attempts []int
+}
+
+func (a *acquiredAttempts) Observe(ev observe.Event) {
+	a.eventCounter.Observe(ev)
+	if ev.Kind == observe.Acquired {
+		a.mu.Lock()
+		a.attempts = append(a.attempts, ev.Attempts)
+		a.mu.Unlock()
+	}
+}
+
+func (a *acquiredAttempts) last() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.attempts[len(a.attempts)-1]
+}
+
+// A Release hands the lock to a waiter of its own client in the same round:
+// the waiter gets it without an attempt of its own after its first lost
+// one, under a larger fence and with no previous holder, and the holder's
+// release succeeds. Its retry delay is far longer than the test: only the
+// hand-over (or a wake) can give it the lock in time.
+func TestReleaseHandsOverToAWaiterOfItsClient(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartT(t, 3)
+	obs := &acquiredAttempts{}
+	c := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(obs))
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	held := holdEverywhere(t, c, key, cl)
+	done := blockedWaiterCtx(t, ctx, c, &obs.eventCounter, key, time.Minute)
+	if err := held.Release(ctx); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("waiter: %v", r.err)
+	}
+	defer func() { _ = r.lock.Release(ctx) }()
+	if n := obs.last(); n != 1 {
+		t.Errorf("the waiter acquired after %d attempts of its own, want 1 (its first, lost): not handed over", n)
+	}
+	if r.lock.Fence() <= held.Fence() {
+		t.Errorf("handed-over fence %d is not above the holder's %d", r.lock.Fence(), held.Fence())
+	}
+	if _, took := r.lock.TookOver(); took {
+		t.Error("a handed-over lock reports a previous holder")
+	}
+	if err := held.Release(ctx); err == nil {
+		t.Error("a second release of the handing lock succeeded")
+	}
+	if err := r.lock.Extend(ctx, time.Minute); err != nil {
+		t.Errorf("extend of the handed-over lock: %v", err)
+	}
+}
+
+// A lock is handed over at most once in a row: the release of a
+// handed-over lock is announced to every client, under the handing
+// token's release id too, which another client's waiter saw holding the
+// key. That waiter gets the lock in the end; with a retry delay longer than
+// the test, only that announcement can wake it.
+func TestHandedOverLockIsReleasedToEveryClient(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartT(t, 3)
+	obs, other := &acquiredAttempts{}, &acquiredAttempts{}
+	c := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(obs))
+	d := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(other))
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	held := holdEverywhere(t, c, key, cl)
+	theirs := blockedWaiterCtx(t, ctx, d, &other.eventCounter, key, time.Minute)
+	first := blockedWaiterCtx(t, ctx, c, &obs.eventCounter, key, time.Minute)
+	if err := held.Release(ctx); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	r := <-first
+	if r.err != nil {
+		t.Fatalf("first waiter: %v", r.err)
+	}
+	if n := obs.last(); n != 1 {
+		t.Fatalf("the first waiter made %d attempts, want 1: not handed over", n)
+	}
+	second := blockedWaiterCtx(t, ctx, c, &obs.eventCounter, key, time.Minute)
+	if err := r.lock.Release(ctx); err != nil {
+		t.Fatalf("release of the handed-over lock: %v", err)
+	}
+	// Both woken by the announcement; whoever wins releases to the other.
+	var got []acquireResult
+	for range 2 {
+		select {
+		case r := <-theirs:
+			got = append(got, r)
+			theirs = nil
+		case r := <-second:
+			got = append(got, r)
+			second = nil
+		case <-ctx.Done():
+			t.Fatalf("a waiter was never woken (%d of 2 acquired): the handing token's release was not announced", len(got))
+		}
+		last := got[len(got)-1]
+		if last.err != nil {
+			t.Fatalf("waiter: %v", last.err)
+		}
+		if err := last.lock.Release(ctx); err != nil {
+			t.Fatalf("release: %v", err)
+		}
+	}
+	if n := other.last(); n < 2 {
+		t.Errorf("the other client's waiter made %d attempts, want at least 2 (woken, not handed over)", n)
+	}
+}
+
+// A waiter that left (its context ended) is not handed the lock: the
+// release is an ordinary one, and the key is free after it.
+func TestReleaseHandsNothingToAWaiterThatLeft(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartT(t, 3)
+	obs := &acquiredAttempts{}
+	c := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(obs))
+	ctx := ctxFor(t)
+	key := uniqueKey(t)
+	held := holdEverywhere(t, c, key, cl)
+	wctx, cancel := context.WithCancel(ctx)
+	done := blockedWaiterCtx(t, wctx, c, &obs.eventCounter, key, time.Minute)
+	cancel()
+	if r := <-done; r.err == nil {
+		t.Fatal("a cancelled waiter acquired")
+	}
+	if err := held.Release(ctx); err != nil {
+		t.Fatalf("release: %v", err)
+	}
+	l, err := c.TryAcquire(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatalf("the key is not free after the release: %v", err)
+	}
+	_ = l.Release(ctx)
+}
