@@ -2,11 +2,14 @@ package redlock_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/redistest"
+	"github.com/quorumlock/quorumlock/node"
+	"github.com/quorumlock/quorumlock/node/redisnode"
 	"github.com/quorumlock/quorumlock/observe"
 	"github.com/quorumlock/quorumlock/redlock"
 	"github.com/quorumlock/quorumlock/retry"
@@ -154,4 +157,55 @@ func TestReleaseHandsNothingToAWaiterThatLeft(t *testing.T) {
 		t.Fatalf("the key is not free after the release: %v", err)
 	}
 	_ = l.Release(ctx)
+}
+
+// leavingWaiterNode is a real node that cancels the waiter's context as
+// soon as it has granted a hand-over: the waiter leaves while the round
+// that took the key for it is deciding.
+type leavingWaiterNode struct {
+	*redisnode.Node
+	leave func()
+}
+
+func (n leavingWaiterNode) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireReply, error) {
+	r, err := n.Node.Acquire(ctx, a)
+	if a.From != "" {
+		n.leave()
+	}
+	return r, err
+}
+
+// A waiter that leaves while the round that takes the key for it runs is
+// handed nothing, and the holder's release still succeeds and frees the key:
+// the nodes the round took count as released, and what it took is let go.
+func TestReleaseSucceedsWhenTheWaiterLeavesDuringTheHandOver(t *testing.T) {
+	t.Parallel()
+	cl := redistest.StartT(t, 3)
+	ctx := ctxFor(t)
+	wctx, leave := context.WithCancel(ctx)
+	defer leave()
+	var nodes []node.Node
+	for _, rc := range cl.Clients() {
+		nodes = append(nodes, leavingWaiterNode{Node: redisnode.New(rc), leave: leave})
+	}
+	obs := &acquiredAttempts{}
+	c := newClient(t, nodes, redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(obs))
+	other := newClient(t, nodesOf(cl))
+	key := uniqueKey(t)
+	held := holdEverywhere(t, c, key, cl)
+	done := blockedWaiterCtx(t, wctx, c, &obs.eventCounter, key, time.Minute)
+	if err := held.Release(ctx); err != nil {
+		t.Fatalf("release while the waiter left: %v, want nil", err)
+	}
+	if r := <-done; !errors.Is(r.err, context.Canceled) {
+		t.Fatalf("the waiter that left got %v, want its context's error", r.err)
+	}
+	await(t, "the key to be free", time.Minute, func() bool {
+		l, err := other.TryAcquire(ctx, key, time.Minute)
+		if err != nil {
+			return false
+		}
+		_ = l.Release(ctx)
+		return true
+	})
 }

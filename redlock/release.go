@@ -39,11 +39,12 @@ func (l *Lock) Release(ctx context.Context) error {
 	if held, err := l.releaseHeld(ctx); held {
 		return err
 	}
-	if l.handOver(validUntil) {
-		return nil
+	handed, tried, err := l.handOver(ctx, validUntil)
+	if handed {
+		return err
 	}
 	start := time.Now()
-	t := l.deleteKeys(ctx, ttl, start)
+	t := l.deleteKeys(ctx, ttl, start, tried)
 	// A lock that had ended before this call is lost whatever the nodes
 	// answer: the deletes above are only cleanup, and failing nodes must
 	// not turn that answer into ErrQuorumUnreachable.
@@ -59,8 +60,11 @@ func (l *Lock) Release(ctx context.Context) error {
 
 // deleteKeys is the release's round: it tallies the deletes (yes: the key
 // was ours and is gone) until every node answered or, once a majority
-// deleted it, the others had a short while to.
-func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Time) quorum.Tally {
+// deleted it, the others had a short while to. After a failed hand-over
+// (handedOff), a node where the key was not ours counts as deleted: the
+// lock was valid when its release began, and the hand-over's round may
+// have taken the key there (its undo then deletes it).
+func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Time, handedOff bool) quorum.Tally {
 	c := l.client
 	r := c.rounds.deleteRound(ctx, l.key, l.name, l.token, l.from, ttl, nil, l.sent)
 	defer r.Close()
@@ -71,6 +75,7 @@ func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Tim
 		if !ok {
 			break
 		}
+		a.Val = a.Val || (handedOff && a.Err == nil)
 		_ = t.CountHeld(a)
 		if t.Won() && linger == nil {
 			// The key is free on a majority: this client's next waiter can
@@ -179,20 +184,21 @@ func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
 // handOver hands the key to a waiter of this client parked for it, in one
 // round instead of a release and a race: an acquire round for the waiter's
 // call under a new token, From ours, which the nodes we hold grant as a
-// free key (a larger fence). It reports whether the waiter got the lock,
-// which then ends ours as released. Only a lock that was not itself
-// handed over is offered (its release then gives the other clients their
-// turn), while valid, and when none of its requests can still land (a
-// late one must find a tombstone, which only a release leaves). The
-// caller holds l.op.
-func (l *Lock) handOver(validUntil time.Time) bool {
+// free key (a larger fence). handed says that our token is gone from a
+// majority: ours then ends as released, and err is the release's error.
+// Else Release runs as usual; tried says that a round was run. Only a
+// lock that was not itself handed over is
+// offered (its release then gives the other clients their turn), while
+// valid, and when none of its requests can still land (a late one must
+// find a tombstone, which only a release leaves). The caller holds l.op.
+func (l *Lock) handOver(ctx context.Context, validUntil time.Time) (handed, tried bool, err error) {
 	c := l.client
 	if l.from != "" || l.Err() != nil || !time.Now().Before(validUntil) || slices.Contains(l.sent.MayLand(), true) {
-		return false
+		return false, false, nil
 	}
 	w := c.notify.Claim(l.name)
 	if w == nil {
-		return false
+		return false, false, nil
 	}
 	waiter := w.Data().(*acquisition)
 	a := acquisition{c: c, ctx: waiter.ctx, key: l.key, name: l.name, ttl: waiter.ttl, began: waiter.began,
@@ -201,30 +207,25 @@ func (l *Lock) handOver(validUntil time.Time) bool {
 	if o.keep { // a split we led: not worth a second round here
 		a.undo(nil)
 	}
-	if o.lock == nil || waiter.ctx.Err() != nil {
-		c.notify.Deliver(w, nil, "") // it tries as if woken, after our release below
-		if o.lock != nil {
-			o.lock.releaseInBackground()
-		}
-		return false
+	left := o.lock != nil && waiter.ctx.Err() != nil
+	if o.lock == nil || left {
+		c.notify.Deliver(w, nil, "") // it tries as if woken, or returns its context's error
+	} else {
+		c.notify.Deliver(w, o.lock, a.token)
 	}
-	c.notify.Deliver(w, o.lock, a.token)
+	if o.lock == nil {
+		return false, true, nil
+	}
 	l.mu.Lock()
 	l.released = true
 	l.mu.Unlock()
 	if l.end(ErrReleased) {
-		c.obs.Observe(observe.Event{Kind: observe.Released, Key: l.key, Context: waiter.ctx})
+		c.obs.Observe(observe.Event{Kind: observe.Released, Key: l.key, Context: ctx})
 	}
-	return true
-}
-
-// releaseInBackground releases a lock nobody took.
-func (l *Lock) releaseInBackground() {
-	l.client.bg.GoGuarded(l.client.logger, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*l.client.cfg.timeoutFor(l.ttl))
-		defer cancel()
-		_ = l.Release(ctx)
-	})
+	if left { // the key is ours under the new token: release it now
+		return true, true, o.lock.Release(ctx)
+	}
+	return true, true, nil
 }
 
 // Do runs fn holding the lock named key: it acquires as Acquire, keeps the
