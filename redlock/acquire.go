@@ -72,7 +72,8 @@ func (c *Client) acquire(ctx context.Context, key string, ttl time.Duration, b r
 	if waits {
 		// Registered before the first attempt, so that a release that
 		// lands while an attempt is in flight is not missed.
-		a.w = c.notify.Join(ctx, a.name, c.cfg.timeoutFor(ttl), &a) // a Release of ours may hand it the key (release.go)
+		// A Release of ours may take the key for this call (release.go).
+		a.w = c.notify.Join(ctx, a.name, c.cfg.timeoutFor(ttl), wake.Call{Ctx: ctx, TTL: ttl, Began: a.began})
 	}
 	acquired := false
 	defer func() { c.notify.Leave(a.w, acquired) }()

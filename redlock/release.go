@@ -3,7 +3,6 @@ package redlock
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/hold"
@@ -193,21 +192,21 @@ func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
 // find a tombstone, which only a release leaves). The caller holds l.op.
 func (l *Lock) handOver(ctx context.Context, validUntil time.Time) (handed, tried bool, err error) {
 	c := l.client
-	if l.from != "" || l.Err() != nil || !time.Now().Before(validUntil) || slices.Contains(l.sent.MayLand(), true) {
+	if l.from != "" || l.Err() != nil || !time.Now().Before(validUntil) || !l.sent.Settled() {
 		return false, false, nil
 	}
 	w := c.notify.Claim(l.name)
 	if w == nil {
 		return false, false, nil
 	}
-	waiter := w.Data().(*acquisition)
-	a := acquisition{c: c, ctx: waiter.ctx, key: l.key, name: l.name, ttl: waiter.ttl, began: waiter.began,
+	waiter := w.Call()
+	a := acquisition{c: c, ctx: waiter.Ctx, key: l.key, name: l.name, ttl: waiter.TTL, began: waiter.Began,
 		token: token.New(), sent: unanswered.New(len(c.nodes)), from: l.token}
 	o := a.attempt(true)
 	if o.keep { // a split we led: not worth a second round here
 		a.undo(nil)
 	}
-	left := o.lock != nil && waiter.ctx.Err() != nil
+	left := o.lock != nil && waiter.Ctx.Err() != nil
 	if o.lock == nil || left {
 		c.notify.Deliver(w, nil, "") // it tries as if woken, or returns its context's error
 	} else {

@@ -98,6 +98,19 @@ func (u *Requests) Settle(i int, d time.Duration) (mayLand bool) {
 	return r.failed || r.pending > 0
 }
 
+// Settled reports whether no request can land any more on any node: all
+// of them came back, none failed.
+func (u *Requests) Settled() bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for _, r := range u.nodes {
+		if r.failed || r.pending > 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // MayLand reports, per node, whether a request may still land there (it
 // failed, or is on its way), without waiting: what Settle would say now.
 func (u *Requests) MayLand() []bool {

@@ -22,13 +22,13 @@ func TestClaimedWaiterIgnoresItsTimerAndTakesTheLock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newTestHub(t)
 		const key = "lock:k"
-		w := h.Join(context.Background(), key, time.Second, "call")
+		w := h.Join(context.Background(), key, time.Second, Call{TTL: time.Minute})
 		allUp(h)
 		done := waitInBackground(h, context.Background(), w, time.Second)
 		synctest.Wait()
 		c := h.Claim(key)
-		if c != w || c.Data() != "call" {
-			t.Fatalf("Claim = %v, want the parked waiter with its data", c)
+		if c != w || c.Call().TTL != time.Minute {
+			t.Fatalf("Claim = %v, want the parked waiter with its call", c)
 		}
 		if h.Claim(key) != nil {
 			t.Fatal("a second Claim while the first runs")
@@ -62,7 +62,7 @@ func TestClaimedWaiterWhoseContextEndsWaitsForTheOutcome(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			h := newTestHub(t)
 			const key = "lock:k"
-			w := h.Join(context.Background(), key, time.Second, nil)
+			w := h.Join(context.Background(), key, time.Second, Call{})
 			allUp(h)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := waitInBackground(h, ctx, w, time.Minute)
@@ -102,8 +102,8 @@ func TestClaimNeedsAParkedWaiterAndNoneTrying(t *testing.T) {
 	if h.Claim(key) != nil {
 		t.Fatal("claimed a waiter of a key nobody waits for")
 	}
-	a := h.Join(context.Background(), key, time.Second, nil)
-	b := h.Join(context.Background(), key, time.Second, nil)
+	a := h.Join(context.Background(), key, time.Second, Call{})
+	b := h.Join(context.Background(), key, time.Second, Call{})
 	gen := h.gen
 	allUp(h)
 	h.park(a, h.Mark(a, "a"), On{Holder: "h1"})

@@ -43,7 +43,7 @@ func TestHubRules(t *testing.T) {
 	const key = "lock:k"
 	ws := make([]*Waiter, 3)
 	for i := range ws {
-		ws[i] = h.Join(context.Background(), key, time.Second, nil)
+		ws[i] = h.Join(context.Background(), key, time.Second, Call{})
 		if ws[i] == nil {
 			t.Fatal("no waiter: notifications off?")
 		}
@@ -108,13 +108,13 @@ func TestHubRules(t *testing.T) {
 	if h.subs != nil {
 		t.Fatal("subscriptions kept after the linger")
 	}
-	w := h.Join(context.Background(), key, time.Second, nil)
+	w := h.Join(context.Background(), key, time.Second, Call{})
 	if h.subs == nil {
 		t.Fatal("no subscriptions for a new waiter")
 	}
 	h.Leave(w, false)
 	h.Close()
-	if h.Join(context.Background(), key, time.Second, nil) != nil || h.subs != nil {
+	if h.Join(context.Background(), key, time.Second, Call{}) != nil || h.subs != nil {
 		t.Fatal("closed hub subscribes again")
 	}
 }
@@ -125,7 +125,7 @@ func TestHubOff(t *testing.T) {
 	t.Parallel()
 	h := New(Config{Off: true, Nodes: []node.Node{memnode.New("m0")}, Channel: channel, Timeout: time.Second})
 	defer h.Close()
-	if h.Join(context.Background(), "lock:k", time.Second, nil) != nil {
+	if h.Join(context.Background(), "lock:k", time.Second, Call{}) != nil {
 		t.Fatal("waiter registered with notifications off")
 	}
 	start := time.Now()
@@ -142,7 +142,7 @@ func TestHubWakesOnlyOnTheHolder(t *testing.T) {
 	t.Parallel()
 	h := newTestHub(t)
 	const key = "lock:k"
-	w := h.Join(context.Background(), key, time.Second, nil)
+	w := h.Join(context.Background(), key, time.Second, Call{})
 	gen := h.gen
 	allUp(h)
 	holder := On{Holder: "h1"}
@@ -191,8 +191,8 @@ func TestHubWakesOnlyOnTheHolder(t *testing.T) {
 func TestHubRestoredSubscriptionWakesWaiters(t *testing.T) {
 	t.Parallel()
 	h := newTestHub(t)
-	a := h.Join(context.Background(), "lock:a", time.Second, nil)
-	b := h.Join(context.Background(), "lock:b", time.Second, nil)
+	a := h.Join(context.Background(), "lock:a", time.Second, Call{})
+	b := h.Join(context.Background(), "lock:b", time.Second, Call{})
 	gen := h.gen
 	if h.park(a, h.Mark(a, "ta"), On{Holder: "h1"}) || h.park(b, h.Mark(b, "tb"), On{}) {
 		t.Fatal("tried at once with nothing announced")
@@ -227,7 +227,7 @@ func majority(h *Hub, gen uint64, key, release string) {
 // parked after its attempt lost to holder h1.
 func parkedOnH1(t *testing.T, key string) (*Hub, *Waiter, uint64) {
 	h := newTestHub(t)
-	w := h.Join(context.Background(), key, time.Second, nil)
+	w := h.Join(context.Background(), key, time.Second, Call{})
 	allUp(h)
 	if h.park(w, h.Mark(w, "a"), On{Holder: "h1"}) {
 		t.Fatal("tried at once with nothing announced")

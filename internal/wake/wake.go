@@ -122,14 +122,22 @@ type Waiter struct {
 	blind bool          // parked after an attempt no subscription covered
 	wake  chan struct{} // buffered 1: the hub made this waiter active
 	woke  string        // the release id that last woke it ("" for none or a subscription)
-	data  any           // what its Acquire call passed to Join, for Claim's caller
+	call  Call          // what its Acquire call passed to Join, for Claim's caller
 
 	claimed bool // a Release of this client is handing the key over to it (Claim)
 	handed  any  // what that Release delivered, until the waiter takes it (Handed)
 }
 
-// Data returns what the waiter's call passed to Join.
-func (w *Waiter) Data() any { return w.data }
+// Call is what a Release needs of a waiter's Acquire call to take the key
+// for it (Claim).
+type Call struct {
+	Ctx   context.Context // the call's
+	TTL   time.Duration   // of the lock it asks for
+	Began time.Time       // when the call began
+}
+
+// Call returns what the waiter's call passed to Join.
+func (w *Waiter) Call() Call { return w.call }
 
 // Join registers a waiter for key (the full name), starting the
 // subscriptions if needed. It returns nil when notifications are off or
@@ -139,11 +147,11 @@ func (w *Waiter) Data() any { return w.data }
 // up, so that its first attempt is already covered: a release during the
 // attempt is then seen, and no extra attempt is needed to make up for a
 // blind one.
-func (h *Hub) Join(ctx context.Context, key string, timeout time.Duration, data any) *Waiter {
+func (h *Hub) Join(ctx context.Context, key string, timeout time.Duration, call Call) *Waiter {
 	var w *Waiter
 	ready, ok := h.register(func(h *Hub) {
 		h.seq++
-		w = &Waiter{key: key, seq: h.seq, wake: make(chan struct{}, 1), data: data}
+		w = &Waiter{key: key, seq: h.seq, wake: make(chan struct{}, 1), call: call}
 		if h.queues == nil {
 			h.queues = map[string]*waitQueue{}
 		}
