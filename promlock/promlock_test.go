@@ -110,15 +110,17 @@ func TestMetricsOfARealRun(t *testing.T) {
 	if contended < 2 || contended > 4 {
 		t.Errorf("contended attempts %v, want 2 (the try, the waiter's first) or a wake-up or two more", contended)
 	}
-	// 3 nodes × the acquire rounds: the holder, the waiter's winning one,
-	// Do, the lease, and every lost one (a wake-up can add a round that
-	// ends otherwise, under load); and 3 release rounds (the undo of lost
-	// attempts adds requests to the nodes that did not answer "held").
+	// 3 nodes × the acquire rounds: the holder, the waiter's winning one
+	// (the holder's release runs it: it hands the key over to its client's
+	// waiter), Do, the lease, and every lost one (a wake-up can add a round
+	// that ends otherwise, under load); and 2 release rounds, the waiter's
+	// and Do's (the undo of lost attempts adds requests to the nodes that
+	// did not answer "held").
 	if got, least := value(t, fams, "quorumlock_node_request_duration_seconds", labels{"op": "acquire"}), 3*(4+contended); got < least || int(got)%3 != 0 {
 		t.Errorf("node acquire requests %v, want at least %v, 3 per round", got, least)
 	}
-	if got := value(t, fams, "quorumlock_node_request_duration_seconds", labels{"op": "release"}); got < 3*3 {
-		t.Errorf("node release requests %v, want at least 9", got)
+	if got := value(t, fams, "quorumlock_node_request_duration_seconds", labels{"op": "release"}); got < 2*3 {
+		t.Errorf("node release requests %v, want at least 6", got)
 	}
 	if got := value(t, fams, "quorumlock_kept_locks", nil); got != 0 {
 		t.Errorf("kept_locks %v after Do, want 0", got)

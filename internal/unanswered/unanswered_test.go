@@ -14,11 +14,17 @@ import (
 func TestSettle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		u := New(3)
+		if !u.Settled() {
+			t.Fatal("no request sent, yet not settled")
+		}
 		u.Send(false)
 		u.Answered(0, nil)
 		u.Answered(1, errors.New("timeout"))
 		if got := u.MayLand(); !slices.Equal(got, []bool{false, true, true}) {
 			t.Fatalf("MayLand = %v, want [false true true]", got)
+		}
+		if u.Settled() {
+			t.Fatal("settled with a failed request and one on its way")
 		}
 		if u.Settle(0, time.Second) {
 			t.Fatal("node 0 answered: nothing may land there")
