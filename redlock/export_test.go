@@ -22,6 +22,9 @@ func (l *Lock) Token() string { return l.token }
 // seed of new fence counters, to test clients with skewed clocks.
 func WithWallClock(now func() time.Time) Option { return func(c *config) { c.wallClock = now } }
 
+// Parked is the number of this client's waiters parked for key.
+func (c *Client) Parked(key string) int { return c.notify.Parked(c.cfg.keyName(key)) }
+
 // Identified reports whether every node has said who it is.
 func (c *Client) Identified() bool { return c.ident.All() }
 

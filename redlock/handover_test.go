@@ -38,6 +38,14 @@ func (a *acquiredAttempts) last() int {
 	return a.attempts[len(a.attempts)-1]
 }
 
+// awaitParked waits until n waiters of c are parked for key: only a parked
+// waiter is handed the lock (one between its lost attempt and its wait is
+// woken instead).
+func awaitParked(t *testing.T, c *redlock.Client, key string, n int) {
+	t.Helper()
+	await(t, "the waiter to park", time.Minute, func() bool { return c.Parked(key) == n })
+}
+
 // A Release hands the lock to a waiter of its own client in the same round:
 // the waiter gets it without an attempt of its own after its first lost
 // one, under a larger fence and with no previous holder, and the holder's
@@ -52,6 +60,7 @@ func TestReleaseHandsOverToAWaiterOfItsClient(t *testing.T) {
 	key := uniqueKey(t)
 	held := holdEverywhere(t, c, key, cl)
 	done := blockedWaiterCtx(t, ctx, c, &obs.eventCounter, key, time.Minute)
+	awaitParked(t, c, key, 1)
 	if err := held.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)
 	}
@@ -93,6 +102,7 @@ func TestHandedOverLockIsReleasedToEveryClient(t *testing.T) {
 	held := holdEverywhere(t, c, key, cl)
 	theirs := blockedWaiterCtx(t, ctx, d, &other.eventCounter, key, time.Minute)
 	first := blockedWaiterCtx(t, ctx, c, &obs.eventCounter, key, time.Minute)
+	awaitParked(t, c, key, 1)
 	if err := held.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)
 	}
@@ -104,6 +114,7 @@ func TestHandedOverLockIsReleasedToEveryClient(t *testing.T) {
 		t.Fatalf("the first waiter made %d attempts, want 1: not handed over", n)
 	}
 	second := blockedWaiterCtx(t, ctx, c, &obs.eventCounter, key, time.Minute)
+	awaitParked(t, c, key, 1)
 	if err := r.lock.Release(ctx); err != nil {
 		t.Fatalf("release of the handed-over lock: %v", err)
 	}
@@ -194,6 +205,7 @@ func TestReleaseSucceedsWhenTheWaiterLeavesDuringTheHandOver(t *testing.T) {
 	key := uniqueKey(t)
 	held := holdEverywhere(t, c, key, cl)
 	done := blockedWaiterCtx(t, wctx, c, &obs.eventCounter, key, time.Minute)
+	awaitParked(t, c, key, 1)
 	if err := held.Release(ctx); err != nil {
 		t.Fatalf("release while the waiter left: %v, want nil", err)
 	}

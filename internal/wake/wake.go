@@ -576,6 +576,16 @@ func (h *Hub) Deliver(w *Waiter, v any, token string) {
 	}
 }
 
+// Parked is the number of waiters parked for key (its full name).
+func (h *Hub) Parked(key string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if q := h.queues[key]; q != nil {
+		return len(q.waiting)
+	}
+	return 0
+}
+
 // Handed returns, once, what a Release delivered to w; nil if none.
 func (h *Hub) Handed(w *Waiter) any {
 	if w == nil {
