@@ -81,6 +81,10 @@ func floorRatios(rp *harness.Report) []harness.Ratio {
 			if r, ok := ratio(fc.label+" "+lib+" cycles/s vs raw-record floor", fc.scenario, fc.cas, lib, libRawRecord, "cycles/s"); ok {
 				out = append(out, r)
 			}
+			// Against what the same Redis client allows a plain Redlock.
+			if r, ok := ratio(fc.label+" "+lib+" cycles/s vs rueidis floor", fc.scenario, fc.cas, lib, libRueidisFloor, "cycles/s"); ok && lib == libQLRueidis {
+				out = append(out, r)
+			}
 			if r, ok := ratio(fc.label+" "+lib+" server commands/cycle vs raw floor", fc.scenario, fc.cas, lib, libRaw, "server-cmds/op"); ok {
 				met := r.Value <= maxCommandsVsRaw
 				r.Target, r.Met, r.LowerIsB = fmt.Sprintf("<= %g", maxCommandsVsRaw), &met, true

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	crand "crypto/rand"
+	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"time"
@@ -97,4 +100,71 @@ func newQLRueidis(addrs []string, ttl time.Duration, hooks []*harness.Counter, o
 		},
 		close: func() { _ = c.Close(); closeRCs() },
 	}, c, nil
+}
+
+// libRueidisFloor is the floor over rueidis: what an ideal Redlock client
+// on rueidis costs (a fresh random token, SET NX PX on every node in
+// parallel, then compare-and-delete on every node in parallel, waiting for
+// every reply), so that quorumlock's rueidis node is compared with what
+// rueidis itself allows.
+const libRueidisFloor = "rueidis-floor"
+
+// newRueidisFloor builds the rueidis floor over its own rueidis clients.
+func newRueidisFloor(addrs []string, ttl time.Duration) (*locker, error) {
+	var rcs []rueidis.Client
+	closeRCs := func() {
+		for _, rc := range rcs {
+			rc.Close()
+		}
+	}
+	for _, a := range addrs {
+		rc, err := newRueidisClient(a)
+		if err != nil {
+			closeRCs()
+			return nil, err
+		}
+		rcs = append(rcs, rc)
+	}
+	del := rueidis.NewLuaScript(compareAndDeleteLua)
+	n, quorum := len(rcs), len(rcs)/2+1
+	type held struct{ key, token string }
+	fan := func(f func(c rueidis.Client) bool) int {
+		ch := make(chan bool, n)
+		for _, c := range rcs {
+			go func() { ch <- f(c) }()
+		}
+		ok := 0
+		for range n {
+			if <-ch {
+				ok++
+			}
+		}
+		return ok
+	}
+	return &locker{
+		name: libRueidisFloor,
+		acquire: func(ctx context.Context, key string) (any, error) {
+			var b [16]byte
+			_, _ = crand.Read(b[:])
+			h := &held{key: "bench:rueidis-floor:" + key, token: base64.RawURLEncoding.EncodeToString(b[:])}
+			if fan(func(c rueidis.Client) bool {
+				err := c.Do(ctx, c.B().Set().Key(h.key).Value(h.token).Nx().PxMilliseconds(ttl.Milliseconds()).Build()).Error()
+				return err == nil
+			}) < quorum {
+				return nil, errors.New("rueidis floor: no quorum")
+			}
+			return h, nil
+		},
+		release: func(ctx context.Context, hv any) error {
+			h := hv.(*held)
+			if fan(func(c rueidis.Client) bool {
+				v, err := del.Exec(ctx, c, []string{h.key}, []string{h.token}).AsInt64()
+				return err == nil && v == 1
+			}) < quorum {
+				return errors.New("rueidis floor: release reached no quorum")
+			}
+			return nil
+		},
+		close: closeRCs,
+	}, nil
 }

@@ -96,7 +96,7 @@ func main() {
 	out := flag.String("out", "results", "directory for bench.txt, results.json and the charts")
 	only := flag.String("only", "", "comma-separated scenarios to run (default all: "+strings.Join(allScenarios, ",")+
 		"; opt-in, only when named: "+strings.Join(optInScenarios, ",")+")")
-	libs := flag.String("libs", "", "comma-separated libraries to run (quorumlock, quorumlock-nonotify, quorumlock-rueidis, quorumlock-rueidis-nonotify, redsync, floor, raw, raw-record); default all")
+	libs := flag.String("libs", "", "comma-separated libraries to run (quorumlock, quorumlock-nonotify, quorumlock-rueidis, quorumlock-rueidis-nonotify, redsync, floor, rueidis-floor, raw, raw-record); default all")
 	reps := flag.Int("reps", 0, "repetitions per case (default per profile)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile at the end to this file")

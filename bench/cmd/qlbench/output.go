@@ -13,7 +13,7 @@ import (
 )
 
 // libOrder fixes series order (and colours) in charts and tables.
-var libOrder = []string{libQL, libQLRueidis, libRS, libRSFast, libFloor, libRaw, libRawRecord, libRawRedis, libQLNoNotify, libQLRueidisNoNotify}
+var libOrder = []string{libQL, libQLRueidis, libRS, libRSFast, libFloor, libRueidisFloor, libRaw, libRawRecord, libRawRedis, libQLNoNotify, libQLRueidisNoNotify}
 
 func libRank(l string) int {
 	if i := slices.Index(libOrder, l); i >= 0 {

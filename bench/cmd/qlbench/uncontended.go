@@ -49,6 +49,14 @@ func (e *env) lockers(addrs []string) ([]*locker, func(), error) {
 		rs, _ := newRS(libRS, addrs, lockTTL, nil)
 		ls = append(ls, rs)
 	}
+	if e.want(libRueidisFloor) {
+		rf, err := newRueidisFloor(addrs, lockTTL)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		ls = append(ls, rf)
+	}
 	return ls, closeAll, nil
 }
 
