@@ -51,15 +51,7 @@ func handOverTakesTheKey(f *fixture) {
 // releaseAnnouncesTheHandingToken: the release of a handed-over key
 // announces its own token's release id and the handing token's.
 func releaseAnnouncesTheHandingToken(f *fixture) {
-	channel := fmt.Sprintf("nodetest:{releases}.%d.%d", time.Now().UnixNano(), seq.Add(1))
-	rec := &recorder{}
-	stop, err := f.n.Subscribe(f.ctx(), channel, rec.onRelease, rec.onState)
-	if errors.Is(err, node.ErrNotificationsUnsupported) {
-		f.t.Skip("node cannot subscribe")
-	}
-	f.must("subscribe", err)
-	defer stop()
-	f.eventually("the subscription to be up", func() bool { up, _ := rec.snapshot(); return up })
+	channel, rec, _ := f.subscribed("releases")
 	name := f.name()
 	f.acquire(name, "a", long)
 	f.acquireArgs(node.AcquireArgs{Name: name, Token: "b", TTL: long, From: "a"})

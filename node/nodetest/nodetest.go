@@ -652,15 +652,7 @@ func (r *recorder) snapshot() (bool, []string) {
 // one subscription delivers in order, a marker released after them shows
 // that nothing else came.
 func notifications(f *fixture) {
-	channel := fmt.Sprintf("nodetest:{releases}.%d.%d", time.Now().UnixNano(), seq.Add(1))
-	rec := &recorder{}
-	stop, err := f.n.Subscribe(f.ctx(), channel, rec.onRelease, rec.onState)
-	if errors.Is(err, node.ErrNotificationsUnsupported) {
-		f.t.Skip("node cannot subscribe")
-	}
-	f.must("subscribe", err)
-	defer stop()
-	f.eventually("the subscription to be up", func() bool { up, _ := rec.snapshot(); return up })
+	channel, rec, stop := f.subscribed("releases")
 
 	rel := func(name, token, ch string) bool {
 		ok, err := f.n.Release(f.ctx(), node.ReleaseArgs{Name: name, Token: token, Tombstone: long, Channel: ch})
@@ -702,6 +694,23 @@ func notifications(f *fixture) {
 	if _, got := rec.snapshot(); len(got) != len(want) {
 		f.t.Fatalf("announcement after stop: %q", got)
 	}
+}
+
+// subscribed subscribes to a fresh channel named after group, and waits
+// until the subscription is up; it skips the check on a node that cannot
+// subscribe. The subscription stops when the check ends, or at stop,
+// which may be called more than once.
+func (f *fixture) subscribed(group string) (channel string, rec *recorder, stop func()) {
+	channel = fmt.Sprintf("nodetest:{%s}.%d.%d", group, time.Now().UnixNano(), seq.Add(1))
+	rec = &recorder{}
+	stop, err := f.n.Subscribe(f.ctx(), channel, rec.onRelease, rec.onState)
+	if errors.Is(err, node.ErrNotificationsUnsupported) {
+		f.t.Skip("node cannot subscribe")
+	}
+	f.must("subscribe", err)
+	f.t.Cleanup(stop)
+	f.eventually("the subscription to be up", func() bool { up, _ := rec.snapshot(); return up })
+	return channel, rec, stop
 }
 
 // releasesAnswer checks what releases answer on a node with waiters: only

@@ -164,15 +164,7 @@ func forceRelease(f *fixture) {
 
 // A force release is announced like a release, once.
 func forceReleaseAnnounced(f *fixture) {
-	channel := fmt.Sprintf("nodetest:{releases}.%d.%d", time.Now().UnixNano(), seq.Add(1))
-	rec := &recorder{}
-	stop, err := f.n.Subscribe(f.ctx(), channel, rec.onRelease, rec.onState)
-	if errors.Is(err, node.ErrNotificationsUnsupported) {
-		f.t.Skip("node cannot subscribe")
-	}
-	f.must("subscribe", err)
-	defer stop()
-	f.eventually("the subscription to be up", func() bool { up, _ := rec.snapshot(); return up })
+	channel, rec, _ := f.subscribed("releases")
 	name, marker := f.name(), f.name()
 	f.acquire(name, "a", long)
 	f.acquire(marker, "m", long)

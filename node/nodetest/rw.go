@@ -389,15 +389,7 @@ func (f *rwFixture) scanNames(name string) error {
 }
 
 func rwReleaseAnnounced(f *rwFixture) {
-	channel := fmt.Sprintf("nodetest:{rwreleases}.%d.%d", time.Now().UnixNano(), seq.Add(1))
-	rec := &recorder{}
-	stop, err := f.n.Subscribe(f.ctx(), channel, rec.onRelease, rec.onState)
-	if errors.Is(err, node.ErrNotificationsUnsupported) {
-		f.t.Skip("node cannot subscribe")
-	}
-	f.must("subscribe", err)
-	defer stop()
-	f.eventually("the subscription to be up", func() bool { up, _ := rec.snapshot(); return up })
+	channel, rec, _ := f.subscribed("rwreleases")
 	name := f.name()
 	rel := func(mode node.Mode, token string) {
 		_, err := f.rw.ReleaseRW(f.ctx(), mode, node.ReleaseArgs{Name: name, Token: token, Tombstone: long, Channel: channel})
