@@ -38,12 +38,21 @@ func (a *acquiredAttempts) last() int {
 	return a.attempts[len(a.attempts)-1]
 }
 
-// awaitParked waits until n waiters of c are parked for key: only a parked
-// waiter is handed the lock (one between its lost attempt and its wait is
-// woken instead).
-func awaitParked(t *testing.T, c *redlock.Client, key string, n int) {
+// patientClient is a client over nodes whose retry delay is far longer
+// than a test: its waiters get a lock in time only when handed it or
+// woken.
+func patientClient(t *testing.T, nodes []node.Node, obs *acquiredAttempts) *redlock.Client {
+	return newClient(t, nodes, redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(obs))
+}
+
+// parkedWaiter starts Acquire of key on c under ctx and returns once it
+// lost its first attempt and is parked: only a parked waiter is handed the
+// lock (one between its lost attempt and its wait is woken instead).
+func parkedWaiter(t *testing.T, ctx context.Context, c *redlock.Client, obs *acquiredAttempts, key string) <-chan acquireResult {
 	t.Helper()
-	await(t, "the waiter to park", time.Minute, func() bool { return c.Parked(key) == n })
+	done := blockedWaiterCtx(t, ctx, c, &obs.eventCounter, key, time.Minute)
+	await(t, "the waiter to park", time.Minute, func() bool { return c.Parked(key) == 1 })
+	return done
 }
 
 // A Release hands the lock to a waiter of its own client in the same round:
@@ -55,12 +64,11 @@ func TestReleaseHandsOverToAWaiterOfItsClient(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartT(t, 3)
 	obs := &acquiredAttempts{}
-	c := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(obs))
+	c := patientClient(t, nodesOf(cl), obs)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	held := holdEverywhere(t, c, key, cl)
-	done := blockedWaiterCtx(t, ctx, c, &obs.eventCounter, key, time.Minute)
-	awaitParked(t, c, key, 1)
+	done := parkedWaiter(t, ctx, c, obs, key)
 	if err := held.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)
 	}
@@ -95,14 +103,13 @@ func TestHandedOverLockIsReleasedToEveryClient(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartT(t, 3)
 	obs, other := &acquiredAttempts{}, &acquiredAttempts{}
-	c := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(obs))
-	d := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(other))
+	c := patientClient(t, nodesOf(cl), obs)
+	d := patientClient(t, nodesOf(cl), other)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	held := holdEverywhere(t, c, key, cl)
 	theirs := blockedWaiterCtx(t, ctx, d, &other.eventCounter, key, time.Minute)
-	first := blockedWaiterCtx(t, ctx, c, &obs.eventCounter, key, time.Minute)
-	awaitParked(t, c, key, 1)
+	first := parkedWaiter(t, ctx, c, obs, key)
 	if err := held.Release(ctx); err != nil {
 		t.Fatalf("release: %v", err)
 	}
@@ -113,8 +120,7 @@ func TestHandedOverLockIsReleasedToEveryClient(t *testing.T) {
 	if n := obs.last(); n != 1 {
 		t.Fatalf("the first waiter made %d attempts, want 1: not handed over", n)
 	}
-	second := blockedWaiterCtx(t, ctx, c, &obs.eventCounter, key, time.Minute)
-	awaitParked(t, c, key, 1)
+	second := parkedWaiter(t, ctx, c, obs, key)
 	if err := r.lock.Release(ctx); err != nil {
 		t.Fatalf("release of the handed-over lock: %v", err)
 	}
@@ -150,12 +156,12 @@ func TestReleaseHandsNothingToAWaiterThatLeft(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartT(t, 3)
 	obs := &acquiredAttempts{}
-	c := newClient(t, nodesOf(cl), redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(obs))
+	c := patientClient(t, nodesOf(cl), obs)
 	ctx := ctxFor(t)
 	key := uniqueKey(t)
 	held := holdEverywhere(t, c, key, cl)
 	wctx, cancel := context.WithCancel(ctx)
-	done := blockedWaiterCtx(t, wctx, c, &obs.eventCounter, key, time.Minute)
+	done := parkedWaiter(t, wctx, c, obs, key)
 	cancel()
 	if r := <-done; r.err == nil {
 		t.Fatal("a cancelled waiter acquired")
@@ -200,12 +206,11 @@ func TestReleaseSucceedsWhenTheWaiterLeavesDuringTheHandOver(t *testing.T) {
 		nodes = append(nodes, leavingWaiterNode{Node: redisnode.New(rc), leave: leave})
 	}
 	obs := &acquiredAttempts{}
-	c := newClient(t, nodes, redlock.WithRetry(retry.Constant(5, wokenDelay, 0)), redlock.WithObserver(obs))
+	c := patientClient(t, nodes, obs)
 	other := newClient(t, nodesOf(cl))
 	key := uniqueKey(t)
 	held := holdEverywhere(t, c, key, cl)
-	done := blockedWaiterCtx(t, wctx, c, &obs.eventCounter, key, time.Minute)
-	awaitParked(t, c, key, 1)
+	done := parkedWaiter(t, wctx, c, obs, key)
 	if err := held.Release(ctx); err != nil {
 		t.Fatalf("release while the waiter left: %v, want nil", err)
 	}

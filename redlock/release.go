@@ -186,10 +186,10 @@ func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
 // free key (a larger fence). handed says that our token is gone from a
 // majority: ours then ends as released, and err is the release's error.
 // Else Release runs as usual; tried says that a round was run. Only a
-// lock that was not itself handed over is
-// offered (its release then gives the other clients their turn), while
-// valid, and when none of its requests can still land (a late one must
-// find a tombstone, which only a release leaves). The caller holds l.op.
+// lock that was not itself handed over is offered (its release then gives
+// the other clients their turn), while valid, and when none of its
+// requests can still land (a late one must find a tombstone, which only a
+// release leaves). The caller holds l.op.
 func (l *Lock) handOver(ctx context.Context, validUntil time.Time) (handed, tried bool, err error) {
 	c := l.client
 	if l.from != "" || l.Err() != nil || !time.Now().Before(validUntil) || !l.sent.Settled() {
@@ -200,6 +200,10 @@ func (l *Lock) handOver(ctx context.Context, validUntil time.Time) (handed, trie
 		return false, false, nil
 	}
 	waiter := w.Call()
+	if waiter.Ctx.Err() != nil { // it is leaving: no round for it
+		c.notify.Deliver(w, nil, "")
+		return false, false, nil
+	}
 	a := acquisition{c: c, ctx: waiter.Ctx, key: l.key, name: l.name, ttl: waiter.TTL, began: waiter.Began,
 		token: token.New(), sent: unanswered.New(len(c.nodes)), from: l.token}
 	o := a.attempt(true)
