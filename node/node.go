@@ -59,8 +59,9 @@ type Node interface {
 	// server's clock otherwise: never below the clock. The counter's expiry is reset to Retention (or the
 	// TTL, when longer) on every acquisition. Acquiring again with the token that holds the key
 	// refreshes its TTL and reports the counter unchanged. A key held by
-	// another token, or holding a value that is not a lock's, is only read:
-	// it is never changed, whatever a.Waiter says.
+	// another token is only read, but for one change: with a.Waiter, the
+	// holding is marked waited for (once), so that its release is
+	// announced. A value that is not a lock's is never changed.
 	Acquire(ctx context.Context, a AcquireArgs) (AcquireReply, error)
 
 	// Extend resets the TTL of each lock that holds its token. A missing key
@@ -77,9 +78,9 @@ type Node interface {
 	// the token that reaches the server later (an acquire or extend still
 	// in flight) cannot create the key again. When the key was deleted and
 	// a.Channel is not empty, it announces ReleaseID(token) and the name on
-	// that channel (best effort), whether or not anyone waits: waiters
-	// need not write to the holder's key to be told. It reports whether the
-	// key was deleted;
+	// that channel (best effort) if a waiter found the key held
+	// (AcquireArgs.Waiter): a release nobody waited for costs no message.
+	// It reports whether the key was deleted;
 	// when it was, the trail is deleted too (a key that expires, or is
 	// force-released, leaves its trail for the next acquisition).
 	Release(ctx context.Context, a ReleaseArgs) (released bool, err error)
@@ -171,10 +172,9 @@ type AcquireArgs struct {
 	// Hold is the longest hold the client knows of (Standing.Hold): the
 	// node keeps the longest it was told, learning or voting.
 	Hold time.Duration
-	// Waiter says that the client waits for release notifications. Nodes
-	// need not act on it: they announce every release (see Release), and
-	// never write to a key another token holds. It is kept for nodes that
-	// announced only the releases a waiter asked for.
+	// Waiter says that the client waits for release notifications: a
+	// refusal marks the holding waited for, and its release, extensions
+	// and hand-over keep the mark (see Release).
 	Waiter bool
 	// From, when not empty, is a token of the same client handing the key
 	// over: where the key is held by From (valid or expired, not evicted),

@@ -315,7 +315,7 @@ func (o outcome) reason() string {
 // decide as soon as a majority said yes or can no longer say yes, make the
 // fence safe, and undo (in the background) what a failed attempt set.
 // waiter says that the caller waits for release notifications
-// (node.AcquireArgs.Waiter); our nodes announce every release and ignore it.
+// (node.AcquireArgs.Waiter): a holder that refuses it announces its release.
 func (a *acquisition) attempt(waiter bool) outcome {
 	c := a.c
 	timeout := c.cfg.timeoutFor(a.ttl)

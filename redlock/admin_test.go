@@ -600,8 +600,8 @@ func TestForceReleaseEndsKeptLock(t *testing.T) {
 	}
 }
 
-// Released receives when another client releases the key, and not for other
-// keys.
+// Released receives when another client releases the key that a waiter
+// found held, and not for other keys.
 func TestReleasedAnnouncesRelease(t *testing.T) {
 	t.Parallel()
 	cl, watcher := start(t, 3)
@@ -626,22 +626,23 @@ func TestReleasedAnnouncesRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := holder.TryAcquire(ctx, key+"-other", 10*time.Second)
-	if err != nil {
+	// A release is announced when a waiting Acquire found the key held:
+	// the watcher's single attempt on each key marks it.
+	heldAndWaitedFor := func(key string) *redlock.Lock {
+		t.Helper()
+		l, err := holder.TryAcquire(ctx, key, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := watcher.Acquire(redlock.ContextWithRetry(ctx, retry.Never()), key, 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+			t.Fatalf("watcher's attempt on a held key: %v, want ErrNotAcquired", err)
+		}
+		return l
+	}
+	if err := heldAndWaitedFor(key + "-other").Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := other.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	l, err := holder.TryAcquire(ctx, key, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The watcher's attempt marks the held key, so that its release is announced.
-	if _, err := watcher.TryAcquire(ctx, key, 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
-		t.Fatalf("watcher's attempt on a held key: %v, want ErrNotAcquired", err)
-	}
-	if err := l.Release(ctx); err != nil {
+	if err := heldAndWaitedFor(key).Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -657,11 +658,7 @@ func TestReleasedAnnouncesRelease(t *testing.T) {
 	case <-ch:
 	default:
 	}
-	o2, err := holder.TryAcquire(ctx, key+"-other", 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := o2.Release(ctx); err != nil {
+	if err := heldAndWaitedFor(key + "-other").Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	_ = holder.Close() // every node's release has landed and been announced

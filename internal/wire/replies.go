@@ -71,8 +71,7 @@ func ReleaseScriptArgs(a node.ReleaseArgs) (keys, argv []string) {
 	return s.keys, s.argv
 }
 
-// WaiterArg is AcquireArgs.Waiter as the acquire script takes it (it no
-// longer acts on it; the argument keeps the later ones in place).
+// WaiterArg is AcquireArgs.Waiter as the acquire script takes it.
 func WaiterArg(w bool) string {
 	if w {
 		return "1"

@@ -48,9 +48,9 @@ func Micros(t time.Time) string {
 	return strconv.FormatInt(t.UnixMicro(), 10)
 }
 
-// WaitedMark starts the value of a lock key that a waiter of an older
-// client marked, to have its release announced. Clients no longer write it
-// (every release is announced); values that carry it are still read.
+// WaitedMark starts the holder's token in a lock key's record once a
+// waiter found the key held, so that its release is announced (see
+// lua/value.lua); an older client's value may start with it too.
 const WaitedMark = "!"
 
 // ParseRecord reads a lock key's record (see lua/value.lua): the token that

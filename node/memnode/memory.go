@@ -45,6 +45,7 @@ type memLock struct {
 	owner   string
 	at      time.Time
 	expires time.Time
+	waited  bool // a waiter found it held: its release is announced
 }
 
 // memTrail is the last acquisition of a lock not released (see TrailKey).
@@ -328,10 +329,15 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 		return withStanding(node.AcquireReply{}, mark), nil
 	}
 	e, held := m.lock(a.Name, now)
-	if held && a.From != "" && e.token == a.From && a.From != a.Token {
-		held = false // handed over: taken as a free key
+	handed := held && a.From != "" && e.token == a.From && a.From != a.Token
+	if handed {
+		held = false // taken as a free key
 	}
-	if held && e.token != a.Token { // only read: waiting writes nothing to the holder's entry
+	if held && e.token != a.Token {
+		if a.Waiter && !e.waited { // the holding's only change: its release will be announced
+			e.waited = true
+			m.locks[a.Name] = e
+		}
 		return withStanding(node.AcquireReply{HolderTTL: e.expires.Sub(now), Holder: node.ReleaseID(e.token)}, mark), nil
 	}
 	c, ok := m.counter(a.Name, now)
@@ -343,7 +349,7 @@ func (m *Node) Acquire(ctx context.Context, a node.AcquireArgs) (node.AcquireRep
 		}
 		return withStanding(node.AcquireReply{Acquired: true, Fence: c}, mark), nil
 	}
-	m.locks[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL)}
+	m.locks[a.Name] = memLock{token: a.Token, owner: a.Owner, at: a.At, expires: now.Add(a.TTL), waited: handed && e.waited}
 	if !ok {
 		c = seedOrClock(a.Seed, now)
 	}
@@ -461,7 +467,7 @@ func (m *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 	}
 	m.mu.Unlock()
 	// Announced outside m.mu: a subscriber may call the node.
-	if released && a.Channel != "" {
+	if released && e.waited && a.Channel != "" {
 		m.broker.publish(a.Channel, a.Name, node.ReleaseID(a.Token))
 		if a.From != "" {
 			m.broker.publish(a.Channel, a.Name, node.ReleaseID(a.From))
@@ -509,7 +515,7 @@ func (m *Node) ForceRelease(ctx context.Context, a node.ForceReleaseArgs) (bool,
 		delete(m.locks, a.Name)
 	}
 	m.mu.Unlock()
-	if released && a.Channel != "" {
+	if released && e.waited && a.Channel != "" {
 		m.broker.publish(a.Channel, a.Name, node.ReleaseID(a.Token))
 	}
 	return released, nil

@@ -48,12 +48,16 @@ func handOverTakesTheKey(f *fixture) {
 	}
 }
 
-// releaseAnnouncesTheHandingToken: the release of a handed-over key
-// announces its own token's release id and the handing token's.
+// releaseAnnouncesTheHandingToken: the release of a handed-over key that
+// a waiter found held before the hand-over announces its own token's
+// release id and the handing token's.
 func releaseAnnouncesTheHandingToken(f *fixture) {
 	channel, rec, _ := f.subscribed("releases")
 	name := f.name()
 	f.acquire(name, "a", long)
+	if r := f.acquireArgs(node.AcquireArgs{Name: name, Token: "w", TTL: long, Waiter: true}); r.Acquired {
+		f.t.Fatal("a waiter acquired a held key")
+	}
 	f.acquireArgs(node.AcquireArgs{Name: name, Token: "b", TTL: long, From: "a"})
 	ok, err := f.n.Release(f.ctx(), node.ReleaseArgs{Name: name, Token: "b", Channel: channel, From: "a"})
 	f.must("release", err)

@@ -645,12 +645,13 @@ func (r *recorder) snapshot() (bool, []string) {
 	return r.up, append([]string(nil), r.releases...)
 }
 
-// Each release that deleted the key is announced once, whether a waiter
-// tried the key (an Acquire with Waiter that found it held) or nobody did;
-// a resent release, another token's release and a release without channel
-// announce nothing. Waiters' attempts change nothing of the holding. Since
-// one subscription delivers in order, a marker released after them shows
-// that nothing else came.
+// Each release that deleted a key a waiter found held (an Acquire with
+// Waiter) is announced once, an extension and a raise in between or not; a
+// release nobody waited for (tried without Waiter, or not at all), a
+// resent release, another token's release and a release without channel
+// announce nothing. Waiters' attempts change nothing else of the holding.
+// Since one subscription delivers in order, a marker released after them
+// shows that nothing else came.
 func notifications(f *fixture) {
 	channel, rec, stop := f.subscribed("releases")
 
@@ -664,15 +665,20 @@ func notifications(f *fixture) {
 			f.t.Fatalf("waiter acquired held %s", name)
 		}
 	}
-	name, quiet, unwaited, marker := f.name(), f.name(), f.name(), f.name()
+	name, quiet, unwaited, free, marker := f.name(), f.name(), f.name(), f.name(), f.name()
 	f.acquire(name, "a", long)
 	f.acquire(quiet, "q", long)
 	f.acquire(unwaited, "u", long)
 	f.acquire(marker, "m", long)
 	wait(name)
 	wait(name) // a second attempt changes nothing either
+	if r := f.extend(node.ExtendArgs{Name: name, Token: "a", TTL: long}); r[0] != node.Extended {
+		f.t.Fatalf("extend of a waited-for key = %v", r)
+	}
+	f.raise(name, "a", 1)
 	wait(quiet)
 	wait(marker)
+	f.acquire(free, "f", long) // nobody tries it
 	if r := f.acquireArgs(node.AcquireArgs{Name: unwaited, Token: "trier", TTL: long}); r.Acquired {
 		f.t.Fatal("acquired a held key")
 	}
@@ -681,7 +687,10 @@ func notifications(f *fixture) {
 	}
 	releasesAnswer(f, rel, channel, name, quiet, unwaited)
 	rel(marker, "m", channel)
-	want := []string{node.ReleaseID("a") + " " + name, node.ReleaseID("u") + " " + unwaited, node.ReleaseID("m") + " " + marker}
+	if !rel(free, "f", channel) {
+		f.t.Fatal("release of a key nobody tried failed")
+	}
+	want := []string{node.ReleaseID("a") + " " + name, node.ReleaseID("m") + " " + marker}
 	f.eventually("the marker's announcement", func() bool { _, got := rec.snapshot(); return len(got) >= len(want) })
 	if _, got := rec.snapshot(); fmt.Sprint(got) != fmt.Sprint(want) {
 		f.t.Fatalf("announcements = %q, want %q", got, want)

@@ -162,17 +162,25 @@ func forceRelease(f *fixture) {
 	}
 }
 
-// A force release is announced like a release, once.
+// A force release is announced like a release: once, and only when a
+// waiter found the key held.
 func forceReleaseAnnounced(f *fixture) {
 	channel, rec, _ := f.subscribed("releases")
-	name, marker := f.name(), f.name()
-	f.acquire(name, "a", long)
-	f.acquire(marker, "m", long)
+	name, unwaited, marker := f.name(), f.name(), f.name()
+	for _, k := range []struct{ name, token string }{{name, "a"}, {unwaited, "u"}, {marker, "m"}} {
+		f.acquire(k.name, k.token, long)
+		if k.name != unwaited {
+			if r := f.acquireArgs(node.AcquireArgs{Name: k.name, Token: "waiter", TTL: long, Waiter: true}); r.Acquired {
+				f.t.Fatal("a waiter acquired a held key")
+			}
+		}
+	}
 	force := func(name, token string) {
 		_, err := f.n.ForceRelease(f.ctx(), node.ForceReleaseArgs{Name: name, Token: token, Tombstone: long, Channel: channel})
 		f.must("force release", err)
 	}
 	force(name, "a")
+	force(unwaited, "u")
 	force(name, "a") // nothing left to delete: no announcement
 	force(marker, "m")
 	want := []string{node.ReleaseID("a") + " " + name, node.ReleaseID("m") + " " + marker}

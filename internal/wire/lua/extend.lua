@@ -28,5 +28,5 @@ if rec then
   if res == 1 then fence = maxOf(rec.fence, fence) end
 end
 local ttl = tonumber(ARGV[2])
-redis.call('SET', KEYS[1], record(count, fence, now + ttl, ARGV[1], at, owner), 'PX', math.max(tonumber(ARGV[4]), ttl))
+redis.call('SET', KEYS[1], record(count, fence, now + ttl, ARGV[1], at, owner, rec and rec.waited and rec.token == ARGV[1]), 'PX', math.max(tonumber(ARGV[4]), ttl))
 return res

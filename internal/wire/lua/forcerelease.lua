@@ -2,7 +2,7 @@
 -- ARGV: token, fence, retention ms, tombstone ms (0: none), channel ('': none).
 -- Raises the record's count to at least the evicted holder's fence,
 -- tombstones its token, and ends its hold if the token holds the key
--- (announcing it as release.lua does): the record keeps the holder,
+-- (announced as release.lua does, when waited for): the record keeps the holder,
 -- evicted (until 0), for the next acquisition to report. Reply: 1 ended,
 -- 0 not.
 local rec = parseRecord(redis.call('GET', KEYS[1]))
@@ -23,11 +23,11 @@ if not rec.token then
 end
 local now = nowMs()
 if rec.token == ARGV[1] and rec.til > now then
-  redis.call('SET', KEYS[1], record(count, rec.fence, 0, rec.token, rec.at, rec.owner), 'PX', ARGV[3])
-  if ARGV[5] ~= '' then
+  redis.call('SET', KEYS[1], record(count, rec.fence, 0, rec.token, rec.at, rec.owner, rec.waited), 'PX', ARGV[3])
+  if rec.waited and ARGV[5] ~= '' then
     redis.pcall('PUBLISH', ARGV[5], rid(ARGV[1]) .. ' ' .. KEYS[1])
   end
   return 1
 end
-redis.call('SET', KEYS[1], record(count, rec.fence, rec.til, rec.token, rec.at, rec.owner), 'PX', math.max(tonumber(ARGV[3]), rec.til - now))
+redis.call('SET', KEYS[1], record(count, rec.fence, rec.til, rec.token, rec.at, rec.owner, rec.waited), 'PX', math.max(tonumber(ARGV[3]), rec.til - now))
 return 0

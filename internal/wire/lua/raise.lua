@@ -19,7 +19,7 @@ if not rec.token then
 end
 local fence = rec.fence
 if rec.token == ARGV[1] then fence = maxOf(fence, ARGV[2]) end
-redis.call('SET', KEYS[1], record(maxOf(rec.count, ARGV[2]), fence, rec.til, rec.token, rec.at, rec.owner), 'PX', math.max(keep, rec.til - now))
+redis.call('SET', KEYS[1], record(maxOf(rec.count, ARGV[2]), fence, rec.til, rec.token, rec.at, rec.owner, rec.waited), 'PX', math.max(keep, rec.til - now))
 if rec.token == ARGV[1] and rec.til > now then
   return 1
 end

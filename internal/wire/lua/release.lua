@@ -5,19 +5,19 @@
 -- Clears the record's holder when it is the token, unless evicted (the
 -- count stays: the record is "count" from then on, and the next
 -- acquisition took over from nobody; a holder that let its lock expire and
--- releases late is cleared too, without asking the clock), and announces "<releaseID> <lock>" when this call cleared it (a
--- resend announces nothing), best effort (pcall: an ACL that forbids
--- PUBLISH must not fail releases). Waiters do not mark the key: a release
--- is announced whether or not anyone waits. The tombstone, when asked for,
+-- releases late is cleared too, without asking the clock), and announces
+-- "<releaseID> <lock>" when this call cleared it and a waiter marked the
+-- holding (a resend announces nothing), best effort (pcall: an ACL that
+-- forbids PUBLISH must not fail releases). The tombstone, when asked for,
 -- is left in every case: a request of the token that lands later must not
--- set the key. Without tombstone it runs 3 commands: GET, SET, PUBLISH (2
--- without channel).
+-- set the key. Without tombstone it runs 2 commands: GET, SET (and a
+-- PUBLISH when waited for).
 local deleted = 0
 local rec = parseRecord(redis.call('GET', KEYS[1]))
 if rec and not rec.old and rec.token == ARGV[1] and rec.til > 0 then
   redis.call('SET', KEYS[1], rec.count, 'KEEPTTL')
   deleted = 1
-  if ARGV[3] ~= '' then
+  if rec.waited and ARGV[3] ~= '' then
     redis.pcall('PUBLISH', ARGV[3], rid(ARGV[1]) .. ' ' .. KEYS[1])
     if (ARGV[4] or '') ~= '' then
       redis.pcall('PUBLISH', ARGV[3], rid(ARGV[4]) .. ' ' .. KEYS[1])

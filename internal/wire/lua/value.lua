@@ -6,8 +6,10 @@
 -- the key's counter, fence the holder's (the count when it was granted,
 -- raised by its extensions and fence raises; another token's raise lifts
 -- the count only). Both are decimal strings, compared and incremented as
--- such (they may pass 2^53). Tokens
--- have no spaces and do not start with "!". A value an older client wrote
+-- such (they may pass 2^53). Tokens have no spaces and do not start with
+-- "!": a holder's token is written "!token" once a waiter found the key
+-- held (rec.waited), so that its release is announced; a holding nobody
+-- waited for is released without a PUBLISH. A value an older client wrote
 -- ("token at owner", "!"-prefixed when a waiter marked it, with the key's
 -- own expiry), or any value that is not a record, reads as held by its
 -- first word for the key's PTTL, and is never changed.
@@ -37,12 +39,17 @@ end
 local function parseRecord(v)
   if not v then return nil end
   local c, f, u, tok, at, owner = string.match(v, '^(%d+) (%d+) (%d+) (%S+) (%d+) ?(.*)$')
-  if c then return {count = c, fence = f, til = tonumber(u), token = tok, at = at, owner = owner} end
+  if c then
+    local waited = string.byte(tok, 1) == 33
+    if waited then tok = string.sub(tok, 2) end
+    return {count = c, fence = f, til = tonumber(u), token = tok, at = at, owner = owner, waited = waited}
+  end
   c = string.match(v, '^(%d+)$')
   if c then return {count = c} end
   return {old = true, token = tokenOf(v)}
 end
-local function record(count, fence, til, token, at, owner)
+local function record(count, fence, til, token, at, owner, waited)
+  if waited then token = '!' .. token end
   return count .. ' ' .. fence .. ' ' .. string.format('%d', til) .. ' ' .. token .. ' ' .. at .. ' ' .. owner
 end
 -- maxOf returns the larger of two decimal strings.
