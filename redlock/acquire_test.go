@@ -45,11 +45,12 @@ func contend(t *testing.T, c *redlock.Client, key string) {
 	}
 }
 
-// Contended attempts, waiting ones included, write nothing to the value
-// they find: a value that is not a lock of ours stays as it is, byte for
-// byte, and so does the holder's; the holder's release still wakes a
-// watcher of the key.
-func TestContendedAttemptsLeaveHeldValue(t *testing.T) {
+// Contended attempts change nothing of the holding they find but one mark:
+// a value that is not a lock of ours stays as it is, byte for byte; the
+// holder's record differs only by the "!" a waiting attempt put before its
+// token (the same holder, fence, end and owner), and the holder's release
+// is announced to a watcher of the key.
+func TestContendedAttemptsOnlyMarkTheHolding(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartT(t, 3)
 	opts := []redlock.Option{redlock.WithNodeTimeout(testNodeTimeout),
@@ -86,8 +87,8 @@ func TestContendedAttemptsLeaveHeldValue(t *testing.T) {
 		contend(t, waiter, key)
 		after := rawValues(t, cl, name)
 		for i := range before {
-			if before[i] != after[i] {
-				t.Errorf("node %d: the holder's value %q became %q", i, before[i], after[i])
+			if mark := strings.Replace(before[i], " "+l.Token()+" ", " !"+l.Token()+" ", 1); after[i] != mark {
+				t.Errorf("node %d: the holder's value %q became %q, want %q", i, before[i], after[i], mark)
 			}
 		}
 		released, err := waiter.Released(ctx, key)

@@ -673,10 +673,10 @@ func TestReleasedAnnouncesRelease(t *testing.T) {
 	}
 }
 
-// Every release is announced, whether or not anyone tried the key: a
-// watcher that made no attempt hears it, and the attempts of other
-// clients leave the holder's value as it was.
-func TestReleasedHearsEveryRelease(t *testing.T) {
+// A release is announced when a waiting attempt found the key held, to a
+// watcher that made no attempt too; an attempt that does not wait
+// (TryAcquire) leaves the holder's value as it was.
+func TestReleasedHearsAWaitedForRelease(t *testing.T) {
 	t.Parallel()
 	cl, watcher := start(t, 3)
 	holder := newClient(t, nodesOf(cl))
@@ -698,6 +698,11 @@ func TestReleasedHearsEveryRelease(t *testing.T) {
 	if after := rawValues(t, cl, holder.KeyName(key)); !slices.Equal(before, after) {
 		t.Fatalf("the holder's values %q became %q after another client's attempt", before, after)
 	}
+	waiter := newClient(t, nodesOf(cl))
+	if _, err := waiter.Acquire(redlock.ContextWithRetry(ctx, retry.Never()), key, 10*time.Second); !errors.Is(err, redlock.ErrNotAcquired) {
+		t.Fatalf("waiter's attempt: %v, want ErrNotAcquired", err)
+	}
+	_ = waiter.Close()
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	ch, err := watcher.Released(wctx, key)
@@ -710,6 +715,6 @@ func TestReleasedHearsEveryRelease(t *testing.T) {
 	select {
 	case <-ch:
 	case <-ctx.Done():
-		t.Fatal("a release nobody waited for was not announced to a watcher")
+		t.Fatal("a release a waiter waited for was not announced to a watcher")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/quorumlock/quorumlock/internal/redistest"
 	"github.com/quorumlock/quorumlock/node"
 	"github.com/quorumlock/quorumlock/redlock"
+	"github.com/quorumlock/quorumlock/retry"
 )
 
 // commandCalls reads INFO commandstats of every node: calls per command
@@ -188,20 +189,19 @@ func (a acquiredNode) Acquire(ctx context.Context, args node.AcquireArgs) (node.
 	return r, err
 }
 
-// The server commands of an attempt that finds the key held by another
-// client, made by a client that waits for its release (it watches the key
-// with Released), the first attempt on each hold, counted as
-// TestCommandsPerCycle counts them: the acquire script reads (MGET, TIME)
-// and writes nothing, so the SETs counted are other calls' stragglers (the
-// previous release landing late), never the attempt's. The breakdown is
-// logged (go test -v).
+// The server commands of attempts that find the key held by another
+// client, counted as TestCommandsPerCycle counts them, three per holding:
+// one that does not wait (TryAcquire), then two that do (Acquire with one
+// attempt). The acquire script reads (MGET, TIME); the first waiting
+// attempt marks the holding (one SET per node and holding), the others
+// write nothing. The breakdown is logged (go test -v).
 func TestCommandsPerContendedAttempt(t *testing.T) {
 	t.Parallel()
 	const attempts, nodeCount = 20, 3
 	cl := redistest.StartT(t, nodeCount)
 	ctx := ctxFor(t)
 	holder := newClient(t, nodesOf(cl))
-	acquired := make(chan struct{}, nodeCount)
+	acquired := make(chan struct{}, 3*nodeCount) // the three attempts of a holding
 	nodes := nodesOf(cl)
 	for i := range nodes {
 		nodes[i] = acquiredNode{Node: nodes[i].(Node), acquired: acquired}
@@ -224,7 +224,12 @@ func TestCommandsPerContendedAttempt(t *testing.T) {
 		if _, err := waiter.TryAcquire(ctx, key, time.Minute); !errors.Is(err, redlock.ErrNotAcquired) {
 			t.Fatalf("attempt on a held key: %v, want ErrNotAcquired", err)
 		}
-		for range nodes { // the attempt's last request landed
+		for range 2 {
+			if _, err := waiter.Acquire(redlock.ContextWithRetry(ctx, retry.Never()), key, time.Minute); !errors.Is(err, redlock.ErrNotAcquired) {
+				t.Fatalf("waiting attempt on a held key: %v, want ErrNotAcquired", err)
+			}
+		}
+		for range 3 * len(nodes) { // the attempts' last requests landed
 			<-acquired
 		}
 		after := commandCalls(t, cl)
@@ -246,8 +251,10 @@ func TestCommandsPerContendedAttempt(t *testing.T) {
 		total += calls[name]
 		parts = append(parts, fmt.Sprintf("%s %.2f", name, float64(calls[name])/attempts/nodeCount))
 	}
-	t.Logf("%.2f commands per contended attempt per node: %s", float64(total)/attempts/nodeCount, strings.Join(parts, ", "))
-	if w := float64(calls["set"]) / attempts / nodeCount; w >= 1 {
-		t.Errorf("%.2f SETs per contended attempt per node, want none but stragglers", w)
+	t.Logf("%.2f commands per holding (3 attempts) per node: %s", float64(total)/attempts/nodeCount, strings.Join(parts, ", "))
+	// The holder's previous release may land in the window (a straggler: its
+	// GET and SET); the acquire script reads with MGET, so GETs count them.
+	if w := float64(calls["set"]-calls["get"]) / attempts / nodeCount; w < 0.9 || w >= 1.5 {
+		t.Errorf("%.2f SETs per holding per node over 3 contended attempts, want 1: the first waiting attempt's mark", w)
 	}
 }
