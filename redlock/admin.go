@@ -349,10 +349,9 @@ func (c *Client) ForceRelease(ctx context.Context, key, holder string) (Info, er
 	return info, nil
 }
 
-// Released returns a channel that receives when a release of key is
-// announced, until ctx ends: a hint, to pair with polling. The nodes
-// announce the release of a holding that a waiting Acquire found held, not
-// one nobody waited for, nor an expiry. Error: ErrInvalidArgument.
+// Released returns a channel that receives, until ctx ends, when a release
+// of key that a waiting Acquire found held is announced: a hint, to pair
+// with polling (expiries are not announced). Error: ErrInvalidArgument.
 func (c *Client) Released(ctx context.Context, key string) (<-chan struct{}, error) {
 	if err := checkKey(ctx, key); err != nil {
 		return nil, err
