@@ -17,7 +17,8 @@ const fastLooks = 10
 // finds no leader. The channel is closed when ctx ends.
 //
 // A look is one Leader round. Observe looks at once when a node announces a
-// release of the election's lock (a Resign; redlock.Client.Released), then
+// release of the election's lock (a Resign while a candidate campaigns;
+// redlock.Client.Released), then
 // every tenth of the poll interval, up to ten times, until it sees a new
 // leader; otherwise every poll interval (WithPollInterval, default 1s).
 // So a change is reported at most a poll interval plus one Leader round
