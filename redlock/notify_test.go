@@ -775,3 +775,78 @@ func listen(t *testing.T, cl *redistest.Cluster, channel string) <-chan struct{}
 	}()
 	return out
 }
+
+// Across clients, the waiter that has lost more attempts to the holder
+// tries first after a release: woken together, the senior waiter of client
+// A, whose nodes are 2 ms away, beats the newer waiter of client B, whose
+// nodes are 1 ms away and whose attempt would otherwise land first. Memory
+// nodes in a synctest bubble: the delays are exact.
+func TestSeniorWaiterTriesFirstAcrossClients(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		mems := []*memnode.Node{votingMem("m0"), votingMem("m1"), votingMem("m2")}
+		clientAt := func(delay time.Duration) *redlock.Client {
+			var nodes []node.Node
+			for _, m := range mems {
+				if delay == 0 {
+					nodes = append(nodes, m)
+				} else {
+					nodes = append(nodes, farNode{Node: m, delay: delay})
+				}
+			}
+			c, err := redlock.New(nodes, redlock.WithRetry(retry.Constant(10, 10*time.Second, 0)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = c.Close() })
+			return c
+		}
+		holder, a, b := clientAt(0), clientAt(2*time.Millisecond), clientAt(time.Millisecond)
+		ctx := context.Background()
+		held, err := holder.Acquire(ctx, "k", time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		waiter := func(name string, c *redlock.Client) {
+			wg.Go(func() {
+				l, err := c.Acquire(ctx, "k", time.Minute)
+				if err != nil {
+					t.Errorf("waiter %s: %v", name, err)
+					return
+				}
+				mu.Lock()
+				order = append(order, name)
+				mu.Unlock()
+				time.Sleep(time.Second)
+				if err := l.Release(ctx); err != nil {
+					t.Error(err)
+				}
+			})
+			time.Sleep(10 * time.Millisecond) // its first attempt lands, and loses
+			synctest.Wait()                   // it waits
+		}
+		waiter("A", a)
+		// A loses twice more: the holder takes the key back at once after
+		// each release, before A's attempt lands.
+		for range 2 {
+			if err := held.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if held, err = holder.Acquire(ctx, "k", time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(10 * time.Millisecond) // A's attempt lost, and it waits again
+		}
+		waiter("B", b)
+		if err := held.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+		if want := []string{"A", "B"}; !slices.Equal(order, want) {
+			t.Fatalf("acquired in order %v, want %v: the senior waiter should try first", order, want)
+		}
+	})
+}
