@@ -244,12 +244,13 @@ func (a *acquisition) retry(o outcome, attempts int, s wake.Seen) error {
 // tries. Each client wakes one waiter per release and they race: a waiter
 // that has lost k attempts to a holder waits 2 round trips / k², so the
 // one that has waited longest tends to try first and win, and the others
-// find the key taken instead of splitting it.
+// find the key taken instead of splitting it. Never past the policy's own
+// next try.
 func (a *acquisition) yieldToSeniors(o outcome) time.Duration {
 	if !o.held || a.behind > 0 || a.c.notify.WokeBy(a.w) == "" {
 		return 0 // not lost to a holder, a quick look, or woken by its timer
 	}
-	return 2 * o.rtt / time.Duration(a.lost*a.lost)
+	return min(2*o.rtt/time.Duration(a.lost*a.lost), time.Until(a.retryAt))
 }
 
 // lookAgain shortens delay after a wake by a holder's release that had not
