@@ -121,7 +121,7 @@ type acquisition struct {
 	ahead   string               // that holder's release id
 	undone  []string             // release ids of the tokens this call gave up (see gaveUpToken)
 	from    string               // a hand-over's: the releasing lock's token (node.AcquireArgs.From)
-	lost    int                  // attempts lost to a holder (see yieldToSeniors)
+	lost    int                  // attempts lost to a holder (see retry: yield to seniors)
 }
 
 // won hands out the lock of a successful attempt, and reports it.
@@ -232,25 +232,19 @@ func (a *acquisition) retry(o outcome, attempts int, s wake.Seen) error {
 	if err := c.notify.WaitRelease(a.ctx, a.w, s, o.wake, delay); err != nil {
 		return a.canceled(attempts, err)
 	}
-	if d := a.yieldToSeniors(o); d > 0 {
+	// Yield to seniors: each client wakes one waiter per release and they
+	// race. Woken by a release, a waiter that lost k attempts to a holder
+	// waits 2 round trips / k² (never past the policy's next try), so the
+	// one that has waited longest tends to try first and win, and the
+	// others find the key taken instead of splitting it. Not after a quick
+	// look or a wake by the timer.
+	if o.held && a.behind == 0 && c.notify.WokeBy(a.w) != "" {
+		d := min(2*o.rtt/time.Duration(a.lost*a.lost), time.Until(a.retryAt))
 		if err := c.notify.WaitRelease(a.ctx, nil, s, wake.On{}, d); err != nil { // a plain sleep
 			return a.canceled(attempts, err)
 		}
 	}
 	return nil
-}
-
-// yieldToSeniors is how long a waiter woken by a release waits before it
-// tries. Each client wakes one waiter per release and they race: a waiter
-// that has lost k attempts to a holder waits 2 round trips / k², so the
-// one that has waited longest tends to try first and win, and the others
-// find the key taken instead of splitting it. Never past the policy's own
-// next try.
-func (a *acquisition) yieldToSeniors(o outcome) time.Duration {
-	if !o.held || a.behind > 0 || a.c.notify.WokeBy(a.w) == "" {
-		return 0 // not lost to a holder, a quick look, or woken by its timer
-	}
-	return min(2*o.rtt/time.Duration(a.lost*a.lost), time.Until(a.retryAt))
 }
 
 // lookAgain shortens delay after a wake by a holder's release that had not
