@@ -239,9 +239,10 @@ func (a *acquisition) retry(o outcome, attempts int, s wake.Seen) error {
 	// others find the key taken instead of splitting it. Not after a quick
 	// look or a wake by the timer.
 	if o.held && a.behind == 0 && c.notify.WokeBy(a.w) != "" {
-		d := min(2*o.rtt/time.Duration(a.lost*a.lost), time.Until(a.retryAt))
-		if err := c.notify.WaitRelease(a.ctx, nil, s, wake.On{}, d); err != nil { // a plain sleep
-			return a.canceled(attempts, err)
+		if d := min(2*o.rtt/time.Duration(a.lost*a.lost), time.Until(a.retryAt)); d > 0 {
+			if err := c.notify.WaitRelease(a.ctx, nil, s, wake.On{}, d); err != nil { // a plain sleep
+				return a.canceled(attempts, err)
+			}
 		}
 	}
 	return nil

@@ -178,8 +178,8 @@ func (r *rounds) undo(key, name, token string, ttl time.Duration, skip []bool) {
 // deleteRound deletes our token's key on nodes and leaves a tombstone of the
 // token for ttl on those where sent says a request of the token may still
 // land (all of them when sent is nil), announcing the release where the
-// key was deleted (and from's, the token that handed the key over, if
-// any). A node's delete first waits (up to a quarter of the node timeout;
+// key was deleted and a waiting attempt had marked it (and from's, the
+// token that handed the key over, if any). A node's delete first waits (up to a quarter of the node timeout;
 // not after an extension) for the token's requests to that node still on
 // their way: they are usually answered by then, and the round decides on
 // the other nodes meanwhile.

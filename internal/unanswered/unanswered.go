@@ -31,6 +31,10 @@ type requests struct {
 	idle    chan struct{} // closed when pending drops to zero; made by a waiter
 }
 
+// mayLand reports whether one of these requests may still land: it
+// failed, or is on its way.
+func (r *requests) mayLand() bool { return r.failed || r.pending > 0 }
+
 // New follows the requests of a token to nodes nodes.
 func New(nodes int) *Requests {
 	u := &Requests{}
@@ -95,7 +99,7 @@ func (u *Requests) Settle(i int, d time.Duration) (mayLand bool) {
 		u.mu.Lock()
 	}
 	defer u.mu.Unlock()
-	return r.failed || r.pending > 0
+	return r.mayLand()
 }
 
 // Settled reports whether no request can land any more on any node: all
@@ -103,8 +107,8 @@ func (u *Requests) Settle(i int, d time.Duration) (mayLand bool) {
 func (u *Requests) Settled() bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	for _, r := range u.nodes {
-		if r.failed || r.pending > 0 {
+	for i := range u.nodes {
+		if u.nodes[i].mayLand() {
 			return false
 		}
 	}
@@ -117,8 +121,8 @@ func (u *Requests) MayLand() []bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	out := make([]bool, len(u.nodes))
-	for i, r := range u.nodes {
-		out[i] = r.failed || r.pending > 0
+	for i := range u.nodes {
+		out[i] = u.nodes[i].mayLand()
 	}
 	return out
 }
