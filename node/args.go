@@ -112,7 +112,18 @@ func (a ReleaseArgs) Validate() error {
 	if err := checkNameToken(a.Name, a.Token); err != nil {
 		return err
 	}
-	return checkFrom(a.Name, a.Token, a.From)
+	if a.From == "" {
+		return nil
+	}
+	for _, from := range strings.Split(a.From, " ") {
+		if from == "" {
+			return invalid("an empty token among the hand-over tokens %q of %q", a.From, a.Name)
+		}
+		if err := checkFrom(a.Name, a.Token, from); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkFrom checks the token a key is handed over from: none, or a valid

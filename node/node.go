@@ -245,9 +245,10 @@ type ReleaseArgs struct {
 	Token     string
 	Tombstone time.Duration // how long late requests of the token are refused; <= 0: none
 	Channel   string        // where to announce the release; empty: nowhere
-	// From is the token the lock was handed over from (AcquireArgs.From),
-	// if any: its release is announced too, since other clients' waiters
-	// saw that token hold the key.
+	// From are the tokens that handed the lock over to Token in a row
+	// (each one's AcquireArgs.From), separated by spaces, if any: their
+	// releases are announced too, since other clients' waiters saw those
+	// tokens hold the key.
 	From string
 }
 

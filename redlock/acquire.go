@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/ballot"
@@ -120,7 +121,7 @@ type acquisition struct {
 	behind  int                  // attempts in a row lost to the holder whose release woke us
 	ahead   string               // that holder's release id
 	undone  []string             // release ids of the tokens this call gave up (see gaveUpToken)
-	from    string               // a hand-over's: the releasing lock's token (node.AcquireArgs.From)
+	from    string               // a hand-over's: the releasing lock's token, then those that handed over to it (see Lock)
 	lost    int                  // attempts lost to a holder (see retry: yield to seniors)
 }
 
@@ -338,9 +339,10 @@ func (a *acquisition) attempt(waiter bool) outcome {
 	timeout := c.cfg.timeoutFor(a.ttl)
 	start := time.Now()                                 // monotonic: validity is measured from before the first request
 	at := time.UnixMicro(c.cfg.wallClock().UnixMicro()) // as the nodes store it
+	handing, _, _ := strings.Cut(a.from, " ")           // the token on the nodes
 	args := node.AcquireArgs{Name: a.name, Token: a.token, TTL: c.cfg.nodeTTL(a.ttl),
 		Seed: uint64(at.Add(node.MaxSeedSkew / 2).UnixMicro()), Retention: c.cfg.retention,
-		Owner: c.cfg.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get(), From: a.from}
+		Owner: c.cfg.ownerOf(a.ctx), At: at, Waiter: waiter, Recovery: c.cfg.recovery, Hold: c.learning.Hold.Get(), From: handing}
 	sent := a.sent
 	sent.Send(false)
 	r := startRoundAt(&c.rounds, a.ctx, "acquire", a.key, nil, timeout, func(ctx context.Context, i int) (node.AcquireReply, error) {

@@ -34,6 +34,9 @@ func (l *Lock) Unanswered() []bool {
 	return l.sent.MayLand()
 }
 
+// MaxHandOvers bounds the hand-overs in a row inside one client.
+const MaxHandOvers = maxHandOvers
+
 // StallGuardFired is the debug log message of a round whose stall guard
 // fired (its "op" attribute names the round).
 const StallGuardFired = stallGuardFired

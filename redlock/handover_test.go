@@ -94,11 +94,11 @@ func TestReleaseHandsOverToAWaiterOfItsClient(t *testing.T) {
 	}
 }
 
-// A lock is handed over at most once in a row: the release of a
-// handed-over lock is announced to every client, under the handing
-// token's release id too, which another client's waiter saw holding the
-// key. That waiter gets the lock in the end; with a retry delay longer than
-// the test, only that announcement can wake it.
+// A key changes hands inside one client at most MaxHandOvers times in a
+// row: the lock that ends the run is released even with a waiter of its
+// client parked, and its release wakes the other client's waiter, which
+// saw the first holder of the run hold the key (every token of the run is
+// announced).
 func TestHandedOverLockIsReleasedToEveryClient(t *testing.T) {
 	t.Parallel()
 	cl := redistest.StartT(t, 3)
@@ -109,20 +109,23 @@ func TestHandedOverLockIsReleasedToEveryClient(t *testing.T) {
 	key := uniqueKey(t)
 	held := holdEverywhere(t, c, key, cl)
 	theirs := blockedWaiterCtx(t, ctx, d, &other.eventCounter, key, time.Minute)
-	first := parkedWaiter(t, ctx, c, obs, key)
+	for i := range redlock.MaxHandOvers {
+		next := parkedWaiter(t, ctx, c, obs, key)
+		if err := held.Release(ctx); err != nil {
+			t.Fatalf("release %d: %v", i, err)
+		}
+		r := <-next
+		if r.err != nil {
+			t.Fatalf("waiter %d: %v", i, r.err)
+		}
+		if n := obs.last(); n != 1 {
+			t.Fatalf("waiter %d made %d attempts, want 1: not handed over", i, n)
+		}
+		held = r.lock
+	}
+	last := parkedWaiter(t, ctx, c, obs, key)
 	if err := held.Release(ctx); err != nil {
-		t.Fatalf("release: %v", err)
-	}
-	r := <-first
-	if r.err != nil {
-		t.Fatalf("first waiter: %v", r.err)
-	}
-	if n := obs.last(); n != 1 {
-		t.Fatalf("the first waiter made %d attempts, want 1: not handed over", n)
-	}
-	second := parkedWaiter(t, ctx, c, obs, key)
-	if err := r.lock.Release(ctx); err != nil {
-		t.Fatalf("release of the handed-over lock: %v", err)
+		t.Fatalf("release of the run's last lock: %v", err)
 	}
 	// Both woken by the announcement; whoever wins releases to the other.
 	var got []acquireResult
@@ -131,22 +134,25 @@ func TestHandedOverLockIsReleasedToEveryClient(t *testing.T) {
 		case r := <-theirs:
 			got = append(got, r)
 			theirs = nil
-		case r := <-second:
+		case r := <-last:
 			got = append(got, r)
-			second = nil
+			last = nil
 		case <-ctx.Done():
-			t.Fatalf("a waiter was never woken (%d of 2 acquired): the handing token's release was not announced", len(got))
+			t.Fatalf("a waiter was never woken (%d of 2 acquired): the run's first token's release was not announced", len(got))
 		}
-		last := got[len(got)-1]
-		if last.err != nil {
-			t.Fatalf("waiter: %v", last.err)
+		r := got[len(got)-1]
+		if r.err != nil {
+			t.Fatalf("waiter: %v", r.err)
 		}
-		if err := last.lock.Release(ctx); err != nil {
+		if err := r.lock.Release(ctx); err != nil {
 			t.Fatalf("release: %v", err)
 		}
 	}
 	if n := other.last(); n < 2 {
 		t.Errorf("the other client's waiter made %d attempts, want at least 2 (woken, not handed over)", n)
+	}
+	if n := obs.last(); n < 2 {
+		t.Errorf("this client's last waiter made %d attempts, want at least 2: handed over past the run's end", n)
 	}
 }
 

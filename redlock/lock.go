@@ -18,7 +18,7 @@ type Lock struct {
 	key    string // as the caller named it
 	name   string // on the nodes, prefix included
 	token  string
-	from   string // the token of the lock of this client that handed it over; "" if none
+	from   string // the tokens of this client's locks that handed the key over to it in a row, newest first, space-separated; "" if none
 	fence  uint64
 
 	owner      string               // WithOwner of the client

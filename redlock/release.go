@@ -3,6 +3,7 @@ package redlock
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/quorumlock/quorumlock/internal/hold"
@@ -78,11 +79,11 @@ func (l *Lock) deleteKeys(ctx context.Context, ttl time.Duration, start time.Tim
 		_ = t.CountHeld(a)
 		if t.Won() && linger == nil {
 			// The key is free on a majority: this client's next waiter can
-			// try now, unless the key was handed over to this lock (the
+			// try now, unless this lock ends a run of hand-overs (the
 			// other clients' turn: see handOver). Wait a little for the
 			// others, so that an immediate re-acquire does not find our
 			// key on a slow but healthy node.
-			if l.from == "" {
+			if l.handOvers() < maxHandOvers {
 				c.notify.ReleasedLocally(l.name, l.token)
 			}
 			linger = r.Linger(max(time.Since(start), time.Millisecond))
@@ -180,19 +181,34 @@ func (l *Lock) releaseHeld(ctx context.Context) (handled bool, err error) {
 	return true, nil
 }
 
+// maxHandOvers bounds the hand-overs in a row inside one client: the
+// release that ends a run gives the other clients' waiters their turn.
+// Each turn that passes between clients costs a release round and the
+// attempts of the waiters that lose the race; a run of four holders pays
+// it once for four (bench/README.md).
+const maxHandOvers = 3
+
+// handOvers is the number of hand-overs in a row that gave l the key.
+func (l *Lock) handOvers() int {
+	if l.from == "" {
+		return 0
+	}
+	return strings.Count(l.from, " ") + 1
+}
+
 // handOver hands the key to a waiter of this client parked for it, in one
 // round instead of a release and a race: an acquire round for the waiter's
 // call under a new token, From ours, which the nodes we hold grant as a
 // free key (a larger fence). handed says that our token is gone from a
 // majority: ours then ends as released, and err is the release's error.
 // Else Release runs as usual; tried says that a round was run. Only a
-// lock that was not itself handed over is offered (its release then gives
-// the other clients their turn), while valid, and when none of its
-// requests can still land (a late one must find a tombstone, which only a
-// release leaves). The caller holds l.op.
+// lock that did not end a run of maxHandOvers is offered (the release of
+// one that did gives the other clients their turn), while valid, and when
+// none of its requests can still land (a late one must find a tombstone,
+// which only a release leaves). The caller holds l.op.
 func (l *Lock) handOver(ctx context.Context, validUntil time.Time) (handed, tried bool, err error) {
 	c := l.client
-	if l.from != "" || l.Err() != nil || !time.Now().Before(validUntil) || !l.sent.Settled() {
+	if l.handOvers() >= maxHandOvers || l.Err() != nil || !time.Now().Before(validUntil) || !l.sent.Settled() {
 		return false, false, nil
 	}
 	w := c.notify.Claim(l.name)
@@ -205,7 +221,7 @@ func (l *Lock) handOver(ctx context.Context, validUntil time.Time) (handed, trie
 		return false, false, nil
 	}
 	a := acquisition{c: c, ctx: waiter.Ctx, key: l.key, name: l.name, ttl: waiter.TTL, began: waiter.Began,
-		token: token.New(), sent: unanswered.New(len(c.nodes)), from: l.token}
+		token: token.New(), sent: unanswered.New(len(c.nodes)), from: strings.TrimSuffix(l.token+" "+l.from, " ")}
 	o := a.attempt(true)
 	if o.keep { // a split we led: not worth a second round here
 		a.undo(nil)

@@ -179,10 +179,10 @@ func (r *rounds) undo(key, name, token string, ttl time.Duration, skip []bool) {
 // token for ttl on those where sent says a request of the token may still
 // land (all of them when sent is nil), announcing the release where the
 // key was deleted and a waiting attempt had marked it (and from's, the
-// token that handed the key over, if any). A node's delete first waits (up to a quarter of the node timeout;
-// not after an extension) for the token's requests to that node still on
-// their way: they are usually answered by then, and the round decides on
-// the other nodes meanwhile.
+// tokens that handed the key over in a row, if any). A node's delete first
+// waits (up to a quarter of the node timeout; not after an extension) for
+// the token's requests to that node still on their way: they are usually
+// answered by then, and the round decides on the other nodes meanwhile.
 func (r *rounds) deleteRound(ctx context.Context, key, name, token, from string, ttl time.Duration, nodes []int, sent *unanswered.Requests) *quorum.Round[bool] {
 	args := node.ReleaseArgs{Name: name, Token: token, Channel: r.announce, From: from}
 	timeout := r.cfg.timeoutFor(ttl)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -469,8 +470,8 @@ func (m *Node) Release(ctx context.Context, a node.ReleaseArgs) (bool, error) {
 	// Announced outside m.mu: a subscriber may call the node.
 	if released && e.waited && a.Channel != "" {
 		m.broker.publish(a.Channel, a.Name, node.ReleaseID(a.Token))
-		if a.From != "" {
-			m.broker.publish(a.Channel, a.Name, node.ReleaseID(a.From))
+		for _, from := range strings.Fields(a.From) {
+			m.broker.publish(a.Channel, a.Name, node.ReleaseID(from))
 		}
 	}
 	return released, nil

@@ -48,9 +48,11 @@ func handOverTakesTheKey(f *fixture) {
 	}
 }
 
-// releaseAnnouncesTheHandingToken: the release of a handed-over key that
-// a waiter found held before the hand-over announces its own token's
-// release id and the handing token's.
+// releaseAnnouncesTheHandingToken: the release of a key handed over in a
+// row (a to b to c) that a waiter found held before the hand-overs
+// announces its own token's release id and those of the tokens that handed
+// it over (ReleaseArgs.From, newest first); From with an empty token or the
+// releasing token itself is refused.
 func releaseAnnouncesTheHandingToken(f *fixture) {
 	channel, rec, _ := f.subscribed("releases")
 	name := f.name()
@@ -59,13 +61,21 @@ func releaseAnnouncesTheHandingToken(f *fixture) {
 		f.t.Fatal("a waiter acquired a held key")
 	}
 	f.acquireArgs(node.AcquireArgs{Name: name, Token: "b", TTL: long, From: "a"})
-	ok, err := f.n.Release(f.ctx(), node.ReleaseArgs{Name: name, Token: "b", Channel: channel, From: "a"})
+	if r := f.acquireArgs(node.AcquireArgs{Name: name, Token: "c", TTL: long, From: "b"}); !r.Acquired {
+		f.t.Fatal("the second hand-over in a row failed")
+	}
+	for _, from := range []string{"b  a", "b c", " b"} {
+		if _, err := f.n.Release(f.ctx(), node.ReleaseArgs{Name: name, Token: "c", Channel: channel, From: from}); !errors.Is(err, node.ErrInvalidArgument) {
+			f.t.Fatalf("release from %q: %v, want ErrInvalidArgument", from, err)
+		}
+	}
+	ok, err := f.n.Release(f.ctx(), node.ReleaseArgs{Name: name, Token: "c", Channel: channel, From: "b a"})
 	f.must("release", err)
 	if !ok {
 		f.t.Fatal("release of the handed-over key failed")
 	}
-	want := []string{node.ReleaseID("b") + " " + name, node.ReleaseID("a") + " " + name}
-	f.eventually("both announcements", func() bool { _, got := rec.snapshot(); return len(got) >= len(want) })
+	want := []string{node.ReleaseID("c") + " " + name, node.ReleaseID("b") + " " + name, node.ReleaseID("a") + " " + name}
+	f.eventually("every announcement", func() bool { _, got := rec.snapshot(); return len(got) >= len(want) })
 	if _, got := rec.snapshot(); fmt.Sprint(got) != fmt.Sprint(want) {
 		f.t.Fatalf("announcements = %q, want %q", got, want)
 	}

@@ -1,7 +1,7 @@
 -- Release. KEYS: lock, tombstone of the token.
 -- ARGV: token, tombstone ms (0: none), channel ('' : none), from ('' or
--- absent: none; the token the lock was handed over from, whose release is
--- announced too).
+-- absent: none; the tokens that handed the lock over in a row, separated
+-- by spaces, whose releases are announced too).
 -- Clears the record's holder when it is the token, unless evicted (the
 -- count stays: the record is "count" from then on, and the next
 -- acquisition took over from nobody; a holder that let its lock expire and
@@ -19,8 +19,8 @@ if rec and not rec.old and rec.token == ARGV[1] and rec.til > 0 then
   deleted = 1
   if rec.waited and ARGV[3] ~= '' then
     redis.pcall('PUBLISH', ARGV[3], rid(ARGV[1]) .. ' ' .. KEYS[1])
-    if (ARGV[4] or '') ~= '' then
-      redis.pcall('PUBLISH', ARGV[3], rid(ARGV[4]) .. ' ' .. KEYS[1])
+    for from in string.gmatch(ARGV[4] or '', '[^ ]+') do
+      redis.pcall('PUBLISH', ARGV[3], rid(from) .. ' ' .. KEYS[1])
     end
   end
 end
