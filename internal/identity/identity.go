@@ -50,6 +50,7 @@ type Nodes struct {
 	err     error    // sticky: a configuration the client refuses
 	asking  bool     // a background identification is running
 	retryAt time.Time
+	now     map[int]chan struct{} // Now's identify requests in flight, per node: closed once done
 
 	cfg   Config
 	every []int // 0..len(Names)-1
@@ -137,22 +138,64 @@ func (id *Nodes) accept(got []quorum.Answer[node.Identity]) {
 
 // Now identifies node i at once, when it answered a request but has not
 // said who it is (first contact did not wait for it): its answer then
-// counts without waiting for the background retry. It reports whether
-// node i counts; a configuration error found meanwhile is returned. It
-// waits timeout (the caller's node timeout), no more: the node just
-// answered over a connection that is up, and a lost identify request had
-// blocked the attempt for Timeout, past a short TTL (chaos/sim seed 8830).
+// counts without waiting for the background retry. The first call asks
+// every node not identified yet, each by a request of its own: an attempt
+// whose answers come from several such nodes (every node restarted, say)
+// waits for the slowest of their requests, not for their sum. It reports
+// whether node i counts; a configuration error found meanwhile is
+// returned. A request waits timeout (the caller's node timeout), no more:
+// the node just answered over a connection that is up, and a lost identify
+// request had blocked the attempt for Timeout, past a short TTL.
 func (id *Nodes) Now(ctx context.Context, i int, timeout time.Duration) (bool, error) {
 	if id.Counts(i) {
 		return true, nil
 	}
-	got := id.cfg.Ask(ctx, []int{i}, timeout)
+	id.mu.Lock()
+	if id.ids == nil { // before Ready: nothing to ask yet
+		id.mu.Unlock()
+		return false, nil
+	}
+	if id.now == nil {
+		id.now = make(map[int]chan struct{})
+	}
+	type request struct {
+		node int
+		done chan struct{}
+	}
+	var ask []request
+	for j, s := range id.ids {
+		if s == "" && id.now[j] == nil {
+			r := request{j, make(chan struct{})}
+			id.now[j] = r.done
+			ask = append(ask, r)
+		}
+	}
+	wait := id.now[i]
+	id.mu.Unlock()
+	for _, r := range ask { // without id.mu: identify takes it
+		id.cfg.Background(func() { id.identify(r.node, timeout, r.done) })
+	}
+	if wait != nil { // nil: identified meanwhile
+		select {
+		case <-wait:
+		case <-ctx.Done():
+		}
+	}
 	id.mu.Lock()
 	defer id.mu.Unlock()
+	return id.err == nil && id.ids[i] != "", id.err
+}
+
+// identify asks node j who it is, for Now, and closes done.
+func (id *Nodes) identify(j int, timeout time.Duration, done chan struct{}) {
+	got := id.cfg.Ask(context.Background(), []int{j}, timeout)
+	id.mu.Lock()
 	if id.err == nil {
 		id.accept(got)
 	}
-	return id.err == nil && id.ids[i] != "", id.err
+	delete(id.now, j)
+	id.mu.Unlock()
+	close(done)
 }
 
 // Counts reports whether node i's answers may count toward a quorum: it
