@@ -17,6 +17,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -64,8 +65,13 @@ func run(n, reps int) error {
 	defer cl.Close()
 	rc := cl.Nodes()[0].Client()
 	s := wire.Scripts()
-	acq, rel, empty := load(ctx, rc, s.Acquire), load(ctx, rc, s.Release), load(ctx, rc, "return 0")
-	plain := load(ctx, rc, plainRelease)
+	shas := make([]string, 4)
+	for k, src := range []string{s.Acquire, s.Release, "return 0", plainRelease} {
+		if shas[k], err = rc.ScriptLoad(ctx, src).Result(); err != nil {
+			return fmt.Errorf("script load: %w", err)
+		}
+	}
+	acq, rel, empty, plain := shas[0], shas[1], shas[2], shas[3]
 	name := func(i int) string { return "luacost:" + strconv.Itoa(i) }
 	acquire := func(waiter bool) call {
 		return func(i int) []any {
@@ -156,15 +162,6 @@ func run(n, reps int) error {
 	return nil
 }
 
-func load(ctx context.Context, rc *redis.Client, src string) string {
-	sha, err := rc.ScriptLoad(ctx, src).Result()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "luacost: script load:", err)
-		os.Exit(1)
-	}
-	return sha
-}
-
 func evalsha(sha string, keys, argv []string) []any {
 	out := []any{"evalsha", sha, len(keys)}
 	for _, k := range keys {
@@ -185,11 +182,11 @@ func pipeline(ctx context.Context, rc *redis.Client, n int, c call) error {
 			p.Do(ctx, c(i)...)
 		}
 		cmds, err := p.Exec(ctx)
-		if err != nil && err != redis.Nil {
+		if err != nil && !errors.Is(err, redis.Nil) {
 			return err
 		}
 		for _, cmd := range cmds {
-			if err := cmd.Err(); err != nil && err != redis.Nil {
+			if err := cmd.Err(); err != nil && !errors.Is(err, redis.Nil) {
 				return err
 			}
 		}
